@@ -1,0 +1,62 @@
+/**
+ * `npm run dev`: the whole fleet natively (no Docker): Kafka/Postgres/Redis via infra/up.sh, then
+ * every service, two gateway replicas, one public origin on OAN_PORT (default 8080). Codes mailed by
+ * the auth service land in a local SMTP sink and are printed here. Ctrl-C stops everything.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Mailbox, planFleet, REPO_ROOT, startProcess, waitReady, type RunningProcess } from '@oan/testing';
+
+execFileSync('bash', [join(REPO_ROOT, 'infra/up.sh')], { stdio: 'inherit' });
+
+const dataDir = join(REPO_ROOT, '.data');
+mkdirSync(dataDir, { recursive: true });
+const secretFile = join(dataDir, 'jwt-secret');
+if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+
+const mailbox = await Mailbox.start();
+const env: Record<string, string> = {
+  NODE_ENV: 'development',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+  ENABLE_OPEN_API: process.env.ENABLE_OPEN_API ?? 'true',
+  OAN_PORT: process.env.OAN_PORT ?? '8080',
+  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/oan',
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
+  KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
+  JWT_SECRET: process.env.JWT_SECRET ?? readFileSync(secretFile, 'utf8').trim(),
+  SMTP_URL: process.env.SMTP_URL ?? mailbox.url,
+  MAIL_FROM: process.env.MAIL_FROM ?? 'OAN <no-reply@localhost>',
+  ...(process.env.OAN_WEB_BASE_URL ? { OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL } : {}),
+  ...(process.env.OAN_TEST_LOGIN_CODES ? { OAN_TEST_LOGIN_CODES: process.env.OAN_TEST_LOGIN_CODES } : {}),
+};
+const plan = await planFleet(env, { fixedPorts: true });
+const logDir = join(dataDir, 'logs');
+const running: RunningProcess[] = [];
+for (const spec of plan.processes) {
+  const p = startProcess(spec, logDir);
+  running.push(p);
+  void p.exited.then((code) => console.error(`[dev] ${spec.name} exited with ${code}; see ${logDir}/${spec.name}.log`));
+}
+let seen = 0;
+setInterval(() => {
+  for (; seen < mailbox.messages.length; seen++) {
+    const m = mailbox.messages[seen]!;
+    const code = /\b(\d{6})\b/.exec(m.raw)?.[1] ?? '(no code)';
+    console.log(`[dev] mail to ${m.to.join(', ')}: code ${code}`);
+  }
+}, 250).unref();
+
+const shutdown = () => {
+  for (const p of running) p.child.kill('SIGTERM');
+  void mailbox.close();
+  setTimeout(() => process.exit(0), 3000).unref();
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);
+
+await Promise.all(running.map((p) => waitReady(p, 90_000)));
+console.log(`\nOAN fleet is up: ${plan.publicUrl}  (logs in ${logDir})`);
+console.log(`  health:  ${plan.publicUrl}/api/health`);
+console.log(`  REST:    ${plan.publicUrl}/api/v1   Socket.IO: ${plan.publicUrl}/oan`);

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Parses `env` with `schema` once, at start-up. A bad or missing variable fails fast with a
+ * message that names every offending variable (never its value: it may be a secret).
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
+  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+}
+
+/** `true`/`1`/`yes` → true; anything else (including unset) → false. */
+export const envBool = z
+  .string()
+  .optional()
+  .transform((v) => v !== undefined && ['true', '1', 'yes'].includes(v.trim().toLowerCase()));
+
+export const envPort = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+export const envList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string()).min(1));
+
+/** Variables every process of the fleet reads. */
+export const commonEnv = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ENABLE_OPEN_API: envBool,
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/oan'),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
+  /** Prefix of every Redis key and stream of this deployment (lets test fleets share one Redis). */
+  REDIS_PREFIX: z.string().default('oan:'),
+  KAFKA_BROKERS: envList.default(['127.0.0.1:9092']),
+  /** Prefix of every topic name (lets test fleets share one broker). */
+  TOPIC_PREFIX: z.string().default(''),
+  HOST: z.string().default('127.0.0.1'),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  OAN_WEB_BASE_URL: z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//.test(u), 'must be an absolute http(s) URL')
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+});
+export type CommonEnv = z.infer<typeof commonEnv>;
+
+export { z };

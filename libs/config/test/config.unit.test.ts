@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, commonEnv, loadConfig } from '../src';
+
+const base = { JWT_SECRET: 'x'.repeat(32) };
+
+describe('loadConfig', () => {
+  it('applies defaults for a minimal environment', () => {
+    const cfg = loadConfig(commonEnv, base);
+    expect(cfg.ENABLE_OPEN_API).toBe(false);
+    expect(cfg.KAFKA_BROKERS).toEqual(['127.0.0.1:9092']);
+  });
+
+  it('names the bad variable and never echoes its value', () => {
+    const run = () => loadConfig(commonEnv, { ...base, REDIS_URL: 'not a url secret123' });
+    expect(run).toThrow(ConfigError);
+    expect(run).toThrow(/REDIS_URL/);
+    expect(run).not.toThrow(/secret123/);
+  });
+
+  it('fails fast on a missing required variable', () => {
+    expect(() => loadConfig(commonEnv, {})).toThrow(/JWT_SECRET/);
+  });
+
+  it('reads ENABLE_OPEN_API=true as on and anything else as off', () => {
+    expect(loadConfig(commonEnv, { ...base, ENABLE_OPEN_API: 'true' }).ENABLE_OPEN_API).toBe(true);
+    expect(loadConfig(commonEnv, { ...base, ENABLE_OPEN_API: 'no' }).ENABLE_OPEN_API).toBe(false);
+  });
+
+  it('splits KAFKA_BROKERS and trims a trailing slash from OAN_WEB_BASE_URL', () => {
+    const cfg = loadConfig(commonEnv, { ...base, KAFKA_BROKERS: 'a:1, b:2', OAN_WEB_BASE_URL: 'https://x.io/' });
+    expect(cfg.KAFKA_BROKERS).toEqual(['a:1', 'b:2']);
+    expect(cfg.OAN_WEB_BASE_URL).toBe('https://x.io');
+  });
+});

@@ -1,0 +1,4 @@
+export * from './types';
+export * from './store';
+export * from './command';
+export * from './relay';

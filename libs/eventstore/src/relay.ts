@@ -1,0 +1,171 @@
+import pg from 'pg';
+import type { StoredEvent } from './types';
+
+export interface RelayMessage {
+  key: string;
+  value: Buffer;
+  headers: Record<string, string>;
+}
+
+export interface RelayLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface OutboxRelayOptions {
+  /** Connection string; the relay keeps one dedicated session (advisory lock + LISTEN). */
+  databaseUrl: string;
+  schema: string;
+  /** Encodes one stored event as a Kafka record (Avro value + headers). */
+  encode: (event: StoredEvent) => RelayMessage;
+  /** Publishes records in order and resolves once the broker acknowledged all of them. */
+  publish: (messages: RelayMessage[]) => Promise<void>;
+  logger: RelayLogger;
+  batchSize?: number;
+  idleMs?: number;
+  onPublished?: (count: number) => void;
+}
+
+export interface OutboxRelay {
+  stop(): Promise<void>;
+  /** Rows not yet acknowledged by the broker. */
+  backlog(): Promise<number>;
+  isLeader(): boolean;
+}
+
+interface OutboxRow {
+  position: string;
+  event_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  version: number;
+  account_id: string;
+  data: unknown;
+  occurred_at: Date;
+}
+
+/**
+ * Publishes `<schema>.outbox` to Kafka in position order, then deletes what the broker acknowledged.
+ * At-least-once: a crash between the ack and the delete republishes those rows; consumers dedup by
+ * event id (invariant 1). One leader per schema (session advisory lock), so order holds with replicas.
+ */
+export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<OutboxRelay> {
+  const s = opts.schema;
+  const batchSize = opts.batchSize ?? 500;
+  const idleMs = opts.idleMs ?? 1000;
+  let running = true;
+  let leader = false;
+  let client: pg.Client | undefined;
+  let wake: (() => void) | undefined;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        wake = undefined;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(t);
+        wake = undefined;
+        resolve();
+      };
+    });
+
+  async function connect(): Promise<pg.Client> {
+    const c = new pg.Client({ connectionString: opts.databaseUrl });
+    c.on('error', (err) => opts.logger.warn({ err: err.message }, 'relay connection error'));
+    c.on('notification', () => wake?.());
+    await c.connect();
+    await c.query(`listen "${s}_outbox"`);
+    return c;
+  }
+
+  async function step(): Promise<number> {
+    client ??= await connect();
+    if (!leader) {
+      const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) as ok', [`relay:${s}`]);
+      leader = r.rows[0]?.ok === true;
+      if (!leader) return 0;
+      opts.logger.info({ schema: s }, 'outbox relay is leader');
+    }
+    const { rows } = await client.query<OutboxRow>(
+      `select e.position::text as position, e.event_id, e.stream_id, e.stream_version, e.type, e.version,
+              e.account_id, e.data, e.occurred_at
+         from "${s}".outbox o join "${s}".events e on e.position = o.position
+        order by o.position limit $1`,
+      [batchSize],
+    );
+    if (rows.length === 0) return 0;
+    await opts.publish(rows.map((r) => opts.encode(toStored(r))));
+    await client.query(`delete from "${s}".outbox where position = any($1::bigint[])`, [rows.map((r) => r.position)]);
+    opts.onPublished?.(rows.length);
+    return rows.length;
+  }
+
+  const loop = (async () => {
+    let failures = 0;
+    while (running) {
+      try {
+        const n = await step();
+        failures = 0;
+        if (n < batchSize && running) await sleep(leader ? idleMs : idleMs * 2);
+      } catch (err) {
+        failures += 1;
+        opts.logger.error({ err: (err as Error).message, schema: s }, 'outbox relay step failed');
+        // The session (and its lock) may be gone: start over with a new one.
+        leader = false;
+        await client?.end().catch(() => undefined);
+        client = undefined;
+        if (running) await sleep(Math.min(5000, 100 * 2 ** failures));
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+      await client?.end().catch(() => undefined);
+    },
+    async backlog() {
+      const c = new pg.Client({ connectionString: opts.databaseUrl });
+      await c.connect();
+      try {
+        const r = await c.query<{ n: string }>(`select count(*)::text as n from "${s}".outbox`);
+        return Number(r.rows[0]?.n ?? 0);
+      } finally {
+        await c.end();
+      }
+    },
+    isLeader: () => leader,
+  };
+}
+
+function toStored(r: OutboxRow): StoredEvent {
+  return {
+    position: r.position,
+    eventId: r.event_id,
+    streamId: r.stream_id,
+    streamVersion: r.stream_version,
+    type: r.type,
+    version: r.version,
+    accountId: r.account_id,
+    data: r.data,
+    occurredAt: new Date(r.occurred_at).toISOString(),
+  };
+}
+
+/** Headers every domain record carries (docs/architecture.md). */
+export function domainHeaders(e: StoredEvent): Record<string, string> {
+  return {
+    'oan-type': e.type,
+    'oan-schema-version': String(e.version),
+    'oan-event-id': e.eventId,
+    'oan-stream-id': e.streamId,
+    'oan-stream-version': String(e.streamVersion),
+    'oan-occurred-at': e.occurredAt,
+  };
+}

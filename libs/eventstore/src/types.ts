@@ -1,0 +1,46 @@
+/** An event a decider returns; the store stamps stream, version and position on append. */
+export interface NewEvent<T = unknown> {
+  type: string;
+  /** Avro schema version of `data` (schemas/<context>/<type>.v<N>.avsc). Default: 1. */
+  version?: number;
+  data: T;
+  /** Kafka key: the account whose partition orders this event. */
+  accountId: string;
+  /** Deterministic when the caller needs idempotence; random otherwise. */
+  eventId?: string;
+  /** ISO-8601; the command's time. */
+  occurredAt: string;
+}
+
+export interface StoredEvent<T = unknown> {
+  position: string;
+  eventId: string;
+  streamId: string;
+  streamVersion: number;
+  type: string;
+  version: number;
+  accountId: string;
+  data: T;
+  occurredAt: string;
+}
+
+/** `no_stream`: the stream must not exist; a number: its current version must equal it. */
+export type ExpectedVersion = number | 'no_stream' | 'any';
+
+export interface StreamAppend {
+  streamId: string;
+  expectedVersion: ExpectedVersion;
+  events: NewEvent[];
+}
+
+export class ConcurrencyError extends Error {
+  override readonly name = 'ConcurrencyError';
+  constructor(readonly streamId: string) {
+    super(`Stream ${streamId} changed concurrently`);
+  }
+}
+
+/** Validates an event's data against its schema before it is stored (a bad event never reaches the outbox). */
+export interface EventValidator {
+  assertValid(type: string, version: number, data: unknown): void;
+}

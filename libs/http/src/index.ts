@@ -1,0 +1,4 @@
+export * from './app';
+export * from './errors';
+export * from './logger';
+export type { ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -1,0 +1,2 @@
+export * from './oanEvents';
+export * from './runner';

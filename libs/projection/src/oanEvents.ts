@@ -1,0 +1,68 @@
+import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+
+/**
+ * The per-account OAN event table (invariant 2): written only by the projector, read by the
+ * gateways. `envelope` holds the exact JSON text served by GET /events and pushed on the socket.
+ */
+class CreateOanEventTable extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('create schema if not exists read');
+    this.addSql(`create table if not exists read.oan_event (
+      account_id text not null,
+      seq bigint not null,
+      event_id uuid not null unique,
+      type text not null,
+      envelope text not null,
+      created_at timestamptz not null,
+      primary key (account_id, seq))`);
+    this.addSql(`create table if not exists read.oan_account_seq (
+      account_id text primary key,
+      last_seq bigint not null)`);
+  }
+}
+
+export const oanEventMigration: MigrationDef = { name: 'read-0001-oan-event', class: CreateOanEventTable };
+
+export interface OanEventRow {
+  seq: string;
+  envelope: string;
+}
+
+/** Keyset page (account_id, seq) > since, ascending: one index range scan. */
+export async function fetchEvents(
+  em: EntityManager,
+  accountId: string,
+  sinceExclusive: bigint,
+  limit: number,
+): Promise<OanEventRow[]> {
+  const rows = await sql<{ seq: string; envelope: string }>(
+    em,
+    'select seq::text as seq, envelope from read.oan_event where account_id = ? and seq > ? order by seq limit ?',
+    [accountId, sinceExclusive.toString(), limit],
+  );
+  return rows;
+}
+
+/** Highest visible seq for the account, 0n when it has none (GET /events/cursor). */
+export async function maxSeq(em: EntityManager, accountId: string): Promise<bigint> {
+  const [row] = await sql<{ m: string | null }>(
+    em,
+    'select max(seq)::text as m from read.oan_event where account_id = ?',
+    [accountId],
+  );
+  return BigInt(row?.m ?? '0');
+}
+
+/** Rows in (after, upTo], ascending: what a gateway sends to close a gap. */
+export async function fetchRange(
+  em: EntityManager,
+  accountId: string,
+  afterExclusive: bigint,
+  upToInclusive: bigint,
+): Promise<OanEventRow[]> {
+  return sql<{ seq: string; envelope: string }>(
+    em,
+    'select seq::text as seq, envelope from read.oan_event where account_id = ? and seq > ? and seq <= ? order by seq',
+    [accountId, afterExclusive.toString(), upToInclusive.toString()],
+  );
+}

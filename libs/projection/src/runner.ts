@@ -1,0 +1,81 @@
+import { Migration, sql, type EntityManager, type MigrationDef, type MikroORM } from '@oan/db';
+
+/** One consumed record, before decoding. */
+export interface ProjectionRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  headers: Record<string, string>;
+  value: Buffer | null;
+  timestamp: string;
+}
+
+class CreateProjectorTables extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('create schema if not exists projector');
+    this.addSql(`create table if not exists projector.offsets (
+      consumer text not null, topic text not null, partition integer not null, next_offset bigint not null,
+      primary key (consumer, topic, partition))`);
+    this.addSql(`create table if not exists projector.dead_letters (
+      id bigserial primary key, consumer text not null, topic text not null, partition integer not null,
+      "offset" bigint not null, reason text not null, headers jsonb not null, value bytea,
+      recorded_at timestamptz not null default now(), unique (consumer, topic, partition, "offset"))`);
+  }
+}
+export const projectorMigration: MigrationDef = { name: 'projector-0001-offsets', class: CreateProjectorTables };
+
+export type ApplyFn<R> = (em: EntityManager, records: ProjectionRecord[]) => Promise<R>;
+
+/**
+ * Applies one partition's batch and advances the stored offset in ONE transaction, so an effect and
+ * its offset commit together. Records below the stored offset were applied already (a redelivery
+ * after a crash between this commit and Kafka's) and are skipped.
+ */
+export async function applyBatch<R>(
+  orm: MikroORM,
+  consumer: string,
+  topic: string,
+  partition: number,
+  records: ProjectionRecord[],
+  apply: ApplyFn<R>,
+): Promise<{ result: R | undefined; applied: number; nextOffset: bigint }> {
+  return orm.em.fork().transactional(async (em) => {
+    const [row] = await sql<{ next_offset: string }>(
+      em,
+      'select next_offset::text as next_offset from projector.offsets where consumer = ? and topic = ? and partition = ? for update',
+      [consumer, topic, partition],
+    );
+    const stored = BigInt(row?.next_offset ?? '0');
+    const fresh = records.filter((r) => BigInt(r.offset) >= stored);
+    if (fresh.length === 0) return { result: undefined, applied: 0, nextOffset: stored };
+    const result = await apply(em, fresh);
+    const next = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+    await sql(
+      em,
+      `insert into projector.offsets (consumer, topic, partition, next_offset) values (?, ?, ?, ?)
+       on conflict (consumer, topic, partition) do update set next_offset = excluded.next_offset`,
+      [consumer, topic, partition, next.toString()],
+    );
+    return { result, applied: fresh.length, nextOffset: next };
+  });
+}
+
+/** Records a fact the projection cannot decode; it never makes the projection throw (STYLE.md). */
+export async function deadLetter(em: EntityManager, consumer: string, r: ProjectionRecord, reason: string): Promise<void> {
+  await sql(
+    em,
+    `insert into projector.dead_letters (consumer, topic, partition, "offset", reason, headers, value)
+     values (?, ?, ?, ?, ?, ?::jsonb, ?) on conflict do nothing`,
+    [consumer, r.topic, r.partition, r.offset, reason.slice(0, 500), JSON.stringify(r.headers), r.value],
+  );
+}
+
+export async function storedOffsets(em: EntityManager, consumer: string): Promise<Map<string, bigint>> {
+  const rows = await sql<{ topic: string; partition: number; next_offset: string }>(
+    em,
+    'select topic, partition, next_offset::text as next_offset from projector.offsets where consumer = ?',
+    [consumer],
+  );
+  return new Map(rows.map((r) => [`${r.topic}:${r.partition}`, BigInt(r.next_offset)]));
+}

@@ -1,0 +1,26 @@
+/** The error body of every non-2xx answer (§0.3). */
+export interface ErrorBody {
+  error: string;
+  code: string;
+}
+
+/** Codes of §5.1 plus the `errors.*` keys of §5.2 (carried in `error`). */
+export const ErrorCodes = {
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  notFound: 'NOT_FOUND',
+  validation: 'VALIDATION_ERROR',
+  internal: 'INTERNAL_ERROR',
+  request: 'REQUEST_ERROR',
+  badRequest: 'BAD_REQUEST',
+  unsupportedMime: 'UNSUPPORTED_MIME',
+  rateLimited: 'RATE_LIMITED',
+  payloadTooLarge: 'PAYLOAD_TOO_LARGE',
+  unavailable: 'SERVICE_UNAVAILABLE',
+} as const;
+
+export const ErrorKeys = {
+  disposableEmailNotAllowed: 'errors.disposableEmailNotAllowed',
+  invalidPairingCode: 'errors.invalidPairingCode',
+  realmNotAllowed: 'errors.realmNotAllowed',
+} as const;

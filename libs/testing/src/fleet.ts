@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, waitFor } from './ports';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export type ProcessName = 'auth' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
+
+export interface ProcessSpec {
+  name: ProcessName;
+  entry: string;
+  port: number;
+  env: Record<string, string>;
+}
+
+export interface FleetPlan {
+  env: Record<string, string>;
+  processes: ProcessSpec[];
+  publicUrl: string;
+}
+
+/**
+ * The whole fleet as processes: the same plan runs `npm run dev` and the end-to-end tests.
+ * `base` is the shared environment (database, Redis and topic prefixes, secrets, switches).
+ */
+export async function planFleet(base: Record<string, string>, opts: { fixedPorts?: boolean } = {}): Promise<FleetPlan> {
+  const port = async (fixed: number) => (opts.fixedPorts ? fixed : freePort());
+  const ports = {
+    edge: opts.fixedPorts ? Number(base.OAN_PORT ?? 8080) : await freePort(),
+    auth: await port(8181),
+    projector: await port(8188),
+    relay: await port(8189),
+    gateway1: await port(8191),
+    gateway2: await port(8192),
+  };
+  const url = (p: number) => `http://127.0.0.1:${p}`;
+  const env = { ...base };
+  const svc = (name: ProcessName, dir: string, p: number, extra: Record<string, string>): ProcessSpec => ({
+    name,
+    entry: join(REPO_ROOT, 'services', dir, 'src/main.ts'),
+    port: p,
+    env: { ...env, ...extra },
+  });
+  const processes: ProcessSpec[] = [
+    svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
+    svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
+    svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
+    svc('gateway1', 'gateway', ports.gateway1, {
+      GATEWAY_PORT: String(ports.gateway1),
+      GATEWAY_ID: 'g1',
+      AUTH_URL: url(ports.auth),
+    }),
+    svc('gateway2', 'gateway', ports.gateway2, {
+      GATEWAY_PORT: String(ports.gateway2),
+      GATEWAY_ID: 'g2',
+      AUTH_URL: url(ports.auth),
+    }),
+    svc('edge', 'edge', ports.edge, {
+      OAN_PORT: String(ports.edge),
+      AUTH_URL: url(ports.auth),
+      GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
+    }),
+  ];
+  return { env, processes, publicUrl: url(ports.edge) };
+}
+
+export interface RunningProcess {
+  spec: ProcessSpec;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/** Starts one process of the plan with its output appended to `<logDir>/<name>.log`. */
+export function startProcess(spec: ProcessSpec, logDir: string, onLine?: (line: string) => void): RunningProcess {
+  mkdirSync(logDir, { recursive: true });
+  const log: WriteStream = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
+  const child = spawn(process.execPath, ['--import', 'tsx', spec.entry], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...spec.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on('data', (chunk: Buffer) => {
+      log.write(chunk);
+      if (onLine) for (const line of chunk.toString('utf8').split('\n')) if (line) onLine(line);
+    });
+  }
+  const exited = new Promise<number | null>((res) =>
+    child.on('exit', (code) => {
+      log.end();
+      res(code);
+    }),
+  );
+  return { spec, child, exited };
+}
+
+/** Resolves once the process answers `GET /ready` with 200. */
+export async function waitReady(p: RunningProcess, timeoutMs = 60_000): Promise<void> {
+  let dead = false;
+  void p.exited.then(() => (dead = true));
+  await waitFor(
+    async () => {
+      if (dead) throw new Error(`${p.spec.name} exited during start-up (see its log)`);
+      const res = await fetch(`http://127.0.0.1:${p.spec.port}/ready`).catch(() => undefined);
+      return res?.status === 200;
+    },
+    { timeoutMs, intervalMs: 200, what: `${p.spec.name} to be ready` },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}`);
+  });
+}

@@ -1,0 +1,4 @@
+export * from './ports';
+export * from './fleet';
+export * from './mailbox';
+export * from './testFleet';

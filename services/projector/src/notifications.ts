@@ -1,0 +1,90 @@
+import { v5 as uuidv5 } from 'uuid';
+import { OAN_BASE_PATH, serializeEnvelope, type OanEventEnvelope, type OanEventType, type OanMessageSource } from '@oan/protocol';
+
+/** Fixed namespace of every envelope eventId (changing it would change every id on replay). */
+const EVENT_ID_NAMESPACE = '6f1c9a52-4d0b-4f7e-9a51-0a1e3c5d7b90';
+
+/** An OAN notification on `oan.events` (schemas/oan/OanNotification.v1.avsc). */
+export interface Notification {
+  eventId: string;
+  accountId: string;
+  type: OanEventType;
+  source: OanMessageSource;
+  goferId: string | null;
+  chatId: string | null;
+  threadId: string | null;
+  conversationId: string | null;
+  responseConstraints: string | null;
+  replyPath: string | null;
+  webUrl: string | null;
+  payload: string;
+  createdAt: string;
+  sourceEventId: string;
+}
+
+export interface NotificationSpec {
+  recipient: string;
+  type: OanEventType;
+  source: OanMessageSource;
+  goferId?: string;
+  chatId?: string;
+  threadId?: string;
+  conversationId?: string;
+  responseConstraints?: Record<string, unknown>;
+  /** Relative to /api/v1 (§8.4: emitted absolute). */
+  reply?: string;
+  webUrl?: string;
+  payload: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** Invariant 2: the id is a function of the source event, the recipient and the envelope type. */
+export function envelopeEventId(sourceEventId: string, recipient: string, type: string): string {
+  return uuidv5(`${sourceEventId}:${recipient}:${type}`, EVENT_ID_NAMESPACE);
+}
+
+export function toNotification(sourceEventId: string, spec: NotificationSpec): Notification {
+  return {
+    eventId: envelopeEventId(sourceEventId, spec.recipient, spec.type),
+    accountId: spec.recipient,
+    type: spec.type,
+    source: spec.source,
+    goferId: spec.goferId ?? null,
+    chatId: spec.chatId ?? null,
+    threadId: spec.threadId ?? null,
+    conversationId: spec.conversationId ?? null,
+    responseConstraints: spec.responseConstraints ? JSON.stringify(spec.responseConstraints) : null,
+    replyPath: spec.reply ? `${OAN_BASE_PATH}${spec.reply}` : null,
+    webUrl: spec.webUrl ?? null,
+    payload: JSON.stringify(spec.payload),
+    createdAt: spec.createdAt,
+    sourceEventId,
+  };
+}
+
+/** The wire envelope (§8.1); absent optional fields are omitted, never null. */
+export function toEnvelope(n: Notification, seq: bigint): OanEventEnvelope {
+  const e: OanEventEnvelope = {
+    v: 1,
+    seq: seq.toString(),
+    eventId: n.eventId,
+    type: n.type,
+    source: n.source,
+    payload: JSON.parse(n.payload) as Record<string, unknown>,
+    createdAt: n.createdAt,
+  };
+  if (n.goferId !== null) e.goferId = n.goferId;
+  if (n.chatId !== null) e.chatId = n.chatId;
+  if (n.threadId !== null) e.threadId = n.threadId;
+  if (n.conversationId !== null) e.conversationId = n.conversationId;
+  if (n.responseConstraints !== null) {
+    e.responseConstraints = JSON.parse(n.responseConstraints) as OanEventEnvelope['responseConstraints'];
+  }
+  if (n.replyPath !== null) e.reply = { method: 'POST', path: n.replyPath };
+  if (n.webUrl !== null) e.webUrl = n.webUrl;
+  return e;
+}
+
+export function envelopeText(n: Notification, seq: bigint): string {
+  return serializeEnvelope(toEnvelope(n, seq));
+}

@@ -1,0 +1,141 @@
+import type { MikroORM } from '@oan/db';
+import { fromKafkaMessage, runConsumer, toKafkaMessage, type KafkaHandle, type Producer, type RunningConsumer, type SchemaRegistry } from '@oan/log';
+import { applyBatch, deadLetter, type ProjectionRecord } from '@oan/projection';
+import type { Logger } from '@oan/http';
+import type { ConsumedMessage } from '@oan/log';
+import type { Redis } from 'ioredis';
+import { topicNames, type ProjectorConfig } from './config';
+import type { Notification } from './notifications';
+import { projections, type DomainEvent } from './projections';
+import { projectDomainEvents } from './stages/domain';
+import { writeEnvelopes, type CommittedEnvelope } from './stages/oan';
+import { metrics } from './metrics';
+
+export interface PipelineDeps {
+  cfg: ProjectorConfig;
+  orm: MikroORM;
+  kafka: KafkaHandle;
+  registry: SchemaRegistry;
+  redis: Redis;
+  logger: Logger;
+  /** Replay rebuilds read models without re-producing notifications (they are on the log already). */
+  mode: 'live' | 'replay';
+  onApplied?: (topic: string, partition: number, nextOffset: bigint) => void;
+}
+
+export interface Pipeline {
+  consumers: RunningConsumer[];
+  stop(): Promise<void>;
+}
+
+const toRecord = (topic: string, partition: number, m: ConsumedMessage): ProjectionRecord => ({
+  topic,
+  partition,
+  offset: m.offset,
+  key: m.key,
+  headers: m.headers,
+  value: m.value,
+  timestamp: m.timestamp,
+});
+
+export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
+  const t = topicNames(d.cfg);
+  const producer: Producer | undefined = d.mode === 'live' ? await d.kafka.producer({ idempotent: true }) : undefined;
+  const ctx = d.cfg.OAN_WEB_BASE_URL ? { webBaseUrl: d.cfg.OAN_WEB_BASE_URL } : {};
+
+  const domain = await runConsumer({
+    kafka: d.kafka,
+    groupId: t.domainGroup,
+    topics: t.domain,
+    fromBeginning: true,
+    eachBatch: async (b) => {
+      if (b.messages.length === 0) return;
+      const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
+      const { nextOffset } = await applyBatch(d.orm, 'domain', b.topic, b.partition, records, async (em, fresh) => {
+        const events: DomainEvent[] = [];
+        for (const r of fresh) {
+          try {
+            const rec = fromKafkaMessage(d.registry, r);
+            events.push({
+              eventId: rec.headers['oan-event-id'] ?? '',
+              type: rec.type,
+              streamId: rec.headers['oan-stream-id'] ?? '',
+              accountId: r.key ?? '',
+              occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
+              data: rec.data,
+            });
+          } catch (err) {
+            metrics.deadLetters.inc();
+            d.logger.error({ err: (err as Error).message, topic: r.topic, offset: r.offset }, 'undecodable record');
+            await deadLetter(em, 'domain', r, (err as Error).message);
+          }
+        }
+        const notifications = await projectDomainEvents(em, events, projections, ctx);
+        // Produced before the offset commits: a crash in between re-produces the same eventIds,
+        // which stage 2 skips (at-least-once on the log, exactly-once in the table).
+        if (producer && notifications.length > 0) {
+          await producer.send({
+            topic: t.oan,
+            acks: -1,
+            messages: notifications.map((n) =>
+              toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
+            ),
+          });
+        }
+        metrics.domainEvents.inc(events.length);
+      });
+      b.resolve(b.messages[b.messages.length - 1]!.offset);
+      await b.commit(b.messages[b.messages.length - 1]!.offset).catch(() => undefined);
+      d.onApplied?.(b.topic, b.partition, nextOffset);
+    },
+  });
+
+  const oan = await runConsumer({
+    kafka: d.kafka,
+    groupId: t.oanGroup,
+    topics: [t.oan],
+    fromBeginning: true,
+    eachBatch: async (b) => {
+      if (b.messages.length === 0) return;
+      const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
+      const { result, nextOffset } = await applyBatch(d.orm, 'oan', b.topic, b.partition, records, async (em, fresh) => {
+        const batch: Notification[] = [];
+        for (const r of fresh) {
+          try {
+            batch.push(fromKafkaMessage<Notification>(d.registry, r).data);
+          } catch (err) {
+            metrics.deadLetters.inc();
+            await deadLetter(em, 'oan', r, (err as Error).message);
+          }
+        }
+        return writeEnvelopes(em, batch);
+      });
+      // After the commit (§8.2: visible in the table before any socket sees it).
+      if (result && result.length > 0 && d.mode === 'live') await publish(d, result);
+      metrics.envelopes.inc(result?.length ?? 0);
+      await b.commit(b.messages[b.messages.length - 1]!.offset).catch(() => undefined);
+      d.onApplied?.(b.topic, b.partition, nextOffset);
+    },
+  });
+
+  return {
+    consumers: [domain, oan],
+    async stop() {
+      await Promise.all([domain.stop(), oan.stop()]);
+    },
+  };
+}
+
+/** Best effort: a lost publish is recovered by the gateways' gap fill from the table. */
+async function publish(d: PipelineDeps, envelopes: CommittedEnvelope[]): Promise<void> {
+  const key = `${d.cfg.REDIS_PREFIX}push`;
+  const pipe = d.redis.pipeline();
+  for (const e of envelopes) {
+    pipe.xadd(key, 'MAXLEN', '~', '100000', '*', 't', 'env', 'a', e.accountId, 's', e.seq.toString(), 'e', e.envelope);
+  }
+  try {
+    await pipe.exec();
+  } catch (err) {
+    d.logger.warn({ err: (err as Error).message }, 'push publish failed; gateways will fill the gap');
+  }
+}

@@ -1,0 +1,25 @@
+import type { EntityManager } from '@oan/db';
+import { toNotification, type Notification } from '../notifications';
+import type { DomainEvent, Projection, ProjectionContext } from '../projections';
+
+/**
+ * Stage 1: applies a batch of domain events to the read models (inside the batch's transaction) and
+ * returns the notifications they yield, in order. Projections are idempotent, and notification ids
+ * are deterministic, so a redelivered batch changes nothing and its notifications dedup in stage 2.
+ */
+export async function projectDomainEvents(
+  em: EntityManager,
+  events: DomainEvent[],
+  projections: Projection[],
+  ctx: ProjectionContext,
+): Promise<Notification[]> {
+  const out: Notification[] = [];
+  for (const event of events) {
+    for (const p of projections) {
+      if (!p.handles.has(event.type)) continue;
+      const specs = await p.apply(em, event, ctx);
+      for (const spec of specs) out.push(toNotification(event.eventId, spec));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { envelopeSchema } from '@oan/protocol';
+import { envelopeEventId, envelopeText, toEnvelope, toNotification } from '../src/notifications';
+
+const spec = {
+  recipient: 'acc-1',
+  type: 'system_notice' as const,
+  source: 'platform' as const,
+  payload: { kind: 'account_banned' },
+  createdAt: '2026-11-29T08:00:00.000Z',
+};
+
+describe('an OAN notification', () => {
+  it('gets the same eventId from the same source event, recipient and type', () => {
+    const a = toNotification('e1', spec);
+    const b = toNotification('e1', spec);
+    expect(a.eventId).toBe(b.eventId);
+    expect(a.eventId).toBe(envelopeEventId('e1', 'acc-1', 'system_notice'));
+  });
+
+  it('gets a different eventId for another recipient or another source event', () => {
+    const base = toNotification('e1', spec).eventId;
+    expect(toNotification('e1', { ...spec, recipient: 'acc-2' }).eventId).not.toBe(base);
+    expect(toNotification('e2', spec).eventId).not.toBe(base);
+  });
+
+  it('becomes a valid §8.1 envelope with absent optional keys omitted, never null', () => {
+    const env = toEnvelope(toNotification('e1', spec), 7n);
+    expect(envelopeSchema.parse(env)).toEqual(env);
+    expect(env.seq).toBe('7');
+    expect(Object.keys(env)).toEqual(['v', 'seq', 'eventId', 'type', 'source', 'payload', 'createdAt']);
+  });
+
+  it('emits reply as an absolute path (§8.4, A1) and keeps the ids it was given', () => {
+    const n = toNotification('e1', { ...spec, type: 'gofer_message', source: 'own_gofer', goferId: 'g1', chatId: 'c1', reply: '/gofers/g1/chat/messages' });
+    const env = toEnvelope(n, 1n);
+    expect(env.reply).toEqual({ method: 'POST', path: '/api/v1/gofers/g1/chat/messages' });
+    expect(env.goferId).toBe('g1');
+  });
+
+  it('serializes to the same bytes every time (replay is byte-identical)', () => {
+    const n = toNotification('e1', { ...spec, payload: { b: 1, a: { y: 2, x: 1 } } });
+    expect(envelopeText(n, 3n)).toBe(envelopeText(structuredClone(n), 3n));
+    expect(envelopeText(n, 3n)).toBe(
+      `{"v":1,"seq":"3","eventId":"${n.eventId}","type":"system_notice","source":"platform","payload":{"b":1,"a":{"y":2,"x":1}},"createdAt":"2026-11-29T08:00:00.000Z"}`,
+    );
+  });
+});

@@ -1,0 +1,56 @@
+import closeWithGrace from 'close-with-grace';
+import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventstore';
+import { createHttpApp, createLogger } from '@oan/http';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { Counter, Gauge } from 'prom-client';
+import { loadRelayConfig } from './config';
+
+
+const cfg = loadRelayConfig();
+const logger = createLogger('relay', cfg.LOG_LEVEL);
+const registry = new SchemaRegistry(SCHEMAS_DIR);
+const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-relay', logger });
+const topicOf = (schema: string) => `${cfg.TOPIC_PREFIX}${schema}.events`;
+await kafka.ensureTopics(cfg.RELAY_SCHEMAS.map((s) => ({ topic: topicOf(s) })));
+const producer = await kafka.producer({ idempotent: true });
+
+const published = new Counter({ name: 'oan_relay_published_total', help: 'Events published', labelNames: ['schema'] });
+const relays = new Map<string, OutboxRelay>();
+for (const schema of cfg.RELAY_SCHEMAS) {
+  const topic = topicOf(schema);
+  relays.set(
+    schema,
+    await startOutboxRelay({
+      databaseUrl: cfg.DATABASE_URL,
+      schema,
+      logger,
+      encode: (e) => {
+        const { value, headers } = registry.encode(e.type, e.data, e.version);
+        return { key: e.accountId, value, headers: { ...domainHeaders(e), ...headers } };
+      },
+      // acks=-1 on an idempotent producer with one request in flight: order per partition holds.
+      publish: async (messages) => {
+        await producer.send({ topic, acks: -1, messages });
+      },
+      onPublished: (n) => published.inc({ schema }, n),
+    }),
+  );
+}
+new Gauge({
+  name: 'oan_outbox_backlog',
+  help: 'Events appended but not yet acknowledged by the broker',
+  labelNames: ['schema'],
+  async collect() {
+    for (const [schema, relay] of relays) this.set({ schema }, await relay.backlog());
+  },
+});
+
+const app = await createHttpApp({ name: 'relay', logLevel: cfg.LOG_LEVEL, readiness: { kafka: () => kafka.admin().then((a) => a.listTopics()) } });
+await app.listen({ host: cfg.HOST, port: cfg.RELAY_PORT });
+
+closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+  if (err) logger.error({ err }, 'relay shutting down after an error');
+  await app.close();
+  await Promise.all([...relays.values()].map((r) => r.stop()));
+  await kafka.close();
+});
