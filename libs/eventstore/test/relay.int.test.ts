@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { createKafka, runConsumer, silentLogger, type KafkaHandle } from '@oan/log';
+import { ensureInfra, waitFor } from '@oan/testing';
+import { domainHeaders, EventStore, startOutboxRelay } from '../src';
+
+const id = randomBytes(4).toString('hex');
+const url = `postgres://postgres@127.0.0.1:5432/oan_t_${id}`;
+const topic = `t_${id}.relay.events`;
+const store = new EventStore('relay_test');
+let orm: MikroORM;
+let kafka: KafkaHandle;
+const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+beforeAll(async () => {
+  ensureInfra();
+  orm = await openDatabase({ url, schema: 'relay_test', migrations: [store.migration()] });
+  kafka = createKafka({ brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'relay-test', logger: silentLogger });
+  await kafka.ensureTopics([{ topic, numPartitions: 3 }]);
+});
+afterAll(async () => {
+  await kafka.deleteTopics([topic]);
+  await kafka.close();
+  await orm.close(true);
+  await dropDatabase(url);
+});
+
+describe('the outbox relay', () => {
+  it('publishes every event once per stream in stream order, keyed by account, and empties the outbox', async () => {
+    const producer = await kafka.producer({ idempotent: true });
+    const relay = await startOutboxRelay({
+      databaseUrl: url,
+      schema: 'relay_test',
+      logger: log,
+      batchSize: 50,
+      encode: (e) => ({ key: e.accountId, value: Buffer.from(JSON.stringify(e.data)), headers: domainHeaders(e) }),
+      publish: async (messages) => {
+        await producer.send({ topic, acks: -1, messages });
+      },
+    });
+    const accounts = ['a', 'b', 'c', 'd'];
+    // Concurrent writers on four streams while the relay runs.
+    await Promise.all(
+      accounts.map(async (acc) => {
+        for (let i = 1; i <= 60; i++) {
+          await orm.em.fork().transactional((em) =>
+            store.append(em, [{ streamId: `s-${acc}`, expectedVersion: i - 1 || 'no_stream', events: [{ type: 'T', data: { i }, accountId: acc, occurredAt: new Date().toISOString() }] }]),
+          );
+        }
+      }),
+    );
+    const seen = new Map<string, number[]>();
+    const consumer = await runConsumer({
+      kafka,
+      groupId: `g_${id}`,
+      topics: [topic],
+      fromBeginning: true,
+      eachBatch: async (b) => {
+        for (const m of b.messages) {
+          const list = seen.get(m.key!) ?? [];
+          list.push(Number(m.headers['oan-stream-version']));
+          seen.set(m.key!, list);
+        }
+        if (b.messages.length) b.resolve(b.messages[b.messages.length - 1]!.offset);
+      },
+    });
+    await waitFor(() => accounts.every((a) => (seen.get(a)?.length ?? 0) >= 60), { timeoutMs: 30_000, what: 'all events consumed' });
+    for (const a of accounts) expect(seen.get(a)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    await waitFor(async () => (await relay.backlog()) === 0, { what: 'empty outbox' });
+    const [row] = await sql<{ n: string }>(orm.em.fork(), 'select count(*)::text as n from relay_test.outbox');
+    expect(row!.n).toBe('0');
+    await consumer.stop();
+    await relay.stop();
+  });
+
+  it('lets only one relay lead a schema', async () => {
+    const mk = () =>
+      startOutboxRelay({ databaseUrl: url, schema: 'relay_test', logger: log, idleMs: 50, encode: () => ({ key: '', value: Buffer.alloc(0), headers: {} }), publish: async () => undefined });
+    const [r1, r2] = await Promise.all([mk(), mk()]);
+    await waitFor(() => r1.isLeader() || r2.isLeader(), { what: 'a leader' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect([r1.isLeader(), r2.isLeader()].filter(Boolean)).toHaveLength(1);
+    await Promise.all([r1.stop(), r2.stop()]);
+  });
+});

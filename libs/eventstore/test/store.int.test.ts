@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { ConcurrencyError, EventStore, handleCommand } from '../src';
+
+const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
+const store = new EventStore('es_test');
+let orm: MikroORM;
+
+beforeAll(async () => {
+  orm = await openDatabase({ url, schema: 'es_test', migrations: [store.migration()] });
+});
+afterAll(async () => {
+  await orm.close(true);
+  await dropDatabase(url);
+});
+
+const ev = (n: number) => ({ type: 'Counted', data: { n }, accountId: 'acc', occurredAt: new Date().toISOString() });
+const counter = {
+  initialState: () => 0,
+  evolve: (s: number, e: { type: string; data: unknown }) => (e.type === 'Counted' ? s + 1 : s),
+};
+
+describe('appending to a stream', () => {
+  it('numbers events from 1 and reads them back in order', async () => {
+    await orm.em.fork().transactional((em) => store.append(em, [{ streamId: 's1', expectedVersion: 'no_stream', events: [ev(1), ev(2)] }]));
+    const read = await store.readStream(orm.em.fork(), 's1');
+    expect(read.map((e) => e.streamVersion)).toEqual([1, 2]);
+    expect(read.map((e) => (e.data as { n: number }).n)).toEqual([1, 2]);
+  });
+
+  it('refuses an append whose expected version is stale', async () => {
+    const run = orm.em.fork().transactional((em) => store.append(em, [{ streamId: 's1', expectedVersion: 1, events: [ev(3)] }]));
+    await expect(run).rejects.toBeInstanceOf(ConcurrencyError);
+  });
+
+  it('when two writers race for the same version, exactly one wins', async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        orm.em.fork().transactional((em) => store.append(em, [{ streamId: 'race', expectedVersion: 'no_stream', events: [ev(i)] }])),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConcurrencyError);
+  });
+
+  it('rolls back every stream of a multi-stream append when one conflicts', async () => {
+    const run = orm.em.fork().transactional((em) =>
+      store.append(em, [
+        { streamId: 'multi-a', expectedVersion: 'no_stream', events: [ev(1)] },
+        { streamId: 's1', expectedVersion: 0, events: [ev(1)] },
+      ]),
+    );
+    await expect(run).rejects.toBeInstanceOf(ConcurrencyError);
+    expect(await store.readStream(orm.em.fork(), 'multi-a')).toEqual([]);
+  });
+
+  it('handleCommand re-runs on conflicts so 20 concurrent commands all land, densely', async () => {
+    await Promise.all(Array.from({ length: 20 }, () => handleCommand(orm, store, 'cmd', counter, () => [ev(0)], { retries: 50 })));
+    const read = await store.readStream(orm.em.fork(), 'cmd');
+    expect(read.map((e) => e.streamVersion)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('puts every appended event in the outbox', async () => {
+    const [{ n }] = (await sql<{ n: string }>(orm.em.fork(), 'select count(*)::text as n from es_test.outbox')) as [{ n: string }];
+    const [{ m }] = (await sql<{ m: string }>(orm.em.fork(), 'select count(*)::text as m from es_test.events')) as [{ m: string }];
+    expect(n).toBe(m);
+  });
+});
