@@ -2,3 +2,5 @@ export * from './ports';
 export * from './fleet';
 export * from './mailbox';
 export * from './testFleet';
+export * from './connector';
+export * from './join';

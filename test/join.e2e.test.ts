@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { joinAccount, openSocket, postJson, TestConnector, TestFleet, type JoinedAccount } from '@oan/testing';
+
+let fleet: TestFleet;
+beforeAll(async () => {
+  fleet = await TestFleet.start();
+});
+afterAll(async () => {
+  await fleet?.stop();
+});
+
+const email = () => `c${randomBytes(4).toString('hex')}@example.com`;
+
+describe('a connector joining an account through the edge', () => {
+  let acc: JoinedAccount;
+
+  it('answers the health probe outside /api/v1', async () => {
+    const res = await fetch(`${fleet.url}/api/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('runs request code → mailed code → verify → pairing code → redeem', async () => {
+    acc = await joinAccount(fleet.url, fleet.mailbox, email(), 'dsh');
+    expect(acc.apiKey).toMatch(/^gofers_[A-Za-z0-9_-]+$/);
+    expect(acc.userId).not.toBe('');
+  });
+
+  it('the API key works on REST right away, starting from cursor "0"', async () => {
+    const c = new TestConnector({ baseUrl: fleet.url, token: acc.apiKey });
+    const cursor = await c.rest<{ seq: string }>('GET', '/events/cursor');
+    expect(cursor).toMatchObject({ status: 200, body: { seq: '0' } });
+    const keys = await c.rest<unknown[]>('GET', '/api-keys');
+    expect(keys.status).toBe(200);
+    expect(keys.text).not.toContain(acc.apiKey);
+    const page = await c.rest<unknown[]>('GET', '/events?since=0&limit=10');
+    expect(page).toMatchObject({ status: 200, body: [] });
+  });
+
+  it('the API key and the JWT open /oan sockets, websocket-only and polling-then-upgrade', async () => {
+    for (const token of [acc.apiKey, acc.jwt]) {
+      for (const transports of [['websocket'], ['polling', 'websocket']] as const) {
+        const s = await openSocket(fleet.url, token, { transports: [...transports] });
+        expect(s.connected).toBe(true);
+        s.close();
+      }
+    }
+  });
+
+  it('refuses to redeem the same pairing code twice', async () => {
+    const pairing = await postJson(fleet.url, '/auth/oan/pairing-codes', undefined, acc.jwt);
+    expect(pairing.status).toBe(200);
+    expect(pairing.body.code).toMatch(/^[0-9a-f]{16}$/);
+    const first = await postJson(fleet.url, '/auth/oan/pairing-codes/redeem', { code: pairing.body.code });
+    expect(first.status).toBe(200);
+    const again = await postJson(fleet.url, '/auth/oan/pairing-codes/redeem', { code: pairing.body.code });
+    expect(again.status).toBe(401);
+    expect(again.body).toEqual({ error: 'errors.invalidPairingCode', code: 'UNAUTHORIZED' });
+  });
+
+  it('rejects an unknown gofers_ key with 401 UNAUTHORIZED on REST and on the socket', async () => {
+    const c = new TestConnector({ baseUrl: fleet.url, token: 'gofers_deadbeef' });
+    const r = await c.rest<{ error: string; code: string }>('GET', '/events/cursor');
+    expect(r.status).toBe(401);
+    expect(r.body.code).toBe('UNAUTHORIZED');
+    expect(r.body.error).toMatch(/Unauthorized/);
+    await expect(openSocket(fleet.url, 'gofers_deadbeef')).rejects.toThrow(/unauthorized/i);
+  });
+});

@@ -1,0 +1,16 @@
+import pg from 'pg';
+
+/** Every row of the event table, in a stable order, as text: what "byte for byte" compares. */
+export async function dumpEventTable(databaseUrl: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const r = await client.query<{ line: string }>(
+      `select account_id || '|' || seq || '|' || event_id || '|' || type || '|' || envelope || '|' || created_at::text as line
+         from read.oan_event order by account_id, seq`,
+    );
+    return r.rows.map((row) => row.line);
+  } finally {
+    await client.end();
+  }
+}
