@@ -1,0 +1,165 @@
+// runConsumer: a consumer-group loop over whole batches with explicit offset commits.
+// kafkajs runs with autoCommit: false and eachBatchAutoResolve: false, so nothing is marked
+// consumed unless the handler calls `commit(offset)` (or `resolve(offset)`): messages after the
+// last resolved offset of a batch are fetched again.
+import type { Consumer, ConsumerGroupJoinEvent, KafkaMessage } from 'kafkajs';
+import type { KafkaHandle } from './kafka';
+import { headersToStrings, keyToString } from './message';
+
+export interface ConsumedMessage {
+  key: string | null;
+  value: Buffer | null;
+  headers: Record<string, string>;
+  offset: string;
+  /** Milliseconds since the epoch. */
+  timestamp: string;
+}
+
+export interface BatchContext {
+  topic: string;
+  partition: number;
+  highWatermark: string;
+  messages: ConsumedMessage[];
+  /** `offset` and everything before it on this partition is done: resolve it and commit offset + 1. */
+  commit(offset: string): Promise<void>;
+  /** Like commit, but only moves the in-memory position (for offsets kept elsewhere, e.g. Postgres). */
+  resolve(offset: string): void;
+  heartbeat(): Promise<void>;
+  /** false once stop() was called: finish early, uncommitted messages come again later. */
+  isRunning(): boolean;
+  /** true when a rebalance made this batch stale: stop processing it. */
+  isStale(): boolean;
+}
+
+/** topic -> partitions assigned to this member. */
+export type Assignment = Record<string, number[]>;
+
+export interface RunConsumerOptions {
+  kafka: KafkaHandle;
+  groupId: string;
+  topics: string[];
+  /** Where a group without committed offsets starts; default false (only new messages). */
+  fromBeginning?: boolean;
+  eachBatch(batch: BatchContext): Promise<void>;
+  readUncommitted?: boolean;
+  sessionTimeoutMs?: number;
+}
+
+export interface RunningConsumer {
+  readonly groupId: string;
+  /** The underlying kafkajs consumer (for seek/pause/events). */
+  readonly consumer: Consumer;
+  /** Resolves with the assignment once the first group join completed. */
+  waitForAssignment(timeoutMs?: number): Promise<Assignment>;
+  /** Stops fetching, waits for the running batch, leaves the group, disconnects. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const nextOffset = (offset: string): string => (BigInt(offset) + 1n).toString();
+
+export function toConsumedMessage(m: KafkaMessage): ConsumedMessage {
+  return {
+    key: keyToString(m.key),
+    value: m.value,
+    headers: headersToStrings(m.headers),
+    offset: m.offset,
+    timestamp: m.timestamp,
+  };
+}
+
+export async function runConsumer(options: RunConsumerOptions): Promise<RunningConsumer> {
+  const { kafka, groupId, topics } = options;
+  const log = kafka.logger;
+  const consumer = await kafka.consumer({
+    groupId,
+    ...(options.readUncommitted !== undefined ? { readUncommitted: options.readUncommitted } : {}),
+    ...(options.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
+  });
+
+  let assigned: Assignment | undefined;
+  let failed: Error | undefined;
+  const waiters = new Set<() => void>();
+  const wake = (): void => {
+    for (const w of waiters) w();
+  };
+  const removeJoin = consumer.on(consumer.events.GROUP_JOIN, (e: ConsumerGroupJoinEvent) => {
+    assigned = e.payload.memberAssignment;
+    log.info({ groupId, memberId: e.payload.memberId, assignment: assigned }, 'kafka consumer joined group');
+    wake();
+  });
+  const removeCrash = consumer.on(consumer.events.CRASH, (e) => {
+    log.error(
+      { groupId, err: String(e.payload.error), restart: e.payload.restart },
+      'kafka consumer crashed',
+    );
+    if (!e.payload.restart) {
+      failed = e.payload.error;
+      wake();
+    }
+  });
+
+  try {
+    await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: async (payload) => {
+        const { topic, partition } = payload.batch;
+        await options.eachBatch({
+          topic,
+          partition,
+          highWatermark: payload.batch.highWatermark,
+          messages: payload.batch.messages.map(toConsumedMessage),
+          resolve: (offset) => payload.resolveOffset(offset),
+          commit: async (offset) => {
+            payload.resolveOffset(offset);
+            await consumer.commitOffsets([{ topic, partition, offset: nextOffset(offset) }]);
+          },
+          heartbeat: () => payload.heartbeat(),
+          isRunning: () => payload.isRunning(),
+          isStale: () => payload.isStale(),
+        });
+      },
+    });
+  } catch (err) {
+    removeJoin();
+    removeCrash();
+    await consumer.disconnect().catch(() => undefined);
+    throw err;
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    groupId,
+    consumer,
+    waitForAssignment: (timeoutMs = 30_000) =>
+      new Promise<Assignment>((resolve, reject) => {
+        const check = (): boolean => {
+          if (assigned) resolve(assigned);
+          else if (failed) reject(failed);
+          else return false;
+          return true;
+        };
+        if (check()) return;
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`consumer group '${groupId}' did not join within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const waiter = (): void => {
+          if (!check()) return;
+          clearTimeout(timer);
+          waiters.delete(waiter);
+        };
+        waiters.add(waiter);
+      }),
+    stop: () => {
+      stopping ??= (async () => {
+        removeJoin();
+        removeCrash();
+        await consumer.stop();
+        await consumer.disconnect();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+// Typed errors of @oan/log (callers branch on `instanceof`).
+
+/** No schema for this type, or for this version of it. */
+export class UnknownSchemaError extends Error {
+  override readonly name = 'UnknownSchemaError';
+  constructor(
+    readonly type: string,
+    readonly version?: number,
+  ) {
+    super(version === undefined ? `unknown schema type '${type}'` : `unknown schema '${type}' v${version}`);
+  }
+}
+
+/** A schema file is misnamed, malformed, or cannot evolve into the latest version of its type. */
+export class SchemaLoadError extends Error {
+  override readonly name = 'SchemaLoadError';
+  constructor(
+    readonly file: string,
+    reason: string,
+  ) {
+    super(`${file}: ${reason}`);
+  }
+}
+
+/** Data does not match the schema it is encoded with. `paths` lists the offending fields. */
+export class SchemaValidationError extends Error {
+  override readonly name = 'SchemaValidationError';
+  constructor(
+    readonly type: string,
+    readonly version: number,
+    readonly paths: string[],
+  ) {
+    super(`invalid ${type} v${version} at: ${paths.join(', ') || '(root)'}`);
+  }
+}
+
+/** A Kafka message lacks what @oan/log needs to decode it (value, type/version headers). */
+export class InvalidMessageError extends Error {
+  override readonly name = 'InvalidMessageError';
+  constructor(
+    message: string,
+    readonly offset?: string,
+  ) {
+    super(offset === undefined ? message : `${message} (offset ${offset})`);
+  }
+}

@@ -1,0 +1,184 @@
+// createKafka: the one place that constructs kafkajs clients. Every client it hands out is
+// connected and tracked, and `close()` disconnects all of them.
+import { Kafka, Partitioners } from 'kafkajs';
+import type { Admin, Consumer, ITopicConfig, Producer } from 'kafkajs';
+import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger';
+import type { LogLevelName, Logger } from './logger';
+
+export interface CreateKafkaOptions {
+  brokers: string[];
+  clientId: string;
+  /** kafkajs log level; default 'warn'. */
+  logLevel?: LogLevelName;
+  /** Where kafkajs output goes (pino fits); default JSON lines on stderr. */
+  logger?: Logger;
+  connectionTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
+export interface TopicSpec {
+  topic: string;
+  /** Default: the broker's num.partitions. */
+  numPartitions?: number;
+}
+
+export interface ProducerOptions {
+  /** Exactly-once per partition within a producer session (acks must stay -1). Default true. */
+  idempotent?: boolean;
+  /** Makes a transactional producer (implies idempotent, one request in flight). */
+  transactionalId?: string;
+  transactionTimeoutMs?: number;
+}
+
+export interface ConsumerOptions {
+  groupId: string;
+  /** Default false: read_committed, aborted transactional records are never delivered. */
+  readUncommitted?: boolean;
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  /** Longest time a fetch waits for data; default 500 ms (kafkajs: 5000). */
+  maxWaitTimeMs?: number;
+}
+
+export interface KafkaHandle {
+  readonly clientId: string;
+  readonly logger: Logger;
+  /** The shared admin client, connected on first use. */
+  admin(): Promise<Admin>;
+  /** Creates the missing topics (replication = broker default, retention.ms=-1); returns the created ones. */
+  ensureTopics(topics: TopicSpec[]): Promise<string[]>;
+  /** Deletes the topics that exist; returns the deleted ones. */
+  deleteTopics(names: string[]): Promise<string[]>;
+  /** A connected producer (kafkajs `Producer`); Java-compatible murmur2 partitioning by key. */
+  producer(options?: ProducerOptions): Promise<Producer>;
+  /** A connected consumer (kafkajs `Consumer`), not yet subscribed or running. */
+  consumer(options: ConsumerOptions): Promise<Consumer>;
+  /** Disconnects every client handed out (idempotent). */
+  close(): Promise<void>;
+}
+
+/** Brokers from `KAFKA_BROKERS` (comma-separated), default `127.0.0.1:9092`. */
+export function brokersFromEnv(env: Record<string, string | undefined> = process.env): string[] {
+  const list = (env.KAFKA_BROKERS ?? '127.0.0.1:9092')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (list.length === 0) throw new Error('KAFKA_BROKERS is empty');
+  return list;
+}
+
+export function createKafka(options: CreateKafkaOptions): KafkaHandle {
+  const logger = options.logger ?? stderrLogger;
+  const kafka = new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    connectionTimeout: options.connectionTimeoutMs ?? 3000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    logLevel: toKafkajsLogLevel(options.logLevel ?? 'warn'),
+    logCreator: kafkajsLogCreator(logger),
+  });
+  const producers = new Set<Producer>();
+  const consumers = new Set<Consumer>();
+  let adminPromise: Promise<Admin> | undefined;
+  let closed = false;
+
+  const assertOpen = (): void => {
+    if (closed) throw new Error(`kafka handle '${options.clientId}' is closed`);
+  };
+
+  const admin = (): Promise<Admin> => {
+    assertOpen();
+    if (!adminPromise) {
+      const client = kafka.admin();
+      adminPromise = client.connect().then(
+        () => client,
+        (err: unknown) => {
+          adminPromise = undefined;
+          throw err;
+        },
+      );
+    }
+    return adminPromise;
+  };
+
+  const ensureTopics = async (topics: TopicSpec[]): Promise<string[]> => {
+    const a = await admin();
+    const existing = new Set(await a.listTopics());
+    const missing = topics.filter((t) => !existing.has(t.topic));
+    if (missing.length === 0) return [];
+    const specs: ITopicConfig[] = missing.map((t) => ({
+      topic: t.topic,
+      numPartitions: t.numPartitions ?? -1,
+      replicationFactor: -1,
+      configEntries: [{ name: 'retention.ms', value: '-1' }],
+    }));
+    // Resolves false when every topic already existed (a concurrent creator won the race).
+    await a.createTopics({ topics: specs, waitForLeaders: true });
+    logger.info({ topics: missing.map((t) => t.topic) }, 'kafka topics ensured');
+    return missing.map((t) => t.topic);
+  };
+
+  const deleteTopics = async (names: string[]): Promise<string[]> => {
+    const a = await admin();
+    const existing = new Set(await a.listTopics());
+    const present = names.filter((n) => existing.has(n));
+    if (present.length > 0) await a.deleteTopics({ topics: present, timeout: 30_000 });
+    return present;
+  };
+
+  const producer = async (opts: ProducerOptions = {}): Promise<Producer> => {
+    assertOpen();
+    const transactional = opts.transactionalId !== undefined;
+    const p = kafka.producer({
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+      idempotent: transactional || (opts.idempotent ?? true),
+      maxInFlightRequests: transactional || (opts.idempotent ?? true) ? 1 : 5,
+      ...(transactional ? { transactionalId: opts.transactionalId } : {}),
+      ...(opts.transactionTimeoutMs !== undefined ? { transactionTimeout: opts.transactionTimeoutMs } : {}),
+    });
+    await p.connect();
+    producers.add(p);
+    return p;
+  };
+
+  const consumer = async (opts: ConsumerOptions): Promise<Consumer> => {
+    assertOpen();
+    const c = kafka.consumer({
+      groupId: opts.groupId,
+      allowAutoTopicCreation: false,
+      readUncommitted: opts.readUncommitted ?? false,
+      maxWaitTimeInMs: opts.maxWaitTimeMs ?? 500,
+      ...(opts.sessionTimeoutMs !== undefined ? { sessionTimeout: opts.sessionTimeoutMs } : {}),
+      ...(opts.heartbeatIntervalMs !== undefined ? { heartbeatInterval: opts.heartbeatIntervalMs } : {}),
+    });
+    await c.connect();
+    consumers.add(c);
+    return c;
+  };
+
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    const all: Array<Promise<void>> = [
+      ...[...consumers].map((c) => c.disconnect()),
+      ...[...producers].map((p) => p.disconnect()),
+    ];
+    if (adminPromise) all.push(adminPromise.then((a) => a.disconnect()));
+    const results = await Promise.allSettled(all);
+    for (const r of results) {
+      if (r.status === 'rejected') logger.warn({ err: String(r.reason) }, 'kafka client disconnect failed');
+    }
+  };
+
+  return {
+    clientId: options.clientId,
+    logger,
+    admin,
+    ensureTopics,
+    deleteTopics,
+    producer,
+    consumer,
+    close,
+  };
+}

@@ -1,0 +1,208 @@
+// @oan/log against the real broker (infra/kafka/start.sh is run if nothing answers).
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigResourceTypes } from 'kafkajs';
+import {
+  SchemaRegistry,
+  brokersFromEnv,
+  createKafka,
+  fromKafkaMessage,
+  runConsumer,
+  toKafkaMessage,
+} from '../src/index';
+import type { KafkaHandle, LogRecord, Logger, RunningConsumer } from '../src/index';
+import { ensureBroker, uniqueSuffix, waitUntil } from './helpers';
+
+const registry = new SchemaRegistry(fileURLToPath(new URL('./fixtures/schemas/good', import.meta.url)));
+const errors: string[] = [];
+const noop = (): void => undefined;
+const logger: Logger = {
+  debug: noop,
+  info: noop,
+  warn: noop,
+  error: (obj, msg) => errors.push(`${msg} ${JSON.stringify(obj)}`),
+};
+const topics: string[] = [];
+const running: RunningConsumer[] = [];
+let kafka: KafkaHandle;
+
+async function newTopic(numPartitions = 1): Promise<string> {
+  const topic = `it-log-${uniqueSuffix()}`;
+  topics.push(topic);
+  expect(await kafka.ensureTopics([{ topic, numPartitions }])).toEqual([topic]);
+  return topic;
+}
+const widget = (key: string, i: number, version?: number) =>
+  toKafkaMessage(registry, {
+    key,
+    type: 'Widget',
+    ...(version !== undefined ? { version } : {}),
+    data: version === 1 ? { id: `w${i}`, count: i } : { id: `w${i}`, count: i, label: null, color: 'green' },
+    headers: { 'oan-event-id': `e${i}` },
+  });
+
+/** Consumes `topic` with `groupId`, committing every batch, until `until(records)` holds. */
+async function consumeUntil(
+  groupId: string,
+  topic: string,
+  until: (records: LogRecord[]) => boolean,
+): Promise<LogRecord[]> {
+  const records: LogRecord[] = [];
+  const c = await runConsumer({
+    kafka,
+    groupId,
+    topics: [topic],
+    fromBeginning: true,
+    eachBatch: async (batch) => {
+      for (const m of batch.messages) {
+        records.push(fromKafkaMessage(registry, m));
+        await batch.commit(m.offset);
+      }
+    },
+  });
+  running.push(c);
+  await waitUntil(() => until(records), 30_000, `records on ${topic}`);
+  await c.stop();
+  return records;
+}
+
+beforeAll(() => {
+  ensureBroker();
+  kafka = createKafka({ brokers: brokersFromEnv(), clientId: 'log-int-test', logger });
+}, 600_000);
+
+afterAll(async () => {
+  for (const c of running) await c.stop().catch(noop);
+  if (kafka) {
+    await kafka.deleteTopics(topics);
+    await kafka.close();
+  }
+}, 60_000);
+
+describe('@oan/log against the broker', () => {
+  it('ensureTopics is idempotent and sets infinite retention; deleteTopics skips missing topics', async () => {
+    const topic = await newTopic(3);
+    expect(await kafka.ensureTopics([{ topic, numPartitions: 3 }])).toEqual([]);
+    const admin = await kafka.admin();
+    const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+    expect(meta.topics[0]?.partitions).toHaveLength(3);
+    const cfg = await admin.describeConfigs({
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }],
+      includeSynonyms: false,
+    });
+    expect(cfg.resources[0]?.configEntries[0]?.configValue).toBe('-1');
+    const gone = `it-log-${uniqueSuffix()}`;
+    expect(await kafka.deleteTopics([topic, gone])).toEqual([topic]);
+    expect(await kafka.deleteTopics([topic])).toEqual([]);
+  });
+
+  it('produces Avro records and consumes them decoded, v1 read as v2, keys on one partition', async () => {
+    const topic = await newTopic(3);
+    const producer = await kafka.producer();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [widget('acc-1', 0, 1), widget('acc-1', 1), widget('acc-1', 2)],
+    });
+    const records = await consumeUntil(`it-log-g-${uniqueSuffix()}`, topic, (r) => r.length >= 3);
+    expect(records.map((r) => [r.key, r.version, r.headers['oan-event-id'], r.offset])).toEqual([
+      ['acc-1', 1, 'e0', '0'],
+      ['acc-1', 2, 'e1', '1'],
+      ['acc-1', 2, 'e2', '2'],
+    ]);
+    expect({ ...records[0]?.data }).toEqual({ id: 'w0', count: 0, label: null, color: 'red' });
+    expect({ ...records[2]?.data }).toEqual({ id: 'w2', count: 2, label: null, color: 'green' });
+  });
+
+  it('waitForAssignment resolves after the join; a restarted group resumes after its committed offset', async () => {
+    const topic = await newTopic();
+    const groupId = `it-log-g-${uniqueSuffix()}`;
+    const producer = await kafka.producer();
+    await producer.send({ topic, messages: [0, 1, 2].map((i) => widget('k', i)) });
+
+    const seen: string[] = [];
+    const first = await runConsumer({
+      kafka,
+      groupId,
+      topics: [topic],
+      fromBeginning: true,
+      eachBatch: async (batch) => {
+        for (const m of batch.messages) {
+          seen.push(m.offset);
+          await batch.commit(m.offset);
+        }
+      },
+    });
+    running.push(first);
+    expect(await first.waitForAssignment()).toEqual({ [topic]: [0] });
+    await waitUntil(() => seen.length >= 3, 30_000);
+    await first.stop();
+    await first.stop(); // idempotent
+    const admin = await kafka.admin();
+    const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
+    expect(committed[0]?.partitions[0]?.offset).toBe('3');
+
+    await producer.send({ topic, messages: [3, 4].map((i) => widget('k', i)) });
+    const resumed = await consumeUntil(groupId, topic, (r) => r.length >= 2);
+    expect(resumed.map((r) => r.offset)).toEqual(['3', '4']);
+  });
+
+  it('redelivers what a batch handler did not resolve', async () => {
+    const topic = await newTopic();
+    const producer = await kafka.producer();
+    await producer.send({ topic, messages: [0, 1, 2, 3, 4].map((i) => widget('k', i)) });
+    const handled: string[] = [];
+    let batches = 0;
+    const c = await runConsumer({
+      kafka,
+      groupId: `it-log-g-${uniqueSuffix()}`,
+      topics: [topic],
+      fromBeginning: true,
+      eachBatch: async (batch) => {
+        batches += 1;
+        const m = batch.messages[0];
+        if (!m) return;
+        handled.push(m.offset); // take one message per batch, leave the rest
+        await batch.commit(m.offset);
+      },
+    });
+    running.push(c);
+    await waitUntil(() => handled.length >= 5, 30_000, 'five handled messages');
+    await c.stop();
+    expect(handled).toEqual(['0', '1', '2', '3', '4']);
+    expect(batches).toBeGreaterThanOrEqual(5);
+  });
+
+  it('transactional producer: consumers see committed records only', async () => {
+    const topic = await newTopic();
+    const producer = await kafka.producer({ transactionalId: `it-log-tx-${uniqueSuffix()}` });
+    const inTx = async (i: number, commit: boolean): Promise<void> => {
+      const tx = await producer.transaction();
+      await tx.send({ topic, messages: [widget('k', i)] });
+      await (commit ? tx.commit() : tx.abort());
+    };
+    await inTx(0, true);
+    await inTx(1, false);
+    await inTx(2, true);
+    const records = await consumeUntil(`it-log-g-${uniqueSuffix()}`, topic, (r) =>
+      r.some((x) => x.headers['oan-event-id'] === 'e2'),
+    );
+    expect(records.map((r) => r.headers['oan-event-id'])).toEqual(['e0', 'e2']);
+  });
+
+  it('close() disconnects everything and refuses new clients', async () => {
+    const other = createKafka({ brokers: brokersFromEnv(), clientId: 'log-int-close', logger });
+    await other.producer();
+    await other.consumer({ groupId: `it-log-g-${uniqueSuffix()}` });
+    await other.admin();
+    await other.close();
+    await other.close();
+    await expect(other.producer()).rejects.toThrow(/closed/);
+  });
+
+  it('logged no kafkajs errors (other than coordinator start-up on a fresh broker)', () => {
+    const transient =
+      /coordinator is loading|not the correct coordinator|coordinator is not available|Restarting the consumer/i;
+    expect(errors.filter((e) => !transient.test(e))).toEqual([]);
+  });
+});
