@@ -30,7 +30,7 @@ describe('revoking a key', () => {
     const k2 = await openSocket(gatewayUrl('gateway2'), acc.apiKey);
     const jwtSocket = await openSocket(gatewayUrl('gateway1'), acc.jwt);
     const lSocket = await openSocket(gatewayUrl('gateway2'), keyL);
-    const [k1Seen, k2Seen, jwtSeen, lSeen] = [k1, k2, jwtSocket, lSocket].map(record);
+    const [k1Seen, k2Seen, jwtSeen, lSeen] = [record(k1), record(k2), record(jwtSocket), record(lSocket)];
 
     const c = new TestConnector({ baseUrl: fleet.url, token: acc.apiKey });
     const keys = await c.rest<{ id: string; createdAt: string }[]>('GET', '/api-keys');
@@ -64,7 +64,7 @@ describe('banning an account', () => {
     const s2 = await openSocket(gatewayUrl('gateway2'), acc.jwt);
     const pushed: OanEventEnvelope[] = [];
     s1.on('oan:event', (e: OanEventEnvelope) => pushed.push(e));
-    const [seen1, seen2] = [s1, s2].map(record);
+    const [seen1, seen2] = [record(s1), record(s2)];
 
     execFileSync(process.execPath, ['--import', 'tsx', 'services/auth/src/cli/ban.ts', acc.userId], {
       cwd: REPO_ROOT,

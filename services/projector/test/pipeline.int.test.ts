@@ -82,7 +82,8 @@ describe('the projector pipeline', () => {
 
   it('turns domain events into envelopes with dense per-account seqs, pushed after commit', async () => {
     pipeline = await startPipeline({ cfg, orm, kafka, registry, redis, logger, mode: 'live' });
-    const events = accounts.flatMap((a) => [
+    type Ev = { type: string; accountId: string; data: Record<string, unknown>; eventId?: string };
+    const events: Ev[] = accounts.flatMap((a): Ev[] => [
       { type: 'AccountRegistered', accountId: a, data: { accountId: a, realm: 'oan', email: `${a}@x.io`, googleSub: null, sourcePlatform: 'dsh', method: 'email', registeredAt: '2026-11-29T08:00:00.000Z' } },
       { type: 'ConnectorOutdatedNoticed', accountId: a, data: { accountId: a, connector: '@openagentnetwork/dsh-plugin', installed: '0.1.4', latest: '0.1.5', noticedAt: '2026-11-29T08:00:00.000Z' } },
       { type: 'AccountBanned', accountId: a, data: { accountId: a, reason: null, bannedAt: '2026-11-29T08:00:00.000Z' } },
