@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, toKafkaMessage, type KafkaHandle } from '@oan/log';
+import {
+  createKafka,
+  SCHEMAS_DIR,
+  SchemaRegistry,
+  silentLogger,
+  toKafkaMessage,
+  type KafkaHandle,
+} from '@oan/log';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { dumpEventTable } from './support';
@@ -13,7 +20,11 @@ const BURST = 1000;
 
 beforeAll(async () => {
   fleet = await TestFleet.start();
-  kafka = createKafka({ brokers: fleet.env.KAFKA_BROKERS!.split(','), clientId: 'e2e-crash', logger: silentLogger });
+  kafka = createKafka({
+    brokers: fleet.env.KAFKA_BROKERS!.split(','),
+    clientId: 'e2e-crash',
+    logger: silentLogger,
+  });
 });
 afterAll(async () => {
   await kafka?.close();
@@ -30,8 +41,18 @@ async function burst(accounts: JoinedAccount[], n: number, onProgress: (sent: nu
       return toKafkaMessage(registry, {
         key: acc.userId,
         type: 'ConnectorOutdatedNoticed',
-        data: { accountId: acc.userId, connector: '@openagentnetwork/dsh-plugin', installed: `0.0.${sent + i}`, latest: '0.1.5', noticedAt: new Date().toISOString() },
-        headers: { 'oan-event-id': randomUUID(), 'oan-stream-id': `burst-${acc.userId}`, 'oan-occurred-at': new Date().toISOString() },
+        data: {
+          accountId: acc.userId,
+          connector: '@openagentnetwork/dsh-plugin',
+          installed: `0.0.${sent + i}`,
+          latest: '0.1.5',
+          noticedAt: new Date().toISOString(),
+        },
+        headers: {
+          'oan-event-id': randomUUID(),
+          'oan-stream-id': `burst-${acc.userId}`,
+          'oan-occurred-at': new Date().toISOString(),
+        },
       });
     });
     await producer.send({ topic, acks: -1, messages });
@@ -43,9 +64,13 @@ const seqs = (es: OanEventEnvelope[]) => es.map((e) => Number(e.seq));
 
 describe('when the projector and a gateway are killed in the middle of a burst', () => {
   it('every connector still gets every envelope once, in seq order, and GET /events holds them all', async () => {
-    const accounts = await Promise.all([0, 1].map((i) => joinAccount(fleet.url, fleet.mailbox, `burst${i}-${fleet.id}@example.com`)));
+    const accounts = await Promise.all(
+      [0, 1].map((i) => joinAccount(fleet.url, fleet.mailbox, `burst${i}-${fleet.id}@example.com`)),
+    );
     // Two connectors per account through the edge (round robin spreads them over both gateways).
-    const connectors = accounts.flatMap((a) => [0, 1].map(() => new TestConnector({ baseUrl: fleet.url, token: a.apiKey })));
+    const connectors = accounts.flatMap((a) =>
+      [0, 1].map(() => new TestConnector({ baseUrl: fleet.url, token: a.apiKey })),
+    );
     for (const c of connectors) await c.connect();
 
     await burst(accounts, BURST, async (sent) => {
@@ -68,7 +93,7 @@ describe('when the projector and a gateway are killed in the middle of a burst',
     for (const [i, a] of accounts.entries()) {
       const rest = connectors[i * 2]!;
       const all: OanEventEnvelope[] = [];
-      for (let since = 0; ; ) {
+      for (let since = 0; ;) {
         const page = await rest.rest<OanEventEnvelope[]>('GET', `/events?since=${since}&limit=200`);
         all.push(...page.body);
         if (page.body.length < 200) break;

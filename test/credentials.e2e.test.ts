@@ -2,7 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Socket } from 'socket.io-client';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { extraKey, joinAccount, openSocket, REPO_ROOT, TestConnector, TestFleet, waitFor } from '@oan/testing';
+import {
+  extraKey,
+  joinAccount,
+  openSocket,
+  REPO_ROOT,
+  TestConnector,
+  TestFleet,
+  waitFor,
+} from '@oan/testing';
 
 let fleet: TestFleet;
 beforeAll(async () => {
@@ -12,7 +20,8 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-const gatewayUrl = (name: 'gateway1' | 'gateway2') => `http://127.0.0.1:${fleet.plan.processes.find((p) => p.name === name)!.port}`;
+const gatewayUrl = (name: 'gateway1' | 'gateway2') =>
+  `http://127.0.0.1:${fleet.plan.processes.find((p) => p.name === name)!.port}`;
 
 /** Records the order of what a socket sees: pushes, then the disconnect reason. */
 function record(socket: Socket): string[] {
@@ -37,7 +46,10 @@ describe('revoking a key', () => {
     expect(keys.body).toHaveLength(2);
     // Metadata only (no key material): K was redeemed before L, so K is the older entry.
     const kId = [...keys.body].sort((a, b) => a.createdAt.localeCompare(b.createdAt))[0]!.id;
-    const del = await new TestConnector({ baseUrl: fleet.url, token: keyL }).rest('DELETE', `/api-keys/${kId}`);
+    const del = await new TestConnector({ baseUrl: fleet.url, token: keyL }).rest(
+      'DELETE',
+      `/api-keys/${kId}`,
+    );
     expect(del.status).toBe(204);
     expect(del.text).toBe('');
     // Right after the 204 every service refuses K.
@@ -46,9 +58,14 @@ describe('revoking a key', () => {
     expect((await c.rest('GET', '/api-keys')).status).toBe(401);
     await expect(openSocket(fleet.url, acc.apiKey)).rejects.toThrow(/unauthorized/i);
 
-    await waitFor(() => k1Seen.includes('disconnect:io server disconnect') && k2Seen.includes('disconnect:io server disconnect'), {
-      what: 'both K sockets to be disconnected',
-    });
+    await waitFor(
+      () =>
+        k1Seen.includes('disconnect:io server disconnect') &&
+        k2Seen.includes('disconnect:io server disconnect'),
+      {
+        what: 'both K sockets to be disconnected',
+      },
+    );
     expect(jwtSocket.connected).toBe(true);
     expect(lSocket.connected).toBe(true);
     expect(jwtSeen).toEqual([]);
@@ -72,10 +89,15 @@ describe('banning an account', () => {
       stdio: 'pipe',
     });
 
-    await waitFor(() => seen1.includes('disconnect:io server disconnect') && seen2.includes('disconnect:io server disconnect'), {
-      timeoutMs: 20_000,
-      what: 'both sockets to be disconnected',
-    });
+    await waitFor(
+      () =>
+        seen1.includes('disconnect:io server disconnect') &&
+        seen2.includes('disconnect:io server disconnect'),
+      {
+        timeoutMs: 20_000,
+        what: 'both sockets to be disconnected',
+      },
+    );
     for (const seen of [seen1, seen2]) {
       expect(seen).toEqual(['event:system_notice:account_banned', 'disconnect:io server disconnect']);
     }
@@ -84,13 +106,22 @@ describe('banning an account', () => {
 
     // The same envelope is in GET /events: the history stays readable so that a connector whose
     // cursor precedes the notice sees it on backfill and stops (§9.7, A38; docs/adr/0008).
-    const page = await new TestConnector({ baseUrl: fleet.url, token: acc.apiKey }).rest<OanEventEnvelope[]>('GET', '/events?since=0');
+    const page = await new TestConnector({ baseUrl: fleet.url, token: acc.apiKey }).rest<OanEventEnvelope[]>(
+      'GET',
+      '/events?since=0',
+    );
     expect(page.status).toBe(200);
     expect(page.body).toEqual(pushed);
     expect(pushed).toHaveLength(1);
     // Everything else is refused for a banned account (A21).
-    const keys = await new TestConnector({ baseUrl: fleet.url, token: acc.apiKey }).rest<{ error: string; code: string }>('GET', '/api-keys');
-    expect(keys).toMatchObject({ status: 403, body: { error: 'Forbidden: account banned', code: 'FORBIDDEN' } });
+    const keys = await new TestConnector({ baseUrl: fleet.url, token: acc.apiKey }).rest<{
+      error: string;
+      code: string;
+    }>('GET', '/api-keys');
+    expect(keys).toMatchObject({
+      status: 403,
+      body: { error: 'Forbidden: account banned', code: 'FORBIDDEN' },
+    });
     s1.close();
     s2.close();
   });

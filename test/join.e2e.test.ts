@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAccount, openSocket, postJson, TestConnector, TestFleet, type JoinedAccount } from '@oan/testing';
+import {
+  joinAccount,
+  openSocket,
+  postJson,
+  TestConnector,
+  TestFleet,
+  type JoinedAccount,
+} from '@oan/testing';
 
 let fleet: TestFleet;
 beforeAll(async () => {

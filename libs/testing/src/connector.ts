@@ -28,10 +28,17 @@ export class TestConnector {
 
   constructor(private readonly opts: ConnectorOptions) {}
 
-  async rest<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T; text: string }> {
+  async rest<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T; text: string }> {
     const res = await fetch(`${this.opts.baseUrl}/api/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${this.opts.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${this.opts.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();

@@ -25,7 +25,10 @@ export interface FleetPlan {
  * The whole fleet as processes: the same plan runs `npm run dev` and the end-to-end tests.
  * `base` is the shared environment (database, Redis and topic prefixes, secrets, switches).
  */
-export async function planFleet(base: Record<string, string>, opts: { fixedPorts?: boolean } = {}): Promise<FleetPlan> {
+export async function planFleet(
+  base: Record<string, string>,
+  opts: { fixedPorts?: boolean } = {},
+): Promise<FleetPlan> {
   const port = async (fixed: number) => (opts.fixedPorts ? fixed : freePort());
   const ports = {
     edge: opts.fixedPorts ? Number(base.OAN_PORT ?? 8080) : await freePort(),
@@ -37,12 +40,22 @@ export async function planFleet(base: Record<string, string>, opts: { fixedPorts
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
   const env = { ...base };
-  const svc = (name: ProcessName, dir: string, p: number, extra: Record<string, string>): ProcessSpec => ({
+  const svc = (
+    name: ProcessName,
+    dir: string,
+    p: number,
+    extra: Record<string, string>,
+    shared = env,
+  ): ProcessSpec => ({
     name,
     entry: join(REPO_ROOT, 'services', dir, 'src/main.ts'),
     port: p,
-    env: { ...env, ...extra },
+    env: { ...shared, ...extra },
   });
+  // The edge reads no database and signs nothing: it gets only the switches it reads.
+  const edgeShared = Object.fromEntries(
+    Object.entries(env).filter(([k]) => ['NODE_ENV', 'LOG_LEVEL', 'ENABLE_OPEN_API', 'HOST'].includes(k)),
+  );
   const processes: ProcessSpec[] = [
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
     svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
@@ -57,11 +70,17 @@ export async function planFleet(base: Record<string, string>, opts: { fixedPorts
       GATEWAY_ID: 'g2',
       AUTH_URL: url(ports.auth),
     }),
-    svc('edge', 'edge', ports.edge, {
-      OAN_PORT: String(ports.edge),
-      AUTH_URL: url(ports.auth),
-      GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
-    }),
+    svc(
+      'edge',
+      'edge',
+      ports.edge,
+      {
+        OAN_PORT: String(ports.edge),
+        AUTH_URL: url(ports.auth),
+        GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
+      },
+      edgeShared,
+    ),
   ];
   return { env, processes, publicUrl: url(ports.edge) };
 }
@@ -73,7 +92,11 @@ export interface RunningProcess {
 }
 
 /** Starts one process of the plan with its output appended to `<logDir>/<name>.log`. */
-export function startProcess(spec: ProcessSpec, logDir: string, onLine?: (line: string) => void): RunningProcess {
+export function startProcess(
+  spec: ProcessSpec,
+  logDir: string,
+  onLine?: (line: string) => void,
+): RunningProcess {
   mkdirSync(logDir, { recursive: true });
   const log: WriteStream = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
   const child = spawn(process.execPath, ['--import', 'tsx', spec.entry], {

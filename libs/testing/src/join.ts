@@ -21,7 +21,12 @@ export async function postJson(baseUrl: string, path: string, body?: unknown, to
 }
 
 /** The connector join chain of §10.6 through the public origin, reading the code from the SMTP sink. */
-export async function joinAccount(baseUrl: string, mailbox: Mailbox, email: string, platform = 'other'): Promise<JoinedAccount> {
+export async function joinAccount(
+  baseUrl: string,
+  mailbox: Mailbox,
+  email: string,
+  platform = 'other',
+): Promise<JoinedAccount> {
   const before = mailbox.messages.filter((m) => m.to.includes(email.toLowerCase())).length;
   const req = await postJson(baseUrl, '/auth/oan/email/request-code', { email });
   if (req.status !== 200) throw new Error(`request-code: ${req.status} ${req.text}`);

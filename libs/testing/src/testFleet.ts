@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { dropDatabase } from '@oan/db';
-import { planFleet, REPO_ROOT, startProcess, waitReady, type FleetPlan, type ProcessName, type RunningProcess } from './fleet';
+import {
+  planFleet,
+  REPO_ROOT,
+  startProcess,
+  waitReady,
+  type FleetPlan,
+  type ProcessName,
+  type RunningProcess,
+} from './fleet';
 import { Mailbox } from './mailbox';
 
 export interface TestFleetOptions {

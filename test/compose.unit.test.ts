@@ -1,0 +1,79 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { z } from 'zod';
+import { planFleet, REPO_ROOT } from '@oan/testing';
+import { authEnv } from '../services/auth/src/config';
+import { edgeEnv } from '../services/edge/src/config';
+import { gatewayEnv } from '../services/gateway/src/config';
+import { projectorEnv } from '../services/projector/src/config';
+import { relayEnv } from '../services/relay/src/config';
+
+/** The env schema each service validates at start: the names it can read. */
+const schemas: Record<string, z.ZodObject> = {
+  auth: authEnv as unknown as z.ZodObject,
+  edge: edgeEnv as unknown as z.ZodObject,
+  gateway: gatewayEnv as unknown as z.ZodObject,
+  projector: projectorEnv as unknown as z.ZodObject,
+  relay: relayEnv as unknown as z.ZodObject,
+};
+const known = (dir: string) => new Set(Object.keys(schemas[dir]!.shape));
+
+interface ComposeService {
+  command?: string[] | string;
+  environment?: Record<string, unknown>;
+  depends_on?: string[];
+}
+const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+};
+const serviceDir = (s: ComposeService) =>
+  /services\/([a-z]+)\/src\/main\.ts/.exec([s.command ?? []].flat().join(' '))?.[1];
+
+describe('docker-compose.yml', () => {
+  const ours = Object.entries(compose.services).filter(([, s]) => serviceDir(s));
+
+  it('runs every service process of the native fleet, with two gateway replicas', () => {
+    const dirs = ours.map(([, s]) => serviceDir(s));
+    expect(new Set(dirs)).toEqual(new Set(Object.keys(schemas)));
+    expect(dirs.filter((d) => d === 'gateway')).toHaveLength(2);
+  });
+
+  it('names only entry points that exist and env vars that the service reads', () => {
+    for (const [name, s] of ours) {
+      const dir = serviceDir(s)!;
+      expect(existsSync(join(REPO_ROOT, 'services', dir, 'src/main.ts')), name).toBe(true);
+      const unknown = Object.keys(s.environment ?? {}).filter((k) => !known(dir).has(k));
+      expect(unknown, `${name} sets variables its config does not read`).toEqual([]);
+    }
+  });
+
+  it('depends only on services it defines', () => {
+    for (const [name, s] of Object.entries(compose.services)) {
+      for (const d of s.depends_on ?? [])
+        expect(compose.services[d], `${name} depends on ${d}`).toBeDefined();
+    }
+  });
+
+  it('publishes the topics the projector consumes', () => {
+    const relay = ours.find(([, s]) => serviceDir(s) === 'relay')![1];
+    const schemasRelayed = String(relay.environment?.RELAY_SCHEMAS).split(',');
+    const projectorTopics = projectorEnv.shape.DOMAIN_TOPICS.parse(undefined) as string[];
+    expect(schemasRelayed.map((s) => `${s}.events`).sort()).toEqual([...projectorTopics].sort());
+  });
+
+  it('agrees with the native runner on every variable name', async () => {
+    const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32) });
+    for (const p of plan.processes) {
+      const dir = p.entry.split('/services/')[1]!.split('/')[0]!;
+      const unknown = Object.keys(p.env).filter((k) => !known(dir).has(k));
+      expect(unknown, `native ${p.name}`).toEqual([]);
+      const composeNames = new Set(
+        ours.filter(([, s]) => serviceDir(s) === dir).flatMap(([, s]) => Object.keys(s.environment ?? {})),
+      );
+      const missing = Object.keys(p.env).filter((k) => !composeNames.has(k) && k !== 'SMTP_URL');
+      expect(missing, `compose ${dir} lacks variables the native runner sets`).toEqual([]);
+    }
+  });
+});
