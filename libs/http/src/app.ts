@@ -96,7 +96,10 @@ export async function createHttpApp(opts: HttpAppOptions) {
     return { status: 'ok', checks: Object.fromEntries(results) };
   });
 
-  if (opts.metrics !== false) {
+  // prom-client's registry is per process and the plugin's metric names are fixed: the first app of
+  // a process exposes them; a second app in the same process (tests) goes without.
+  if (opts.metrics !== false && !metricsTaken) {
+    metricsTaken = true;
     await app.register(metricsPlugin, {
       endpoint: '/metrics',
       defaultMetrics: { enabled: true },
@@ -105,6 +108,8 @@ export async function createHttpApp(opts: HttpAppOptions) {
   }
   return app;
 }
+
+let metricsTaken = false;
 
 export function collapseSlashes(url: string): string {
   const q = url.indexOf('?');

@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+import { createAuthenticator } from '@oan/auth';
+import { sql, type MikroORM } from '@oan/db';
+import { createHttpApp, type Logger } from '@oan/http';
+import { OAN_BASE_PATH } from '@oan/protocol';
+import type { AuthContext } from './commands/context';
+import type { AuthConfig } from './config';
+import { EmailCodeStore } from './infra/emailCodes';
+import { createGoogleVerifier, type GoogleVerifier } from './infra/google';
+import type { Mailer } from './infra/mailer';
+import { createRedisRevocationPublisher } from './infra/push';
+import { createAuthStore } from './infra/store';
+import { internalRoutes, openApiRoutes } from './http/routes';
+
+export interface AuthAppDeps {
+  config: AuthConfig;
+  orm: MikroORM;
+  redis: Redis;
+  mailer: Mailer;
+  /** The clock of every command (tests move it to expire pairing codes). */
+  now?: () => Date;
+  /** Replaces the factory's logger (tests capture lines to prove secrets never reach them). */
+  logger?: Logger;
+  /** Overrides the verifier built from GOOGLE_* (default: built when both are configured). */
+  google?: GoogleVerifier | null;
+  /** prom-client keeps one registry per process: only one app per process may expose metrics. */
+  metrics?: boolean;
+}
+
+/** Request bodies here are a few short strings; anything larger is refused with 413. */
+const BODY_LIMIT = 16 * 1024;
+
+/** The composition root of the auth service. The caller owns (and closes) orm, redis and mailer. */
+export async function buildApp(deps: AuthAppDeps) {
+  const { config, orm, redis } = deps;
+  const app = await createHttpApp({
+    name: 'auth',
+    logLevel: config.LOG_LEVEL,
+    bodyLimit: BODY_LIMIT,
+    metrics: deps.metrics,
+    readiness: {
+      postgres: () => sql(orm.em.fork(), 'select 1'),
+      redis: () => redis.ping(),
+    },
+    ...(deps.logger ? { fastify: { loggerInstance: deps.logger } } : {}),
+  });
+
+  const ctx: AuthContext = { orm, store: createAuthStore(), now: deps.now ?? (() => new Date()) };
+  const authenticator = createAuthenticator({
+    orm,
+    jwtSecret: config.JWT_SECRET,
+    onBackgroundError: (err) => app.log.warn({ err }, 'could not record API key last use'),
+  });
+  app.addHook('onClose', () => authenticator.drain());
+
+  if (config.ENABLE_OPEN_API) {
+    await app.register(openApiRoutes, {
+      prefix: OAN_BASE_PATH,
+      ctx,
+      authenticator,
+      email: {
+        codes: new EmailCodeStore(redis, config.REDIS_PREFIX),
+        mailer: deps.mailer,
+        testCodes: config.OAN_TEST_LOGIN_CODES ?? new Map(),
+        log: app.log,
+      },
+      google: deps.google !== undefined ? deps.google : googleFromConfig(config),
+      revocations: createRedisRevocationPublisher(redis, config.REDIS_PREFIX),
+      jwt: { secret: config.JWT_SECRET, ttlSeconds: config.JWT_TTL_SECONDS },
+    });
+  }
+  await app.register(internalRoutes, { ctx });
+  return app;
+}
+
+function googleFromConfig(config: AuthConfig): GoogleVerifier | null {
+  if (!config.GOOGLE_JWKS_URL || !config.GOOGLE_CLIENT_ID) return null;
+  return createGoogleVerifier({
+    jwksUrl: config.GOOGLE_JWKS_URL,
+    clientId: config.GOOGLE_CLIENT_ID,
+    issuer: config.GOOGLE_ISSUER,
+  });
+}

@@ -1,0 +1,43 @@
+import { handleCommand } from '@oan/eventstore';
+import { accountDecider, decideAccount, type AccountCommand, type AccountState } from '../domain/account';
+import { projectCredentials } from '../infra/credentialsProjection';
+import { accountIdForEmail, accountStream } from '../infra/ids';
+import { toNewEvents, type AuthContext } from './context';
+
+async function run(ctx: AuthContext, accountId: string, command: AccountCommand): Promise<boolean> {
+  const { appended } = await handleCommand(
+    ctx.orm,
+    ctx.store,
+    accountStream(accountId),
+    accountDecider,
+    (s: AccountState) => {
+      const now = ctx.now().toISOString();
+      return toNewEvents(accountId, now, decideAccount({ ...command, metadata: { now } }, s));
+    },
+    { inline: projectCredentials },
+  );
+  return appended.length > 0;
+}
+
+/** An account id, or an email (ids are derived from emails, so no lookup is needed). */
+export const resolveAccountId = (idOrEmail: string) =>
+  idOrEmail.includes('@') ? accountIdForEmail(idOrEmail) : idOrEmail.trim();
+
+/** Operator ban (§2.7); idempotent. `banned` is false when the account was banned already. */
+export async function banAccount(
+  ctx: AuthContext,
+  idOrEmail: string,
+  reason: string | null = null,
+): Promise<{ accountId: string; banned: boolean }> {
+  const accountId = resolveAccountId(idOrEmail);
+  return { accountId, banned: await run(ctx, accountId, { type: 'BanAccount', data: { reason } }) };
+}
+
+/** A20: records the notice unless this account already has one for (connector, latest). */
+export async function noticeOutdatedConnector(
+  ctx: AuthContext,
+  input: { accountId: string; connector: string; installed: string; latest: string },
+): Promise<{ notified: boolean }> {
+  const { accountId, ...data } = input;
+  return { notified: await run(ctx, accountId, { type: 'NoticeOutdatedConnector', data }) };
+}

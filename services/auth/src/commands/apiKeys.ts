@@ -1,0 +1,63 @@
+import { sql } from '@oan/db';
+import { handleCommand } from '@oan/eventstore';
+import { accountDecider, decideAccount, type AccountState } from '../domain/account';
+import { projectCredentials } from '../infra/credentialsProjection';
+import { accountStream } from '../infra/ids';
+import type { RevocationPublisher } from '../infra/push';
+import { toNewEvents, type AuthContext } from './context';
+
+export interface ApiKeyListItem {
+  id: string;
+  name: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** §4.2 (6): the caller's keys from the credential view; never key material or hashes. */
+export async function listApiKeys(ctx: AuthContext, accountId: string): Promise<ApiKeyListItem[]> {
+  return sql<ApiKeyListItem>(
+    ctx.orm.em.fork(),
+    `select id::text as id, name, ${iso('created_at')} as "createdAt", ${iso('expires_at')} as "expiresAt",
+            ${iso('last_used_at')} as "lastUsedAt"
+       from auth.api_keys where account_id = ? order by created_at, id`,
+    [accountId],
+  );
+}
+
+export interface RevokeLog {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * §4.2 (7): `ApiKeyRevoked` and the row's deletion commit together; only then are the gateways told
+ * (best effort: a failed publish is logged and the revocation still stands).
+ */
+export async function revokeApiKey(
+  ctx: AuthContext & { revocations: RevocationPublisher; log: RevokeLog },
+  accountId: string,
+  apiKeyId: string,
+): Promise<void> {
+  await handleCommand(
+    ctx.orm,
+    ctx.store,
+    accountStream(accountId),
+    accountDecider,
+    (s: AccountState) => {
+      const now = ctx.now().toISOString();
+      return toNewEvents(
+        accountId,
+        now,
+        decideAccount({ type: 'RevokeApiKey', data: { apiKeyId }, metadata: { now } }, s),
+      );
+    },
+    { inline: projectCredentials },
+  );
+  try {
+    await ctx.revocations.keyRevoked(accountId, apiKeyId);
+  } catch (err) {
+    ctx.log.warn({ err, accountId, apiKeyId }, 'revocation committed but the push stream entry failed');
+  }
+}

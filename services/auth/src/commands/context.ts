@@ -1,0 +1,25 @@
+import type { MikroORM } from '@oan/db';
+import type { EventStore, NewEvent } from '@oan/eventstore';
+import type { AuthEvent } from '../domain/events';
+
+/** What every command handler needs: the database, the auth event store and the clock. */
+export interface AuthContext {
+  orm: MikroORM;
+  store: EventStore;
+  now: () => Date;
+}
+
+/** Stamps domain events for the store; `accountId` is the Kafka key that orders them. */
+export function toNewEvents(accountId: string, occurredAt: string, events: AuthEvent[]): NewEvent[] {
+  return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt }));
+}
+
+export function fold<S, E>(
+  decider: { initialState: () => S; evolve: (s: S, e: E) => S },
+  history: { type: string; data: unknown }[],
+): S {
+  return history.reduce(
+    (s, e) => decider.evolve(s, { type: e.type, data: e.data } as E),
+    decider.initialState(),
+  );
+}

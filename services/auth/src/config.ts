@@ -1,0 +1,54 @@
+import { commonEnv, envPort, loadConfig, z } from '@oan/config';
+
+/** Unset and empty are the same thing for optional variables (`FOO=` in an env file). */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
+
+/**
+ * `email=code,email=code`: QA accounts that sign in with a fixed code and no mailbox (§2.5 test
+ * bypass). Emails are normalized like every other email.
+ */
+const testLoginCodes = z.string().transform((raw, ctx) => {
+  const codes = new Map<string, string>();
+  for (const pair of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const at = pair.lastIndexOf('=');
+    const email = pair.slice(0, at).trim().toLowerCase();
+    const code = pair.slice(at + 1).trim();
+    if (at <= 0 || !z.email().safeParse(email).success || code === '') {
+      ctx.addIssue({ code: 'custom', message: 'must be comma-separated email=code pairs' });
+      return z.NEVER;
+    }
+    codes.set(email, code);
+  }
+  return codes;
+});
+
+export const authEnv = commonEnv
+  .extend({
+    AUTH_PORT: envPort(8181),
+    SMTP_URL: z.string().url().default('smtp://127.0.0.1:2525'),
+    MAIL_FROM: z.string().min(3).default('OAN <no-reply@openagentnetwork.ai>'),
+    OAN_TEST_LOGIN_CODES: optional(testLoginCodes),
+    GOOGLE_JWKS_URL: optional(z.string().url()),
+    GOOGLE_CLIENT_ID: optional(z.string().min(1)),
+    GOOGLE_ISSUER: z.string().min(1).default('https://accounts.google.com'),
+    /** §2.2: operator tokens are short-lived; at most a day. */
+    JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
+  })
+  .superRefine((env, ctx) => {
+    // STYLE habit 5: the only behaviour keyed on NODE_ENV is refusing QA-only settings.
+    if (env.NODE_ENV === 'production' && env.OAN_TEST_LOGIN_CODES && env.OAN_TEST_LOGIN_CODES.size > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OAN_TEST_LOGIN_CODES'],
+        message: 'must not be set in production',
+      });
+    }
+  });
+
+export type AuthConfig = z.infer<typeof authEnv>;
+
+export const loadAuthConfig = (env: NodeJS.ProcessEnv = process.env): AuthConfig => loadConfig(authEnv, env);

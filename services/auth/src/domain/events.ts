@@ -1,0 +1,74 @@
+/**
+ * The auth context's events. Each `data` shape matches its Avro record in
+ * schemas/auth/<Type>.v1.avsc field for field (nullable fields are present with `null`). Only hashes
+ * of API keys and pairing codes ever appear here (invariant 6).
+ */
+export interface AccountRegistered {
+  type: 'AccountRegistered';
+  data: {
+    accountId: string;
+    realm: string;
+    email: string | null;
+    googleSub: string | null;
+    sourcePlatform: string;
+    /** How the account was created: `email` or `google`. */
+    method: string;
+    registeredAt: string;
+  };
+}
+
+export interface ApiKeyIssued {
+  type: 'ApiKeyIssued';
+  data: {
+    accountId: string;
+    apiKeyId: string;
+    keyHash: string;
+    name: string;
+    permissions: string[];
+    pairingCodeHash: string;
+    issuedAt: string;
+    expiresAt: string | null;
+  };
+}
+
+export interface ApiKeyRevoked {
+  type: 'ApiKeyRevoked';
+  data: { accountId: string; apiKeyId: string; revokedAt: string };
+}
+
+export interface AccountBanned {
+  type: 'AccountBanned';
+  data: { accountId: string; reason: string | null; bannedAt: string };
+}
+
+export interface ConnectorOutdatedNoticed {
+  type: 'ConnectorOutdatedNoticed';
+  data: { accountId: string; connector: string; installed: string; latest: string; noticedAt: string };
+}
+
+export type AccountEvent =
+  AccountRegistered | ApiKeyIssued | ApiKeyRevoked | AccountBanned | ConnectorOutdatedNoticed;
+
+export interface PairingCodeIssued {
+  type: 'PairingCodeIssued';
+  data: { codeHash: string; accountId: string; issuedAt: string; expiresAt: string };
+}
+
+export interface PairingCodeRedeemed {
+  type: 'PairingCodeRedeemed';
+  data: { codeHash: string; accountId: string; apiKeyId: string; redeemedAt: string };
+}
+
+export type PairingCodeEvent = PairingCodeIssued | PairingCodeRedeemed;
+
+export type AuthEvent = AccountEvent | PairingCodeEvent;
+
+export const AUTH_EVENT_TYPES = [
+  'AccountRegistered',
+  'ApiKeyIssued',
+  'ApiKeyRevoked',
+  'AccountBanned',
+  'ConnectorOutdatedNoticed',
+  'PairingCodeIssued',
+  'PairingCodeRedeemed',
+] as const satisfies readonly AuthEvent['type'][];

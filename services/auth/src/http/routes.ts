@@ -1,0 +1,117 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { principalOf, requireAuth, signOanJwt, type Authenticator } from '@oan/auth';
+import { normalizePlatform } from '@oan/protocol';
+import { listApiKeys, revokeApiKey } from '../commands/apiKeys';
+import { noticeOutdatedConnector } from '../commands/accountAdmin';
+import type { AuthContext } from '../commands/context';
+import { checkEmailCode, requestEmailCode, type EmailSignInDeps } from '../commands/emailSignIn';
+import { issuePairingCode, redeemPairingCode } from '../commands/pairingCodes';
+import { signIn, type AccountView } from '../commands/signIn';
+import { RejectedError } from '../domain/errors';
+import type { GoogleVerifier } from '../infra/google';
+import type { RevocationPublisher } from '../infra/push';
+import { rethrowMapped } from './errors';
+import * as s from './schemas';
+
+export interface RouteDeps {
+  ctx: AuthContext;
+  authenticator: Authenticator;
+  email: EmailSignInDeps;
+  /** `null` when GOOGLE_JWKS_URL / GOOGLE_CLIENT_ID are not configured (A36). */
+  google: GoogleVerifier | null;
+  revocations: RevocationPublisher;
+  jwt: { secret: string; ttlSeconds: number };
+}
+
+/** §4.1 and §4.2, registered under `/api/v1` only when ENABLE_OPEN_API is on (§0.5). */
+export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
+  app.setErrorHandler(rethrowMapped);
+  const { ctx } = deps;
+  const jwtStrict = requireAuth(deps.authenticator, { mode: 'jwt-strict' });
+  const multiRealm = requireAuth(deps.authenticator, { mode: 'multi+realm' });
+  const signedIn = async (user: AccountView) => ({
+    user,
+    token: await signOanJwt(deps.jwt.secret, { accountId: user.id, ttlSeconds: deps.jwt.ttlSeconds }),
+  });
+
+  // (1) sign in or register with a Google ID token.
+  app.post(
+    '/auth/oan/google',
+    { schema: { body: s.googleBody, response: { 200: s.signInResponse } } },
+    async (req) => {
+      if (!deps.google) throw new RejectedError('GOOGLE_NOT_CONFIGURED', 'Google sign-in is not configured');
+      const identity = await deps.google.verify(req.body.idToken);
+      if (!identity) throw new RejectedError('GOOGLE_TOKEN_INVALID', 'Invalid Google token');
+      const platform = normalizePlatform(req.body.platform);
+      return signedIn(
+        await signIn(ctx, { email: identity.email, googleSub: identity.sub, platform, method: 'google' }),
+      );
+    },
+  );
+
+  // (2) email a 6-digit code.
+  app.post(
+    '/auth/oan/email/request-code',
+    { schema: { body: s.requestCodeBody, response: { 200: s.successResponse } } },
+    async (req) => {
+      await requestEmailCode(deps.email, req.body.email);
+      return { success: true as const };
+    },
+  );
+
+  // (3) sign in or register with the emailed code.
+  app.post(
+    '/auth/oan/email/verify',
+    { schema: { body: s.verifyBody, response: { 200: s.signInResponse } } },
+    async (req) => {
+      await checkEmailCode(deps.email, req.body.email, req.body.code);
+      const platform = normalizePlatform(req.body.platform);
+      return signedIn(
+        await signIn(ctx, { email: req.body.email, googleSub: null, platform, method: 'email' }),
+      );
+    },
+  );
+
+  // (4) §0.3: sent with no body and no Content-Type, or with `{}`; either way the body is ignored.
+  app.post(
+    '/auth/oan/pairing-codes',
+    { preHandler: jwtStrict, schema: { response: { 200: s.pairingCodeResponse } } },
+    async (req) => issuePairingCode(ctx, principalOf(req).accountId),
+  );
+
+  // (5) single-use claim of a pairing code for an API key.
+  app.post(
+    '/auth/oan/pairing-codes/redeem',
+    { schema: { body: s.redeemBody, response: { 200: s.redeemResponse } } },
+    async (req) => redeemPairingCode(ctx, req.body.code),
+  );
+
+  // (6)
+  app.get('/api-keys', { preHandler: multiRealm, schema: { response: { 200: s.apiKeyList } } }, async (req) =>
+    listApiKeys(ctx, principalOf(req).accountId),
+  );
+
+  // (7) a key may revoke itself; 204 with an empty body.
+  app.delete(
+    '/api-keys/:apiKeyId',
+    { preHandler: multiRealm, schema: { params: s.apiKeyParams } },
+    async (req, reply) => {
+      const revokeCtx = { ...ctx, revocations: deps.revocations, log: req.log };
+      await revokeApiKey(revokeCtx, principalOf(req).accountId, req.params.apiKeyId);
+      return reply.status(204).send();
+    },
+  );
+};
+
+/**
+ * Gateway → auth, on the internal network only (the edge does not route `/internal`), and not
+ * behind ENABLE_OPEN_API: the gateway decides with §10.14's rules, auth records the notice once.
+ */
+export const internalRoutes: FastifyPluginAsyncZod<{ ctx: AuthContext }> = async (app, { ctx }) => {
+  app.setErrorHandler(rethrowMapped);
+  app.post(
+    '/internal/connector-notices',
+    { schema: { body: s.connectorNoticeBody, response: { 200: s.connectorNoticeResponse } } },
+    async (req) => noticeOutdatedConnector(ctx, req.body),
+  );
+};

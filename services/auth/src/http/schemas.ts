@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { compareConnectorVersions } from '../domain/connectorRelease';
+
+/** Postgres text and jsonb refuse NUL; refuse it at the edge instead of failing later (invariant 9). */
+const text = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
+const email = z.string().max(320).trim().toLowerCase().pipe(z.email());
+
+/** §2.6: any value is accepted and normalized later; it is never a reason to refuse. */
+const platform = z.unknown().optional();
+
+export const requestCodeBody = z.object({ email });
+export const verifyBody = z.object({ email, code: text(128), platform });
+export const googleBody = z.object({ idToken: text(8192), platform });
+export const redeemBody = z.object({ code: text(128) });
+// No format rule: a malformed id gets the same 403 as an unknown one (§4.2 (7)).
+export const apiKeyParams = z.object({ apiKeyId: z.string() });
+
+export const userSchema = z.object({
+  id: z.string(),
+  email: z.string().nullable(),
+  sourcePlatform: z.string(),
+  createdAt: z.string(),
+});
+export const signInResponse = z.object({ user: userSchema, token: z.string() });
+export const successResponse = z.object({ success: z.literal(true) });
+export const pairingCodeResponse = z.object({ code: z.string(), expiresAt: z.string() });
+export const redeemResponse = z.object({ apiKey: z.string(), userId: z.string() });
+export const apiKeyList = z.array(
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    createdAt: z.string(),
+    expiresAt: z.string().nullable(),
+    lastUsedAt: z.string().nullable(),
+  }),
+);
+
+const connectorName = text(128).regex(/^[@A-Za-z0-9._/-]+$/);
+const connectorVersion = text(64).regex(/^[A-Za-z0-9.+-]+$/);
+
+/** The gateway's notice (§10.14): only a real "installed < latest" is recorded. */
+export const connectorNoticeBody = z
+  .object({
+    accountId: text(128),
+    connector: connectorName,
+    installed: connectorVersion,
+    latest: connectorVersion,
+  })
+  .refine((b) => compareConnectorVersions(b.installed, b.latest) === -1, {
+    message: 'installed must be an older version than latest',
+    path: ['installed'],
+  });
+export const connectorNoticeResponse = z.object({ notified: z.boolean() });

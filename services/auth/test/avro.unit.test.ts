@@ -1,0 +1,111 @@
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import avro from 'avsc';
+import { AUTH_EVENT_TYPES, type AuthEvent } from '../src/domain/events';
+import {
+  AUTH_SCHEMA_DIR,
+  createAvroValidator,
+  EventSchemaError,
+  loadAuthSchemas,
+} from '../src/infra/avroValidator';
+
+const now = '2026-11-29T10:00:00.000Z';
+/** One sample of every event type the service emits, shaped as the code builds it. */
+const samples: AuthEvent[] = [
+  {
+    type: 'AccountRegistered',
+    data: {
+      accountId: 'a',
+      realm: 'oan',
+      email: 'x@y.z',
+      googleSub: null,
+      sourcePlatform: 'other',
+      method: 'email',
+      registeredAt: now,
+    },
+  },
+  {
+    type: 'AccountRegistered',
+    data: {
+      accountId: 'a',
+      realm: 'oan',
+      email: 'x@y.z',
+      googleSub: '1234',
+      sourcePlatform: 'dsh',
+      method: 'google',
+      registeredAt: now,
+    },
+  },
+  {
+    type: 'ApiKeyIssued',
+    data: {
+      accountId: 'a',
+      apiKeyId: 'k',
+      keyHash: 'f'.repeat(64),
+      name: `connector (redeemed ${now})`,
+      permissions: ['role:read', 'thread:read'],
+      pairingCodeHash: 'e'.repeat(64),
+      issuedAt: now,
+      expiresAt: null,
+    },
+  },
+  { type: 'ApiKeyRevoked', data: { accountId: 'a', apiKeyId: 'k', revokedAt: now } },
+  { type: 'AccountBanned', data: { accountId: 'a', reason: null, bannedAt: now } },
+  { type: 'AccountBanned', data: { accountId: 'a', reason: 'spam', bannedAt: now } },
+  {
+    type: 'ConnectorOutdatedNoticed',
+    data: {
+      accountId: 'a',
+      connector: '@openagentnetwork/dsh-plugin',
+      installed: '0.1.4',
+      latest: '0.1.5',
+      noticedAt: now,
+    },
+  },
+  { type: 'PairingCodeIssued', data: { codeHash: 'c', accountId: 'a', issuedAt: now, expiresAt: now } },
+  { type: 'PairingCodeRedeemed', data: { codeHash: 'c', accountId: 'a', apiKeyId: 'k', redeemedAt: now } },
+];
+
+describe('schemas/auth', () => {
+  it('holds one parseable v1 record per event type, named after it, in namespace oan.auth', () => {
+    const files = readdirSync(AUTH_SCHEMA_DIR).filter((f) => f.endsWith('.avsc'));
+    expect(files.sort()).toEqual(AUTH_EVENT_TYPES.map((t) => `${t}.v1.avsc`).sort());
+    for (const [key, type] of loadAuthSchemas()) {
+      expect(type.name).toBe(`oan.auth.${key.replace(/\.v\d+$/, '')}`);
+    }
+  });
+
+  it.each(samples.map((s) => [s.type, s] as const))(
+    'validates a sample %s and round-trips it through Avro',
+    (name, sample) => {
+      const type = avro.Type.forSchema(loadAuthSchemas().get(`${name}.v1`)!.schema());
+      expect(type.isValid(sample.data, { noUndeclaredFields: true })).toBe(true);
+      expect(type.fromBuffer(type.toBuffer(sample.data))).toEqual(sample.data);
+    },
+  );
+
+  it('covers every event type with a sample', () => {
+    expect(new Set(samples.map((s) => s.type))).toEqual(new Set(AUTH_EVENT_TYPES));
+  });
+});
+
+describe('the event validator', () => {
+  const validator = createAvroValidator();
+
+  it('accepts every sample', () => {
+    for (const s of samples) expect(() => validator.assertValid(s.type, 1, s.data)).not.toThrow();
+  });
+
+  it('refuses a missing field, a wrong type, an undeclared field, an unknown type or version', () => {
+    const bad: [string, number, unknown][] = [
+      ['ApiKeyRevoked', 1, { accountId: 'a', apiKeyId: 'k' }],
+      ['ApiKeyRevoked', 1, { accountId: 'a', apiKeyId: 1, revokedAt: now }],
+      ['ApiKeyRevoked', 1, { accountId: 'a', apiKeyId: 'k', revokedAt: now, apiKey: 'gofers_x' }],
+      ['AccountBanned', 1, { accountId: 'a', bannedAt: now }],
+      ['NoSuchEvent', 1, {}],
+      ['ApiKeyRevoked', 2, { accountId: 'a', apiKeyId: 'k', revokedAt: now }],
+    ];
+    for (const [type, version, data] of bad)
+      expect(() => validator.assertValid(type, version, data)).toThrow(EventSchemaError);
+  });
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@oan/db';
+import { body, expectError, join, startAuthFleet, type AuthFleet } from './helpers';
+
+let fleet: AuthFleet;
+beforeAll(async () => {
+  fleet = await startAuthFleet();
+});
+afterAll(async () => fleet?.close());
+
+const DSH = '@openagentnetwork/dsh-plugin';
+const notice = (accountId: string, installed = '0.1.4', latest = '0.1.5', connector = DSH) =>
+  fleet.app.inject({
+    method: 'POST',
+    url: '/internal/connector-notices',
+    payload: { accountId, connector, installed, latest },
+  });
+const notified = async (res: Awaited<ReturnType<typeof notice>>) => {
+  expect(res.statusCode).toBe(200);
+  return (body(res) as { notified: boolean }).notified;
+};
+
+describe('a connector-outdated notice (§10.14, A20)', () => {
+  it('is recorded the first time for (connector, latest) and not again, whatever the installed version (§12 line 65)', async () => {
+    const { user } = await join(fleet);
+    expect(await notified(await notice(user.id))).toBe(true);
+    expect(await notified(await notice(user.id))).toBe(false);
+    expect(await notified(await notice(user.id, '0.1.3'))).toBe(false);
+    const events = await sql<{ data: unknown }>(
+      fleet.orm.em.fork(),
+      `select data from auth.events where stream_id = ? and type = 'ConnectorOutdatedNoticed'`,
+      [`account-${user.id}`],
+    );
+    expect(events.map((e) => e.data)).toEqual([
+      {
+        accountId: user.id,
+        connector: DSH,
+        installed: '0.1.4',
+        latest: '0.1.5',
+        noticedAt: expect.any(String),
+      },
+    ]);
+  });
+
+  it('is recorded again for a newer latest release and for another connector', async () => {
+    const { user } = await join(fleet);
+    expect(await notified(await notice(user.id))).toBe(true);
+    expect(await notified(await notice(user.id, '0.1.5', '0.1.6'))).toBe(true);
+    expect(await notified(await notice(user.id, '0.2.0', '0.2.8', '@openagentnetwork/openclaw-plugin'))).toBe(
+      true,
+    );
+  });
+
+  it('is recorded once when the same notice races', async () => {
+    const { user } = await join(fleet);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => notice(user.id)));
+    expect((await Promise.all(answers.map(notified))).filter(Boolean)).toHaveLength(1);
+  });
+
+  it('is a 404 for an unknown account', async () => {
+    expectError(await notice('00000000-0000-5000-8000-000000000000'), 404, { code: 'NOT_FOUND' });
+  });
+});
