@@ -21,6 +21,11 @@ export interface RequireAuthOptions {
   mode: AuthMode;
   /** Needed by an API key (§4.0 perm column, A6); JWTs act as the account itself. */
   permission?: ApiKeyPermission;
+  /**
+   * Read-only event history stays readable for a banned account, so a connector whose cursor precedes
+   * the `account_banned` notice sees it on backfill and stops (§9.7, A38; docs/adr/0008).
+   */
+  allowBanned?: boolean;
 }
 
 // A19/§5.3: every refusal text contains Unauthorized/Forbidden/banned so connectors stop retrying.
@@ -61,7 +66,7 @@ export function requireAuth(
       if (err.reason === 'realmNotAllowed') throw realmNotAllowed();
       throw unauthorized(TEXTS[err.reason]);
     }
-    if (principal.banned) throw accountBanned(); // A21
+    if (principal.banned && !opts.allowBanned) throw accountBanned(); // A21
     if (opts.permission && principal.via === 'apiKey' && !principal.permissions.includes(opts.permission)) {
       throw forbidden(`Forbidden: API key lacks permission ${opts.permission}`);
     }

@@ -37,7 +37,7 @@ export async function fetchEvents(
 ): Promise<OanEventRow[]> {
   const rows = await sql<{ seq: string; envelope: string }>(
     em,
-    'select seq::text as seq, envelope from read.oan_event where account_id = ? and seq > ? order by seq limit ?',
+    'select seq::text as seq, envelope from read.oan_event where account_id = ? and seq > ? order by oan_event.seq limit ?',
     [accountId, sinceExclusive.toString(), limit],
   );
   return rows;
@@ -62,7 +62,7 @@ export async function fetchRange(
 ): Promise<OanEventRow[]> {
   return sql<{ seq: string; envelope: string }>(
     em,
-    'select seq::text as seq, envelope from read.oan_event where account_id = ? and seq > ? and seq <= ? order by seq',
+    'select seq::text as seq, envelope from read.oan_event where account_id = ? and seq > ? and seq <= ? order by oan_event.seq',
     [accountId, afterExclusive.toString(), upToInclusive.toString()],
   );
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { compareConnectorVersions } from '../domain/connectorRelease';
+import { compareConnectorVersions } from '@oan/protocol';
 
 /** Postgres text and jsonb refuse NUL; refuse it at the edge instead of failing later (invariant 9). */
 const text = (max: number) =>

@@ -1,6 +1,6 @@
 /**
  * §10.13–§10.14: bounding a connector's handshake declaration and deciding whether it is outdated.
- * Pure, so the gateway can use the same rules (it decides; auth records the notice once, A20).
+ * Pure, so the gateway can use the same rules; lives in the protocol lib so the gateway (which decides) and auth (which records the notice once, A20) share it.
  */
 export interface ClientInfo {
   name: string;

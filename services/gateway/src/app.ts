@@ -1,0 +1,78 @@
+import type { Redis } from 'ioredis';
+import { createAuthenticator, type Authenticator } from '@oan/auth';
+import { sql, type MikroORM } from '@oan/db';
+import { createHttpApp } from '@oan/http';
+import { OAN_BASE_PATH } from '@oan/protocol';
+import type { GatewayConfig } from './config';
+import { eventRoutes } from './http/events';
+import type { OpenItemsProvider } from './http/openItems';
+import { connectorNoticeClient, type NotifyOutdated } from './infra/connectorNotices';
+import { gatewayMetrics } from './infra/metrics';
+import { PushTail } from './infra/pushTail';
+import { Delivery } from './socket/delivery';
+import { createSocketServer } from './socket/server';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  /** Owned by the caller (main.ts closes it after the app). */
+  orm: MikroORM;
+  /** Owned by the caller; the app duplicates it for its blocking XREAD connection, which it closes. */
+  redis: Redis;
+  authenticator?: Authenticator;
+  /** Sources of open items for /events/unresolved (§4.3 (10)); none yet. */
+  openItems?: readonly OpenItemsProvider[];
+  notifyOutdated?: NotifyOutdated;
+  sweepMs?: number;
+  /** Expose /metrics; prom-client's default metrics can be registered once per process. */
+  metrics?: boolean;
+}
+
+/** The gateway's composition root: REST event endpoints, the /oan namespace, the push tail. */
+export async function buildApp(deps: GatewayDeps) {
+  const { config, orm, redis } = deps;
+  const app = await createHttpApp({
+    name: `gateway-${config.GATEWAY_ID}`,
+    logLevel: config.LOG_LEVEL,
+    metrics: deps.metrics ?? true,
+    readiness: {
+      postgres: () => sql(orm.em.fork(), 'select 1'),
+      redis: () => redis.ping(),
+    },
+  });
+  const authenticator = deps.authenticator ?? createAuthenticator({ orm, jwtSecret: config.JWT_SECRET });
+
+  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  if (config.ENABLE_OPEN_API) {
+    await app.register(eventRoutes({ orm, authenticator, openItems: deps.openItems ?? [] }), {
+      prefix: OAN_BASE_PATH,
+    });
+  }
+
+  const delivery = new Delivery({ orm, metrics: gatewayMetrics(), log: app.log, sweepMs: deps.sweepMs });
+  const io = createSocketServer({
+    server: app.server,
+    gatewayId: config.GATEWAY_ID,
+    openApi: config.ENABLE_OPEN_API,
+    authenticator,
+    delivery,
+    notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, app.log),
+    log: app.log,
+  });
+  const tail = new PushTail(
+    redis.duplicate(),
+    `${config.REDIS_PREFIX}push`,
+    (entry) => delivery.onEntry(entry),
+    app.log,
+  );
+  await tail.start();
+
+  // Before the HTTP server closes: open sockets would keep server.close() waiting. Closing the
+  // engine is a plain transport close, so clients reconnect elsewhere and backfill (§9.6).
+  app.addHook('preClose', async () => {
+    io.engine.close();
+    await tail.stop();
+    await delivery.close();
+    await authenticator.drain();
+  });
+  return app;
+}

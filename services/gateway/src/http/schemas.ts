@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { OAN_EVENTS_DEFAULT_PAGE_LIMIT, OAN_EVENTS_MAX_PAGE_LIMIT } from '@oan/protocol';
+
+/** Largest value of a Postgres bigint: a `since` past it can match nothing (§4.3 "beyond max → []"). */
+export const PG_BIGINT_MAX = 9223372036854775807n;
+
+/**
+ * §4.3 (8), A16/A17: `since` is a decimal bigint string (exclusive); `limit` an integer 1..200.
+ * Anything else is a 400 VALIDATION_ERROR, never a silent fallback that would replay history.
+ */
+export const eventsQuery = z.object({
+  since: z
+    .string()
+    .regex(/^\d+$/, 'since must be a non-negative decimal integer')
+    .transform((s) => BigInt(s))
+    .default(0n),
+  limit: z
+    .string()
+    .regex(/^\d+$/, `limit must be an integer between 1 and ${OAN_EVENTS_MAX_PAGE_LIMIT}`)
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(OAN_EVENTS_MAX_PAGE_LIMIT))
+    .default(OAN_EVENTS_DEFAULT_PAGE_LIMIT),
+});
+
+export interface UnresolvedSummary {
+  pendingQuestions: number;
+  goferCount: number;
+  decisions: number;
+}

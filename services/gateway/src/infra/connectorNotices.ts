@@ -1,0 +1,31 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { OutdatedConnector } from '@oan/protocol';
+
+export type NotifyOutdated = (accountId: string, outdated: OutdatedConnector) => void;
+
+/**
+ * §10.14: asks the auth service to append the `connector_outdated` notice. Fire and forget: the
+ * notice is advisory, so a slow or failing auth service must never delay or fail a handshake. Auth
+ * dedups on (account, connector, latest) (A20), so a reconnect posting again changes nothing.
+ */
+export function connectorNoticeClient(
+  authUrl: string,
+  log: FastifyBaseLogger,
+  timeoutMs = 5000,
+): NotifyOutdated {
+  const url = `${authUrl}/internal/connector-notices`;
+  return (accountId, outdated) => {
+    void fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accountId, ...outdated }),
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+      .then(async (res) => {
+        await res.body?.cancel();
+        if (!res.ok)
+          log.warn({ status: res.status, connector: outdated.connector }, 'connector notice refused');
+      })
+      .catch((err: unknown) => log.warn({ err }, 'connector notice failed'));
+  };
+}

@@ -1,0 +1,20 @@
+import closeWithGrace from 'close-with-grace';
+import { Redis } from 'ioredis';
+import { openDatabase } from '@oan/db';
+import { buildApp } from './app';
+import { loadGatewayConfig } from './config';
+
+const config = loadGatewayConfig();
+// The gateway only reads read.oan_event: the projector owns the schema and its migrations.
+const orm = await openDatabase({ url: config.DATABASE_URL, schema: 'gateway' });
+const redis = new Redis(config.REDIS_URL, { lazyConnect: false });
+const app = await buildApp({ config, orm, redis });
+
+closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+  if (err) app.log.error({ err }, 'closing after an error');
+  await app.close();
+  redis.disconnect();
+  await orm.close(true);
+});
+
+await app.listen({ port: config.GATEWAY_PORT, host: config.HOST });

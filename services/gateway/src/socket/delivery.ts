@@ -1,0 +1,182 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { sql, type MikroORM } from '@oan/db';
+import { fetchRange, maxSeq } from '@oan/projection';
+import type { OanEventEnvelope } from '@oan/protocol';
+import type { GatewayMetrics } from '../infra/metrics';
+import type { PushEntry } from '../infra/pushTail';
+import type { OanSocket } from './types';
+
+export interface DeliveryDeps {
+  orm: MikroORM;
+  metrics: GatewayMetrics;
+  log: FastifyBaseLogger;
+  /** How often sockets that fell behind the table are caught up (a lost publish). */
+  sweepMs?: number;
+}
+
+/** How long a revoked key id is remembered, to cut a handshake that raced the revoke entry (§9.6). */
+const REVOKED_MEMORY_MS = 60_000;
+const SWEEP_CHUNK = 1000;
+
+const isBanNotice = (e: OanEventEnvelope): boolean =>
+  e.type === 'system_notice' && (e.payload as { kind?: unknown }).kind === 'account_banned';
+
+/**
+ * Delivers envelopes to this gateway's own sockets (invariant 7): exactly once per socket, in seq
+ * order. Work for one account runs on a promise chain, so an async gap fill never lets a later
+ * envelope overtake an earlier one (§8.2); accounts proceed independently.
+ */
+export class Delivery {
+  private readonly sockets = new Map<string, Set<OanSocket>>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly revoked = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+  private sweeping = false;
+
+  constructor(private readonly deps: DeliveryDeps) {
+    this.timer = setInterval(() => void this.sweep(), deps.sweepMs ?? 2000);
+    this.timer.unref();
+  }
+
+  /**
+   * The socket's starting point, read during the handshake: the client is told it is connected only
+   * afterwards, so its REST backfill (§10.2) sees every seq up to here and the push covers the rest.
+   */
+  async startingSeq(accountId: string): Promise<bigint> {
+    return maxSeq(this.deps.orm.em.fork(), accountId);
+  }
+
+  /** A socket past the handshake, with `lastSeq` set by `startingSeq`. */
+  add(socket: OanSocket): void {
+    const { accountId: a, apiKeyId } = socket.data;
+    if (apiKeyId !== null && this.wasRevoked(apiKeyId)) {
+      socket.disconnect(true);
+      return;
+    }
+    let set = this.sockets.get(a);
+    if (!set) this.sockets.set(a, (set = new Set()));
+    set.add(socket);
+    this.deps.metrics.sockets.inc();
+    socket.once('disconnect', () => {
+      set.delete(socket);
+      if (set.size === 0 && this.sockets.get(a) === set) this.sockets.delete(a);
+      this.deps.metrics.sockets.dec();
+    });
+    // A publish that arrived between the handshake read and now found no socket here: check once.
+    this.enqueue(a, async () => this.catchUp([socket], await maxSeq(this.deps.orm.em.fork(), a)));
+  }
+
+  onEntry(entry: PushEntry): void {
+    if (entry.t === 'revoke') return this.revoke(entry.a, entry.k);
+    // §9.5: a push to an account with no sockets here is a no-op (not even a JSON parse).
+    if (!this.sockets.has(entry.a)) return;
+    this.enqueue(entry.a, () => this.deliverLive(entry.a, entry.s, entry.e));
+  }
+
+  /** §9.6: exactly the sockets that authenticated with key `k`; the rest of the account keeps going. */
+  private revoke(accountId: string, apiKeyId: string): void {
+    const now = Date.now();
+    for (const [k, until] of this.revoked) if (until < now) this.revoked.delete(k);
+    this.revoked.set(apiKeyId, now + REVOKED_MEMORY_MS);
+    for (const socket of this.sockets.get(accountId) ?? []) {
+      if (socket.data.apiKeyId === apiKeyId) socket.disconnect(true);
+    }
+  }
+
+  private wasRevoked(apiKeyId: string): boolean {
+    return (this.revoked.get(apiKeyId) ?? 0) >= Date.now();
+  }
+
+  private async deliverLive(accountId: string, seq: bigint, text: string): Promise<void> {
+    let envelope: OanEventEnvelope | undefined;
+    const banned: OanSocket[] = [];
+    for (const socket of this.sockets.get(accountId) ?? []) {
+      const last = socket.data.lastSeq;
+      if (last === undefined || seq <= last || !socket.connected) continue;
+      // A gap: publishes were lost or arrived out of order; close it from the table first (§8.2).
+      if (seq > last + 1n && !(await this.fill(socket, last, seq - 1n, banned))) continue;
+      envelope ??= JSON.parse(text) as OanEventEnvelope;
+      this.emit(socket, envelope, seq, banned);
+    }
+    // §2.7, §9.6: the ban notice reaches every socket first, then they are cut.
+    for (const socket of banned) socket.disconnect(true);
+  }
+
+  /** Emits the rows in (after, upTo] to one socket; false when they could not be read. */
+  private async fill(socket: OanSocket, after: bigint, upTo: bigint, banned: OanSocket[]): Promise<boolean> {
+    let rows;
+    try {
+      rows = await fetchRange(this.deps.orm.em.fork(), socket.data.accountId, after, upTo);
+    } catch (err) {
+      // Emitting past the gap would make the client skip it for good; the sweep retries instead.
+      this.deps.log.warn({ err }, 'gap fill failed; holding delivery for the socket');
+      return false;
+    }
+    this.deps.metrics.gapFills.inc();
+    for (const row of rows) {
+      if (!socket.connected) return false;
+      this.emit(socket, JSON.parse(row.envelope) as OanEventEnvelope, BigInt(row.seq), banned);
+    }
+    return socket.connected;
+  }
+
+  private emit(socket: OanSocket, envelope: OanEventEnvelope, seq: bigint, banned: OanSocket[]): void {
+    socket.emit('oan:event', envelope);
+    socket.data.lastSeq = seq;
+    this.deps.metrics.emitted.inc();
+    if (isBanNotice(envelope)) banned.push(socket);
+  }
+
+  /** Catches up sockets behind the table: covers a publish lost between commit and XADD (invariant 1). */
+  private async sweep(): Promise<void> {
+    if (this.sweeping || this.sockets.size === 0) return;
+    this.sweeping = true;
+    try {
+      const accounts = [...this.sockets.keys()];
+      for (let i = 0; i < accounts.length; i += SWEEP_CHUNK) {
+        const rows = await sql<{ account_id: string; m: string }>(
+          this.deps.orm.em.fork(),
+          'select account_id, max(seq)::text as m from read.oan_event where account_id in (?) group by account_id',
+          [accounts.slice(i, i + SWEEP_CHUNK)],
+        );
+        for (const { account_id: a, m } of rows) this.catchUpIfBehind(a, BigInt(m));
+      }
+    } catch (err) {
+      this.deps.log.warn({ err }, 'delivery sweep failed');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private catchUpIfBehind(accountId: string, max: bigint): void {
+    const sockets = [...(this.sockets.get(accountId) ?? [])];
+    if (sockets.some((s) => s.data.lastSeq !== undefined && s.data.lastSeq < max)) {
+      this.enqueue(accountId, () => this.catchUp(sockets, max));
+    }
+  }
+
+  /** Emits (lastSeq, max] to each given socket still behind; runs on the account chain. */
+  private async catchUp(sockets: readonly OanSocket[], max: bigint): Promise<void> {
+    const banned: OanSocket[] = [];
+    for (const socket of sockets) {
+      const last = socket.data.lastSeq;
+      if (last !== undefined && last < max && socket.connected) await this.fill(socket, last, max, banned);
+    }
+    for (const socket of banned) socket.disconnect(true);
+  }
+
+  private enqueue(accountId: string, task: () => Promise<void>): void {
+    const next = (this.chains.get(accountId) ?? Promise.resolve())
+      .then(task)
+      .catch((err: unknown) => this.deps.log.error({ err }, 'delivery task failed'));
+    this.chains.set(accountId, next);
+    void next.then(() => {
+      if (this.chains.get(accountId) === next) this.chains.delete(accountId);
+    });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await Promise.all(this.chains.values());
+  }
+}

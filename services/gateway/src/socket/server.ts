@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import type { Server as HttpServer } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import { Server } from 'socket.io';
+import { authenticateSocketToken, type Authenticator } from '@oan/auth';
+import { findOutdatedConnector, OAN_CONNECTOR_RELEASES, OAN_WS_NAMESPACE, WS_ROOM_PREFIX } from '@oan/protocol';
+import type { NotifyOutdated } from '../infra/connectorNotices';
+import type { Delivery } from './delivery';
+import type { ClientToServerEvents, InterServerEvents, ServerToClientEvents, SocketData } from './types';
+
+export interface SocketServerDeps {
+  server: HttpServer;
+  gatewayId: string;
+  openApi: boolean;
+  authenticator: Authenticator;
+  delivery: Delivery;
+  notifyOutdated: NotifyOutdated;
+  log: FastifyBaseLogger;
+}
+
+export type OanServer = Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+
+/** A19/§5.3: texts the engine classifies as terminal; anything else must not look terminal. */
+const TERMINAL = /^(Unauthorized|Forbidden)\b/;
+
+export function createSocketServer(deps: SocketServerDeps): OanServer {
+  // §9.1: default path; both transports (the SDK is websocket-only, browsers poll then upgrade).
+  const io: OanServer = new Server(deps.server, {
+    path: '/socket.io/',
+    transports: ['polling', 'websocket'],
+    serveClient: false,
+  });
+  // The edge routes a polling request to the gateway that minted its sid (`<GATEWAY_ID>.<random>`).
+  // base64url never contains '.', so the first '.' always ends the prefix.
+  io.engine.generateId = () => `${deps.gatewayId}.${randomBytes(15).toString('base64url')}`;
+
+  // Nothing is served on the main namespace; answer as if it did not exist.
+  io.use((_socket, next) => next(new Error('Invalid namespace')));
+
+  // §0.5: with the gate off /oan is never registered, so clients get "Invalid namespace".
+  if (!deps.openApi) return io;
+
+  const oan = io.of(OAN_WS_NAMESPACE);
+
+  // §9.3: rejection = an Error to the callback, which reaches the client as connect_error.
+  oan.use(async (socket, next) => {
+    let principal;
+    try {
+      // Steps 1-4 (missing, unknown or revoked key, bad JWT or realm, banned) in @oan/auth.
+      principal = await authenticateSocketToken(deps.authenticator, socket.handshake.auth?.token);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : '';
+      if (TERMINAL.test(message)) return next(new Error(message));
+      return unavailable(err, next);
+    }
+    try {
+      socket.data.accountId = principal.accountId;
+      socket.data.apiKeyId = principal.via === 'apiKey' ? principal.apiKeyId : null;
+      socket.data.lastSeq = await deps.delivery.startingSeq(principal.accountId);
+      next();
+    } catch (err) {
+      unavailable(err, next);
+    }
+  });
+
+  oan.on('connection', (socket) => {
+    // §9.4: the room every event of the account goes to.
+    void socket.join(`${WS_ROOM_PREFIX}${socket.data.accountId}`);
+    deps.delivery.add(socket);
+    // §9.3 step 5, §10.13: an invalid declaration is treated as undeclared, never a rejection.
+    const outdated = findOutdatedConnector(
+      socket.handshake.auth?.client,
+      OAN_CONNECTOR_RELEASES,
+    );
+    if (outdated) deps.notifyOutdated(socket.data.accountId, outdated);
+    // §9.1: clients emit nothing; whatever they send is ignored (no listeners are registered).
+  });
+  return io;
+
+  // A dependency failure is not the client's fault: a non-terminal text so connectors retry.
+  function unavailable(err: unknown, next: (err?: Error) => void): void {
+    deps.log.error({ err }, 'socket handshake failed');
+    next(new Error('Service unavailable, retry later'));
+  }
+}

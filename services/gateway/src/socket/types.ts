@@ -1,0 +1,25 @@
+import type { Namespace, Socket } from 'socket.io';
+import type { OanEventEnvelope } from '@oan/protocol';
+
+/** §9.1: the server emits only `oan:event`, one envelope argument; clients emit nothing. */
+export interface ServerToClientEvents {
+  'oan:event': (envelope: OanEventEnvelope) => void;
+}
+export type ClientToServerEvents = Record<string, never>;
+export type InterServerEvents = Record<string, never>;
+
+export interface SocketData {
+  accountId: string;
+  /** §9.4: the API key that authenticated the socket, null for an OAN JWT (per-key revocation, §9.6). */
+  apiKeyId: string | null;
+  /** Highest seq the socket has (max(seq) at the handshake, then each emit); set by the middleware. */
+  lastSeq?: bigint;
+}
+
+export type OanSocket = Socket<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+export type OanNamespace = Namespace<
+  ClientToServerEvents,
+  ServerToClientEvents,
+  InterServerEvents,
+  SocketData
+>;

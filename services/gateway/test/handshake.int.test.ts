@@ -1,0 +1,199 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connect,
+  connectError,
+  insertAccount,
+  insertApiKey,
+  jwtFor,
+  openFleet,
+  startGateway,
+  waitFor,
+  type Fleet,
+  type RunningGateway,
+} from './helpers';
+import { signOanJwt } from '@oan/auth';
+import { sql } from '@oan/db';
+
+/** A stand-in for the auth service's internal notice endpoint (§10.14), counting what it gets. */
+async function fakeAuth(): Promise<{
+  url: string;
+  posts: { path: string; body: unknown }[];
+  close(): Promise<void>;
+}> {
+  const posts: { path: string; body: unknown }[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      posts.push({ path: `${req.method} ${req.url}`, body: JSON.parse(body) as unknown });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    posts,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+let fleet: Fleet;
+let gw: RunningGateway;
+let auth: Awaited<ReturnType<typeof fakeAuth>>;
+let account: string;
+let key: string;
+
+beforeAll(async () => {
+  fleet = await openFleet();
+  auth = await fakeAuth();
+  gw = await startGateway(fleet, { authUrl: auth.url });
+  account = await insertAccount(fleet.orm);
+  key = (await insertApiKey(fleet.orm, account)).key;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await auth?.close();
+  await fleet?.close();
+});
+
+describe('a /oan handshake with a valid credential (§9.3, §12 line 60)', () => {
+  it.each([
+    ['an API key over websocket only', () => key, { transports: ['websocket'] }],
+    ['an OAN JWT over websocket only', () => jwtFor(account), { transports: ['websocket'] }],
+    ['an API key with the default polling-then-upgrade transports', () => key, {}],
+  ])('accepts %s', async (_label, token, opts: { transports?: string[] }) => {
+    const client = await connect(gw.url, { token: await token() }, opts);
+    expect(client.socket.connected).toBe(true);
+    expect(client.socket.io.engine.id).toMatch(/^g1\./);
+    client.socket.close();
+  });
+
+  it('upgrades a default client from polling to websocket', async () => {
+    const client = await connect(gw.url, { token: key });
+    await waitFor(() => expect(client.socket.io.engine.transport.name).toBe('websocket'));
+    client.socket.close();
+  });
+});
+
+describe('a /oan handshake that must be refused (§9.3, A19, §12 line 61)', () => {
+  it.each([
+    ['no token', async () => ({}), 'Unauthorized: invalid token'],
+    ['an empty token', async () => ({ token: '' }), 'Unauthorized: invalid token'],
+    ['a garbage JWT', async () => ({ token: 'not-a-jwt' }), 'Unauthorized: invalid token'],
+    [
+      'a JWT signed with another secret',
+      async () => ({ token: await signOanJwt('x'.repeat(40), { accountId: account, ttlSeconds: 60 }) }),
+      'Unauthorized: invalid token',
+    ],
+    ['an unknown API key', async () => ({ token: 'gofers_deadbeef' }), 'Unauthorized: invalid API key'],
+    [
+      'a gofers-realm JWT',
+      async () => ({ token: await jwtFor(account, 'gofers') }),
+      'Unauthorized: realm not allowed',
+    ],
+    [
+      'a JWT without realm',
+      async () => ({ token: await jwtFor(account, null) }),
+      'Unauthorized: realm not allowed',
+    ],
+  ])('refuses %s', async (_label, auth, message) => {
+    expect(await connectError(gw.url, await auth(), { transports: ['websocket'] })).toBe(message);
+  });
+
+  it('refuses a revoked key', async () => {
+    const { key: revoked, id } = await insertApiKey(fleet.orm, account);
+    await sql(fleet.orm.em.fork(), 'delete from auth.api_keys where id = ?', [id]);
+    expect(await connectError(gw.url, { token: revoked })).toBe('Unauthorized: invalid API key');
+  });
+
+  it('refuses a banned account with either credential (§2.7)', async () => {
+    const banned = await insertAccount(fleet.orm, { banned: true });
+    const bannedKey = (await insertApiKey(fleet.orm, banned)).key;
+    expect(await connectError(gw.url, { token: bannedKey })).toBe('Forbidden: account banned');
+    expect(await connectError(gw.url, { token: await jwtFor(banned) })).toBe('Forbidden: account banned');
+  });
+
+  it('refuses an oan-realm JWT whose account row is of another realm (§9.3 step 3)', async () => {
+    const mobile = await insertAccount(fleet.orm, { realm: 'gofers' });
+    expect(await connectError(gw.url, { token: await jwtFor(mobile) })).toBe(
+      'Unauthorized: realm not allowed',
+    );
+  });
+});
+
+describe('the connector declaration (§10.13, §10.14, §12 lines 65-66)', () => {
+  it('an outdated dsh-plugin triggers exactly one notice request to auth', async () => {
+    const before = auth.posts.length;
+    const client = await connect(gw.url, {
+      token: key,
+      client: { name: '@openagentnetwork/dsh-plugin', version: '0.1.4' },
+    });
+    await waitFor(() => expect(auth.posts.length).toBe(before + 1));
+    expect(auth.posts[before]).toEqual({
+      path: 'POST /internal/connector-notices',
+      body: {
+        accountId: account,
+        connector: '@openagentnetwork/dsh-plugin',
+        installed: '0.1.4',
+        latest: '0.1.5',
+      },
+    });
+    client.socket.close();
+  });
+
+  it.each([
+    ['up to date', { name: '@openagentnetwork/dsh-plugin', version: '0.1.5' }],
+    ['a pre-release of the latest', { name: '@openagentnetwork/dsh-plugin', version: '0.1.5-beta.1' }],
+    ['ahead of the registry', { name: '@openagentnetwork/dsh-plugin', version: '0.2.0' }],
+    ['an unknown connector', { name: '@someone/else', version: '0.0.1' }],
+    ['a malformed name', { name: 'bad name!', version: '0.0.1' }],
+    ['a numeric version', { name: '@openagentnetwork/dsh-plugin', version: 1 }],
+    ['a string', 'dsh-plugin@0.1.4'],
+    ['null', null],
+  ])('%s connects and triggers no notice', async (_label, declared) => {
+    const before = auth.posts.length;
+    const client = await connect(gw.url, { token: key, client: declared });
+    // An outdated declaration posted after this one would show up first if notices leaked.
+    const probe = await connect(gw.url, {
+      token: key,
+      client: { name: '@openagentnetwork/openclaw-plugin', version: '0.0.1' },
+    });
+    await waitFor(() => expect(auth.posts.length).toBe(before + 1));
+    expect((auth.posts[before]?.body as { connector: string }).connector).toBe(
+      '@openagentnetwork/openclaw-plugin',
+    );
+    client.socket.close();
+    probe.socket.close();
+  });
+
+  it('an unreachable auth service never fails the handshake', async () => {
+    const lonely = await startGateway(fleet, { id: 'g9', authUrl: 'http://127.0.0.1:9', metrics: false });
+    try {
+      const client = await connect(lonely.url, {
+        token: key,
+        client: { name: '@openagentnetwork/dsh-plugin', version: '0.0.1' },
+      });
+      expect(client.socket.connected).toBe(true);
+      client.socket.close();
+    } finally {
+      await lonely.close();
+    }
+  });
+});
+
+describe('when ENABLE_OPEN_API is off', () => {
+  it('/oan answers "Invalid namespace" (§0.5)', async () => {
+    const off = await startGateway(fleet, { id: 'off', openApi: false, metrics: false });
+    try {
+      expect(await connectError(off.url, { token: key }, { transports: ['websocket'] })).toBe(
+        'Invalid namespace',
+      );
+      expect(await connectError(off.url, { token: key })).toBe('Invalid namespace');
+    } finally {
+      await off.close();
+    }
+  });
+});
