@@ -63,49 +63,59 @@ async function burst(accounts: JoinedAccount[], n: number, onProgress: (sent: nu
 const seqs = (es: OanEventEnvelope[]) => es.map((e) => Number(e.seq));
 
 describe('when the projector and a gateway are killed in the middle of a burst', () => {
-  it('every connector still gets every envelope once, in seq order, and GET /events holds them all', async () => {
-    const accounts = await Promise.all(
-      [0, 1].map((i) => joinAccount(fleet.url, fleet.mailbox, `burst${i}-${fleet.id}@example.com`)),
-    );
-    // Two connectors per account through the edge (round robin spreads them over both gateways).
-    const connectors = accounts.flatMap((a) =>
-      [0, 1].map(() => new TestConnector({ baseUrl: fleet.url, token: a.apiKey })),
-    );
-    for (const c of connectors) await c.connect();
+  it(
+    'every connector still gets every envelope once, in seq order, and GET /events holds them all',
+    { timeout: 240_000 },
+    async () => {
+      const accounts = await Promise.all(
+        [0, 1].map((i) => joinAccount(fleet.url, fleet.mailbox, `burst${i}-${fleet.id}@example.com`)),
+      );
+      // Two connectors per account through the edge (round robin spreads them over both gateways).
+      const connectors = accounts.flatMap((a) =>
+        [0, 1].map(() => new TestConnector({ baseUrl: fleet.url, token: a.apiKey })),
+      );
+      for (const c of connectors) await c.connect();
 
-    await burst(accounts, BURST, async (sent) => {
-      if (sent === 300) await fleet.kill('projector');
-      if (sent === 450) await fleet.restart('projector');
-      if (sent === 600) await fleet.kill('gateway1');
-      if (sent === 750) await fleet.restart('gateway1');
-    });
+      await burst(accounts, BURST, async (sent) => {
+        if (sent === 300) await fleet.kill('projector');
+        if (sent === 450) await fleet.restart('projector');
+        if (sent === 600) await fleet.kill('gateway1');
+        if (sent === 750) await fleet.restart('gateway1');
+      });
 
-    const perAccount = BURST / accounts.length;
-    await waitFor(() => connectors.every((c) => c.delivered.length >= perAccount), {
-      timeoutMs: 90_000,
-      what: 'every connector to receive the burst',
-    });
-    for (const c of connectors) {
-      await c.idle();
-      expect(seqs(c.delivered)).toEqual(Array.from({ length: perAccount }, (_, i) => i + 1));
-      expect(new Set(c.delivered.map((e) => e.eventId)).size).toBe(perAccount);
-    }
-    for (const [i, a] of accounts.entries()) {
-      const rest = connectors[i * 2]!;
-      const all: OanEventEnvelope[] = [];
-      for (let since = 0; ;) {
-        const page = await rest.rest<OanEventEnvelope[]>('GET', `/events?since=${since}&limit=200`);
-        all.push(...page.body);
-        if (page.body.length < 200) break;
-        since = Number(page.body[page.body.length - 1]!.seq);
+      const perAccount = BURST / accounts.length;
+      await waitFor(() => connectors.every((c) => c.delivered.length >= perAccount), {
+        timeoutMs: 90_000,
+        what: `every connector to receive the burst`,
+      }).catch((err: Error) => {
+        const state = connectors.map(
+          (c) =>
+            `${c.delivered.length} delivered, ${c.pushes.length} pushed, disconnects ${c.disconnects.join('/')}`,
+        );
+        throw new Error(`${err.message}\n${state.join('\n')}`);
+      });
+      for (const c of connectors) {
+        await c.idle();
+        expect(seqs(c.delivered)).toEqual(Array.from({ length: perAccount }, (_, i) => i + 1));
+        expect(new Set(c.delivered.map((e) => e.eventId)).size).toBe(perAccount);
       }
-      expect(all).toEqual(connectors[i * 2]!.delivered);
-      expect(all).toEqual(connectors[i * 2 + 1]!.delivered);
-      expect(all.every((e) => e.type === 'system_notice')).toBe(true);
-      void a;
-    }
-    for (const c of connectors) c.close();
-  });
+      for (const [i, a] of accounts.entries()) {
+        const rest = connectors[i * 2]!;
+        const all: OanEventEnvelope[] = [];
+        for (let since = 0; ;) {
+          const page = await rest.rest<OanEventEnvelope[]>('GET', `/events?since=${since}&limit=200`);
+          all.push(...page.body);
+          if (page.body.length < 200) break;
+          since = Number(page.body[page.body.length - 1]!.seq);
+        }
+        expect(all).toEqual(connectors[i * 2]!.delivered);
+        expect(all).toEqual(connectors[i * 2 + 1]!.delivered);
+        expect(all.every((e) => e.type === 'system_notice')).toBe(true);
+        void a;
+      }
+      for (const c of connectors) c.close();
+    },
+  );
 
   it('replay on the projector reproduces the oan_event table byte for byte', async () => {
     const before = await dumpEventTable(fleet.env.DATABASE_URL!);

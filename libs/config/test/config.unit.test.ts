@@ -27,7 +27,11 @@ describe('loadConfig', () => {
   });
 
   it('splits KAFKA_BROKERS and trims a trailing slash from OAN_WEB_BASE_URL', () => {
-    const cfg = loadConfig(commonEnv, { ...base, KAFKA_BROKERS: 'a:1, b:2', OAN_WEB_BASE_URL: 'https://x.io/' });
+    const cfg = loadConfig(commonEnv, {
+      ...base,
+      KAFKA_BROKERS: 'a:1, b:2',
+      OAN_WEB_BASE_URL: 'https://x.io/',
+    });
     expect(cfg.KAFKA_BROKERS).toEqual(['a:1', 'b:2']);
     expect(cfg.OAN_WEB_BASE_URL).toBe('https://x.io');
   });

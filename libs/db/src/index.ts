@@ -25,10 +25,12 @@ export interface DatabaseOptions {
  * database per fleet) and runs this service's migrations before returning.
  */
 export async function openDatabase(opts: DatabaseOptions): Promise<MikroORM> {
+  await createDatabaseIfMissing(opts.url);
   const orm = await MikroORM.init({
     clientUrl: opts.url,
     entities: opts.entities ?? [],
     discovery: { warnWhenNoEntities: false },
+    ensureDatabase: false,
     pool: { min: 0, max: opts.poolMax ?? 10 },
     allowGlobalContext: false,
     debug: opts.debug ?? false,
@@ -42,9 +44,32 @@ export async function openDatabase(opts: DatabaseOptions): Promise<MikroORM> {
       silent: true,
     },
   });
-  await orm.schema.ensureDatabase();
   await migrateLocked(orm, opts);
   return orm;
+}
+
+/**
+ * Creates the database when missing, before MikroORM connects. Processes of a fresh fleet start
+ * together, so a concurrent CREATE that lost the race is fine. (MikroORM's own ensureDatabase leaves
+ * the ORM connected to the management database when its CREATE fails, so it is not used.)
+ */
+export async function createDatabaseIfMissing(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = decodeURIComponent(u.pathname.slice(1));
+  u.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: u.toString() });
+  await client.connect();
+  try {
+    const r = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (r.rowCount) return;
+    await client.query(`create database "${name.replace(/"/g, '""')}"`);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    // 42P04 duplicate_database; 23505 the pg_database unique index of a concurrent CREATE.
+    if (code !== '42P04' && code !== '23505') throw err;
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -84,11 +109,18 @@ export async function dropDatabase(url: string): Promise<void> {
   const u = new URL(url);
   const name = u.pathname.slice(1);
   u.pathname = '/postgres';
-  const orm = await MikroORM.init({ clientUrl: u.toString(), entities: [], discovery: { warnWhenNoEntities: false } });
+  const orm = await MikroORM.init({
+    clientUrl: u.toString(),
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
+  });
   try {
     await orm.em
       .getConnection()
-      .execute(`select pg_terminate_backend(pid) from pg_stat_activity where datname = ? and pid <> pg_backend_pid()`, [name]);
+      .execute(
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = ? and pid <> pg_backend_pid()`,
+        [name],
+      );
     await orm.em.getConnection().execute(`drop database if exists "${name.replace(/"/g, '')}"`);
   } finally {
     await orm.close(true);

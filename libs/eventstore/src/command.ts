@@ -23,7 +23,10 @@ export async function handleCommand<State, Event extends { type: string; data: u
   streamId: string,
   decider: Decider<State, Event>,
   decide: (state: State) => NewEvent[] | Promise<NewEvent[]>,
-  opts: { retries?: number; inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void> } = {},
+  opts: {
+    retries?: number;
+    inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
+  } = {},
 ): Promise<CommandResult<State>> {
   const retries = opts.retries ?? 5;
   for (let attempt = 0; ; attempt++) {
@@ -38,7 +41,10 @@ export async function handleCommand<State, Event extends { type: string; data: u
         const appended = await store.append(em, [
           { streamId, expectedVersion: history.length === 0 ? 'no_stream' : history.length, events },
         ]);
-        const next = appended.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), state);
+        const next = appended.reduce(
+          (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
+          state,
+        );
         if (opts.inline) await opts.inline(em, appended, next);
         return { state: next, appended };
       });

@@ -85,7 +85,9 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   async function step(): Promise<number> {
     client ??= await connect();
     if (!leader) {
-      const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) as ok', [`relay:${s}`]);
+      const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) as ok', [
+        `relay:${s}`,
+      ]);
       leader = r.rows[0]?.ok === true;
       if (!leader) return 0;
       opts.logger.info({ schema: s }, 'outbox relay is leader');
@@ -99,7 +101,9 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     );
     if (rows.length === 0) return 0;
     await opts.publish(rows.map((r) => opts.encode(toStored(r))));
-    await client.query(`delete from "${s}".outbox where position = any($1::bigint[])`, [rows.map((r) => r.position)]);
+    await client.query(`delete from "${s}".outbox where position = any($1::bigint[])`, [
+      rows.map((r) => r.position),
+    ]);
     opts.onPublished?.(rows.length);
     return rows.length;
   }

@@ -50,7 +50,9 @@ export class EventStore {
           data jsonb not null,
           occurred_at timestamptz not null,
           unique (stream_id, stream_version))`);
-        this.addSql(`create table if not exists "${s}".outbox (position bigint primary key references "${s}".events(position))`);
+        this.addSql(
+          `create table if not exists "${s}".outbox (position bigint primary key references "${s}".events(position))`,
+        );
       }
     }
     return { name: `${s}-0000-event-store`, class: CreateEventStore };
@@ -94,7 +96,12 @@ export class EventStore {
     return row?.v ?? 0;
   }
 
-  private async insert(em: EntityManager, streamId: string, streamVersion: number, e: NewEvent): Promise<StoredEvent> {
+  private async insert(
+    em: EntityManager,
+    streamId: string,
+    streamVersion: number,
+    e: NewEvent,
+  ): Promise<StoredEvent> {
     const version = e.version ?? 1;
     this.validator?.assertValid(e.type, version, e.data);
     try {
@@ -104,7 +111,16 @@ export class EventStore {
            (event_id, stream_id, stream_version, type, version, account_id, data, occurred_at)
          values (?, ?, ?, ?, ?, ?, ?::jsonb, ?)
          returning position, event_id, stream_id, stream_version, type, version, account_id, data, occurred_at`,
-        [e.eventId ?? randomUUID(), streamId, streamVersion, e.type, version, e.accountId, JSON.stringify(e.data), e.occurredAt],
+        [
+          e.eventId ?? randomUUID(),
+          streamId,
+          streamVersion,
+          e.type,
+          version,
+          e.accountId,
+          JSON.stringify(e.data),
+          e.occurredAt,
+        ],
       );
       await sql(em, `insert into "${this.schema}".outbox (position) values (?)`, [row!.position]);
       return toStored(row!);

@@ -16,7 +16,11 @@ const log = { info: () => undefined, warn: () => undefined, error: () => undefin
 beforeAll(async () => {
   ensureInfra();
   orm = await openDatabase({ url, schema: 'relay_test', migrations: [store.migration()] });
-  kafka = createKafka({ brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'relay-test', logger: silentLogger });
+  kafka = createKafka({
+    brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
+    clientId: 'relay-test',
+    logger: silentLogger,
+  });
   await kafka.ensureTopics([{ topic, numPartitions: 3 }]);
 });
 afterAll(async () => {
@@ -34,7 +38,11 @@ describe('the outbox relay', () => {
       schema: 'relay_test',
       logger: log,
       batchSize: 50,
-      encode: (e) => ({ key: e.accountId, value: Buffer.from(JSON.stringify(e.data)), headers: domainHeaders(e) }),
+      encode: (e) => ({
+        key: e.accountId,
+        value: Buffer.from(JSON.stringify(e.data)),
+        headers: domainHeaders(e),
+      }),
       publish: async (messages) => {
         await producer.send({ topic, acks: -1, messages });
       },
@@ -44,9 +52,17 @@ describe('the outbox relay', () => {
     await Promise.all(
       accounts.map(async (acc) => {
         for (let i = 1; i <= 60; i++) {
-          await orm.em.fork().transactional((em) =>
-            store.append(em, [{ streamId: `s-${acc}`, expectedVersion: i - 1 || 'no_stream', events: [{ type: 'T', data: { i }, accountId: acc, occurredAt: new Date().toISOString() }] }]),
-          );
+          await orm.em
+            .fork()
+            .transactional((em) =>
+              store.append(em, [
+                {
+                  streamId: `s-${acc}`,
+                  expectedVersion: i - 1 || 'no_stream',
+                  events: [{ type: 'T', data: { i }, accountId: acc, occurredAt: new Date().toISOString() }],
+                },
+              ]),
+            );
         }
       }),
     );
@@ -65,10 +81,16 @@ describe('the outbox relay', () => {
         if (b.messages.length) b.resolve(b.messages[b.messages.length - 1]!.offset);
       },
     });
-    await waitFor(() => accounts.every((a) => (seen.get(a)?.length ?? 0) >= 60), { timeoutMs: 30_000, what: 'all events consumed' });
+    await waitFor(() => accounts.every((a) => (seen.get(a)?.length ?? 0) >= 60), {
+      timeoutMs: 30_000,
+      what: 'all events consumed',
+    });
     for (const a of accounts) expect(seen.get(a)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     await waitFor(async () => (await relay.backlog()) === 0, { what: 'empty outbox' });
-    const [row] = await sql<{ n: string }>(orm.em.fork(), 'select count(*)::text as n from relay_test.outbox');
+    const [row] = await sql<{ n: string }>(
+      orm.em.fork(),
+      'select count(*)::text as n from relay_test.outbox',
+    );
     expect(row!.n).toBe('0');
     await consumer.stop();
     await relay.stop();
@@ -76,7 +98,14 @@ describe('the outbox relay', () => {
 
   it('lets only one relay lead a schema', async () => {
     const mk = () =>
-      startOutboxRelay({ databaseUrl: url, schema: 'relay_test', logger: log, idleMs: 50, encode: () => ({ key: '', value: Buffer.alloc(0), headers: {} }), publish: async () => undefined });
+      startOutboxRelay({
+        databaseUrl: url,
+        schema: 'relay_test',
+        logger: log,
+        idleMs: 50,
+        encode: () => ({ key: '', value: Buffer.alloc(0), headers: {} }),
+        publish: async () => undefined,
+      });
     const [r1, r2] = await Promise.all([mk(), mk()]);
     await waitFor(() => r1.isLeader() || r2.isLeader(), { what: 'a leader' });
     await new Promise((r) => setTimeout(r, 300));

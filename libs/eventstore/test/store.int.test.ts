@@ -15,7 +15,12 @@ afterAll(async () => {
   await dropDatabase(url);
 });
 
-const ev = (n: number) => ({ type: 'Counted', data: { n }, accountId: 'acc', occurredAt: new Date().toISOString() });
+const ev = (n: number) => ({
+  type: 'Counted',
+  data: { n },
+  accountId: 'acc',
+  occurredAt: new Date().toISOString(),
+});
 const counter = {
   initialState: () => 0,
   evolve: (s: number, e: { type: string; data: unknown }) => (e.type === 'Counted' ? s + 1 : s),
@@ -23,21 +28,31 @@ const counter = {
 
 describe('appending to a stream', () => {
   it('numbers events from 1 and reads them back in order', async () => {
-    await orm.em.fork().transactional((em) => store.append(em, [{ streamId: 's1', expectedVersion: 'no_stream', events: [ev(1), ev(2)] }]));
+    await orm.em
+      .fork()
+      .transactional((em) =>
+        store.append(em, [{ streamId: 's1', expectedVersion: 'no_stream', events: [ev(1), ev(2)] }]),
+      );
     const read = await store.readStream(orm.em.fork(), 's1');
     expect(read.map((e) => e.streamVersion)).toEqual([1, 2]);
     expect(read.map((e) => (e.data as { n: number }).n)).toEqual([1, 2]);
   });
 
   it('refuses an append whose expected version is stale', async () => {
-    const run = orm.em.fork().transactional((em) => store.append(em, [{ streamId: 's1', expectedVersion: 1, events: [ev(3)] }]));
+    const run = orm.em
+      .fork()
+      .transactional((em) => store.append(em, [{ streamId: 's1', expectedVersion: 1, events: [ev(3)] }]));
     await expect(run).rejects.toBeInstanceOf(ConcurrencyError);
   });
 
   it('when two writers race for the same version, exactly one wins', async () => {
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, (_, i) =>
-        orm.em.fork().transactional((em) => store.append(em, [{ streamId: 'race', expectedVersion: 'no_stream', events: [ev(i)] }])),
+        orm.em
+          .fork()
+          .transactional((em) =>
+            store.append(em, [{ streamId: 'race', expectedVersion: 'no_stream', events: [ev(i)] }]),
+          ),
       ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -56,14 +71,24 @@ describe('appending to a stream', () => {
   });
 
   it('handleCommand re-runs on conflicts so 20 concurrent commands all land, densely', async () => {
-    await Promise.all(Array.from({ length: 20 }, () => handleCommand(orm, store, 'cmd', counter, () => [ev(0)], { retries: 50 })));
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        handleCommand(orm, store, 'cmd', counter, () => [ev(0)], { retries: 50 }),
+      ),
+    );
     const read = await store.readStream(orm.em.fork(), 'cmd');
     expect(read.map((e) => e.streamVersion)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
   it('puts every appended event in the outbox', async () => {
-    const [{ n }] = (await sql<{ n: string }>(orm.em.fork(), 'select count(*)::text as n from es_test.outbox')) as [{ n: string }];
-    const [{ m }] = (await sql<{ m: string }>(orm.em.fork(), 'select count(*)::text as m from es_test.events')) as [{ m: string }];
+    const [{ n }] = (await sql<{ n: string }>(
+      orm.em.fork(),
+      'select count(*)::text as n from es_test.outbox',
+    )) as [{ n: string }];
+    const [{ m }] = (await sql<{ m: string }>(
+      orm.em.fork(),
+      'select count(*)::text as m from es_test.events',
+    )) as [{ m: string }];
     expect(n).toBe(m);
   });
 });

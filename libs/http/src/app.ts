@@ -9,7 +9,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { ErrorCodes } from '@oan/protocol';
 import { HttpError } from './errors';
-import { createLogger } from './logger';
+import { createLogger, loggableError } from './logger';
 
 export interface HttpAppOptions {
   name: string;
@@ -60,21 +60,32 @@ export async function createHttpApp(opts: HttpAppOptions) {
   app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
     if (err instanceof HttpError) return reply.status(err.statusCode).send(err.body());
     if (hasZodFastifySchemaValidationErrors(err)) {
-      const detail = err.validation.map((v) => `${v.instancePath || '/'} ${v.message ?? 'is invalid'}`).join('; ');
-      return reply.status(400).send({ error: `Invalid ${err.validationContext ?? 'request'}: ${detail}`, code: ErrorCodes.validation });
+      const detail = err.validation
+        .map((v) => `${v.instancePath || '/'} ${v.message ?? 'is invalid'}`)
+        .join('; ');
+      return reply
+        .status(400)
+        .send({
+          error: `Invalid ${err.validationContext ?? 'request'}: ${detail}`,
+          code: ErrorCodes.validation,
+        });
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
-    if (status === 413) return reply.status(413).send({ error: 'Payload too large', code: ErrorCodes.payloadTooLarge });
-    if (status === 415) return reply.status(415).send({ error: 'Unsupported media type', code: ErrorCodes.request });
+    if (status === 413)
+      return reply.status(413).send({ error: 'Payload too large', code: ErrorCodes.payloadTooLarge });
+    if (status === 415)
+      return reply.status(415).send({ error: 'Unsupported media type', code: ErrorCodes.request });
     if (status >= 400 && status < 500) {
       return reply.status(status).send({ error: err.message, code: ErrorCodes.request });
     }
     // Never a stack trace to the client; the log line carries the trace id (reqId).
-    req.log.error({ err, reqId: req.id }, 'unhandled error');
+    req.log.error({ err: loggableError(err), reqId: req.id }, 'unhandled error');
     return reply.status(500).send({ error: `Internal error (trace ${req.id})`, code: ErrorCodes.internal });
   });
 
-  app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'Not Found', code: ErrorCodes.notFound }));
+  app.setNotFoundHandler((_req, reply) =>
+    reply.status(404).send({ error: 'Not Found', code: ErrorCodes.notFound }),
+  );
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_req, reply) => {
@@ -91,7 +102,9 @@ export async function createHttpApp(opts: HttpAppOptions) {
     );
     const down = results.filter(([, s]) => s === 'down');
     if (down.length > 0) {
-      return reply.status(503).send({ error: `Not ready: ${down.map(([n]) => n).join(', ')}`, code: ErrorCodes.unavailable });
+      return reply
+        .status(503)
+        .send({ error: `Not ready: ${down.map(([n]) => n).join(', ')}`, code: ErrorCodes.unavailable });
     }
     return { status: 'ok', checks: Object.fromEntries(results) };
   });

@@ -24,3 +24,17 @@ export function createLogger(name: string, level = 'info', opts: LoggerOptions =
   return pino({ name, level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, ...opts });
 }
 export type { Logger };
+
+/**
+ * An error as it may be logged. Database errors carry their SQL with the parameters inlined (key
+ * hashes, emails), so only their class, SQLSTATE and the server's own message are kept.
+ */
+export function loggableError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: String(err) };
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    const detail = err.message.split(' - ').pop() ?? '';
+    return { type: err.name, sqlState: code, message: detail.slice(0, 300) };
+  }
+  return { type: err.name, message: err.message, stack: err.stack };
+}

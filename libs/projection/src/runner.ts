@@ -23,7 +23,10 @@ class CreateProjectorTables extends Migration {
       recorded_at timestamptz not null default now(), unique (consumer, topic, partition, "offset"))`);
   }
 }
-export const projectorMigration: MigrationDef = { name: 'projector-0001-offsets', class: CreateProjectorTables };
+export const projectorMigration: MigrationDef = {
+  name: 'projector-0001-offsets',
+  class: CreateProjectorTables,
+};
 
 export type ApplyFn<R> = (em: EntityManager, records: ProjectionRecord[]) => Promise<R>;
 
@@ -62,7 +65,12 @@ export async function applyBatch<R>(
 }
 
 /** Records a fact the projection cannot decode; it never makes the projection throw (STYLE.md). */
-export async function deadLetter(em: EntityManager, consumer: string, r: ProjectionRecord, reason: string): Promise<void> {
+export async function deadLetter(
+  em: EntityManager,
+  consumer: string,
+  r: ProjectionRecord,
+  reason: string,
+): Promise<void> {
   await sql(
     em,
     `insert into projector.dead_letters (consumer, topic, partition, "offset", reason, headers, value)

@@ -18,7 +18,12 @@ export const OAN_EVENT_TYPES = [
 ] as const;
 export type OanEventType = (typeof OAN_EVENT_TYPES)[number];
 
-export const OAN_MESSAGE_SOURCES = ['platform', 'own_gofer', 'counterpart_gofer', 'counterpart_party'] as const;
+export const OAN_MESSAGE_SOURCES = [
+  'platform',
+  'own_gofer',
+  'counterpart_gofer',
+  'counterpart_party',
+] as const;
 export type OanMessageSource = (typeof OAN_MESSAGE_SOURCES)[number];
 
 export const OAN_CONNECTOR_PLATFORMS = ['openclaw', 'hermes', 'dsh', 'other'] as const;
@@ -50,5 +55,7 @@ export const WS_ROOM_PREFIX = 'oan:';
 
 /** Normalizes a registration platform (§2.6): anything unknown becomes `other`. */
 export function normalizePlatform(value: unknown): OanConnectorPlatform {
-  return (OAN_CONNECTOR_PLATFORMS as readonly unknown[]).includes(value) ? (value as OanConnectorPlatform) : 'other';
+  return (OAN_CONNECTOR_PLATFORMS as readonly unknown[]).includes(value)
+    ? (value as OanConnectorPlatform)
+    : 'other';
 }

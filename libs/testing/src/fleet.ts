@@ -121,16 +121,16 @@ export function startProcess(
 
 /** Resolves once the process answers `GET /ready` with 200. */
 export async function waitReady(p: RunningProcess, timeoutMs = 60_000): Promise<void> {
-  let dead = false;
-  void p.exited.then(() => (dead = true));
-  await waitFor(
+  const ready = waitFor(
     async () => {
-      if (dead) throw new Error(`${p.spec.name} exited during start-up (see its log)`);
       const res = await fetch(`http://127.0.0.1:${p.spec.port}/ready`).catch(() => undefined);
       return res?.status === 200;
     },
     { timeoutMs, intervalMs: 200, what: `${p.spec.name} to be ready` },
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}`);
+  );
+  const died = p.exited.then((code) => {
+    throw new Error(`${p.spec.name} exited with ${code} during start-up (see its log)`);
   });
+  await Promise.race([ready, died]);
+  died.catch(() => undefined);
 }

@@ -17,6 +17,8 @@ export async function buildApp({ config, metrics }: EdgeDeps) {
   // The factory collapses repeated slashes before routing, so `//api/v1/...` works (§0.1).
   const app = await createHttpApp({ name: 'edge', logLevel: config.LOG_LEVEL, metrics: metrics ?? true });
   const gateways = new GatewayPool(config.GATEWAY_URLS, config.GATEWAY_IDS);
+  const stopProbing = gateways.startProbing();
+  app.addHook('onClose', async () => stopProbing());
 
   // §4.10: reachability probe, no auth, outside /api/v1.
   app.get('/api/health', async () => ({ status: 'ok' }));
@@ -25,7 +27,11 @@ export async function buildApp({ config, metrics }: EdgeDeps) {
   if (config.ENABLE_OPEN_API) {
     for (const route of API_ROUTES) {
       if (route.upstream === 'GATEWAYS') {
-        await registerProxy(app, { prefix: route.prefix, upstream: () => gateways.next() });
+        await registerProxy(app, {
+          prefix: route.prefix,
+          upstream: () => gateways.next(),
+          failover: (failed) => gateways.failover(failed),
+        });
         continue;
       }
       const url = upstreamUrl(config, route.upstream);

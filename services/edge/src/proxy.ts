@@ -8,9 +8,16 @@ export interface ProxyRoute {
   /** A fixed upstream, or a choice per request (HTTP and WebSocket alike). */
   upstream: string | ((req: FastifyRequest) => string);
   websocket?: boolean;
+  /**
+   * For GET/HEAD only: another upstream to try after a connection-level failure (refused, reset
+   * before a response). `GET /events` must stay available while a gateway restarts (§10.3: a failed
+   * backfill loses events for the SDK), so a dead gateway costs a retry, not an error.
+   */
+  failover?: (failed: string) => string | undefined;
 }
 
 type ReplyOptions = NonNullable<FastifyHttpProxyOptions['replyOptions']>;
+type OnError = NonNullable<ReplyOptions['onError']>;
 type Headers = Parameters<NonNullable<ReplyOptions['rewriteRequestHeaders']>>[1];
 type AnyRequest = Parameters<NonNullable<ReplyOptions['getUpstream']>>[0];
 
@@ -25,10 +32,49 @@ function forwarded<H extends Headers>(req: AnyRequest, headers: H): H {
 }
 
 /** Any failure to reach the upstream (refused, reset, timeout) is a 503 with the §0.3 body. */
-const upstreamFailed: ReplyOptions['onError'] = (reply, { error }) => {
+const upstreamFailed: OnError = (reply, { error }) => {
   reply.log.warn({ err: error }, 'upstream unavailable');
   void reply.status(503).send({ error: 'Service temporarily unavailable', code: ErrorCodes.unavailable });
 };
+
+const CONNECTION_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'FST_REPLY_FROM_INTERNAL_SERVER_ERROR',
+]);
+function isConnectionFailure(error: unknown): boolean {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  return CONNECTION_FAILURES.has(String(e?.code)) || CONNECTION_FAILURES.has(String(e?.cause?.code));
+}
+
+/** An onError that retries an idempotent request on the next upstream, then gives up with 503. */
+function withFailover(route: ProxyRoute, pick: (req: FastifyRequest) => string): OnError {
+  const maxAttempts = 3;
+  const handler: OnError = (reply, ctx) => {
+    const req = reply.request as FastifyRequest & { oanAttempt?: { upstream: string; n: number } };
+    const attempt = req.oanAttempt ?? { upstream: pick(req), n: 1 };
+    const next = route.failover?.(attempt.upstream);
+    const idempotent = req.method === 'GET' || req.method === 'HEAD';
+    if (!idempotent || !next || attempt.n >= maxAttempts || !isConnectionFailure(ctx.error) || reply.sent) {
+      upstreamFailed(reply, ctx);
+      return;
+    }
+    req.oanAttempt = { upstream: next, n: attempt.n + 1 };
+    reply.log.warn({ failed: attempt.upstream, next }, 'upstream unavailable, retrying on another');
+    try {
+      void reply.from(req.url, {
+        getUpstream: () => next,
+        rewriteRequestHeaders: forwarded,
+        onError: handler,
+      });
+    } catch (err) {
+      upstreamFailed(reply, { error: err as Error });
+    }
+  };
+  return handler;
+}
 
 /**
  * Forwards `prefix` and everything under it with the path unchanged. With a per-request upstream
@@ -37,13 +83,21 @@ const upstreamFailed: ReplyOptions['onError'] = (reply, { error }) => {
  */
 export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Promise<void> {
   const pick = typeof route.upstream === 'function' ? route.upstream : undefined;
+  const chosen = new WeakMap<object, string>();
   const replyOptions: ReplyOptions = {
     rewriteRequestHeaders: forwarded,
-    onError: upstreamFailed,
+    onError:
+      pick && route.failover ? withFailover(route, (req) => chosen.get(req) ?? pick(req)) : upstreamFailed,
     // No automatic retries: a POST must not run twice, and a long-poll GET must not hop gateways.
     retryDelay: () => null,
   };
-  if (pick) replyOptions.getUpstream = (req) => pick(req as FastifyRequest);
+  if (pick) {
+    replyOptions.getUpstream = (req) => {
+      const url = pick(req as FastifyRequest);
+      chosen.set(req, url);
+      return url;
+    };
+  }
   const common = {
     prefix: route.prefix,
     rewritePrefix: route.prefix,

@@ -221,3 +221,27 @@ describe('when ENABLE_OPEN_API is off', () => {
     }
   });
 });
+
+describe('when one gateway is down', () => {
+  it('serves every GET /events* from the live one (a failed backfill would lose events, §10.3)', async () => {
+    const { freePort } = await import('@oan/testing');
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    const edge2 = await startEdge({
+      ENABLE_OPEN_API: 'true',
+      AUTH_URL: auth.url,
+      GATEWAY_URLS: `${dead},${g1.url}`,
+    });
+    try {
+      const a = await account();
+      for (let i = 0; i < 10; i++) {
+        const res = await fetch(`${edge2.url}/api/v1/events/cursor`, {
+          headers: { authorization: `Bearer ${a.key}` },
+        });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ seq: '0' });
+      }
+    } finally {
+      await edge2.app.close();
+    }
+  });
+});

@@ -1,5 +1,11 @@
 import { v5 as uuidv5 } from 'uuid';
-import { OAN_BASE_PATH, serializeEnvelope, type OanEventEnvelope, type OanEventType, type OanMessageSource } from '@oan/protocol';
+import {
+  OAN_BASE_PATH,
+  serializeEnvelope,
+  type OanEventEnvelope,
+  type OanEventType,
+  type OanMessageSource,
+} from '@oan/protocol';
 
 /** Fixed namespace of every envelope eventId (changing it would change every id on replay). */
 const EVENT_ID_NAMESPACE = '6f1c9a52-4d0b-4f7e-9a51-0a1e3c5d7b90';

@@ -1,5 +1,13 @@
 import type { MikroORM } from '@oan/db';
-import { fromKafkaMessage, runConsumer, toKafkaMessage, type KafkaHandle, type Producer, type RunningConsumer, type SchemaRegistry } from '@oan/log';
+import {
+  fromKafkaMessage,
+  runConsumer,
+  toKafkaMessage,
+  type KafkaHandle,
+  type Producer,
+  type RunningConsumer,
+  type SchemaRegistry,
+} from '@oan/log';
 import { applyBatch, deadLetter, type ProjectionRecord } from '@oan/projection';
 import type { Logger } from '@oan/http';
 import type { ConsumedMessage } from '@oan/log';
@@ -10,6 +18,12 @@ import { projections, type DomainEvent } from './projections';
 import { projectDomainEvents } from './stages/domain';
 import { writeEnvelopes, type CommittedEnvelope } from './stages/oan';
 import { metrics } from './metrics';
+
+/**
+ * A member killed with -9 keeps its partitions until the broker's session timeout expires: short, so
+ * a restarted projector resumes within seconds (kafkajs default: 30 s).
+ */
+const SESSION_TIMEOUT_MS = 8000;
 
 export interface PipelineDeps {
   cfg: ProjectorConfig;
@@ -40,7 +54,8 @@ const toRecord = (topic: string, partition: number, m: ConsumedMessage): Project
 
 export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
   const t = topicNames(d.cfg);
-  const producer: Producer | undefined = d.mode === 'live' ? await d.kafka.producer({ idempotent: true }) : undefined;
+  const producer: Producer | undefined =
+    d.mode === 'live' ? await d.kafka.producer({ idempotent: true }) : undefined;
   const ctx = d.cfg.OAN_WEB_BASE_URL ? { webBaseUrl: d.cfg.OAN_WEB_BASE_URL } : {};
 
   const domain = await runConsumer({
@@ -48,42 +63,53 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     groupId: t.domainGroup,
     topics: t.domain,
     fromBeginning: true,
+    sessionTimeoutMs: SESSION_TIMEOUT_MS,
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const { nextOffset } = await applyBatch(d.orm, 'domain', b.topic, b.partition, records, async (em, fresh) => {
-        const events: DomainEvent[] = [];
-        for (const r of fresh) {
-          try {
-            const rec = fromKafkaMessage(d.registry, r);
-            events.push({
-              eventId: rec.headers['oan-event-id'] ?? '',
-              type: rec.type,
-              streamId: rec.headers['oan-stream-id'] ?? '',
-              accountId: r.key ?? '',
-              occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
-              data: rec.data,
-            });
-          } catch (err) {
-            metrics.deadLetters.inc();
-            d.logger.error({ err: (err as Error).message, topic: r.topic, offset: r.offset }, 'undecodable record');
-            await deadLetter(em, 'domain', r, (err as Error).message);
+      const { nextOffset } = await applyBatch(
+        d.orm,
+        'domain',
+        b.topic,
+        b.partition,
+        records,
+        async (em, fresh) => {
+          const events: DomainEvent[] = [];
+          for (const r of fresh) {
+            try {
+              const rec = fromKafkaMessage(d.registry, r);
+              events.push({
+                eventId: rec.headers['oan-event-id'] ?? '',
+                type: rec.type,
+                streamId: rec.headers['oan-stream-id'] ?? '',
+                accountId: r.key ?? '',
+                occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
+                data: rec.data,
+              });
+            } catch (err) {
+              metrics.deadLetters.inc();
+              d.logger.error(
+                { err: (err as Error).message, topic: r.topic, offset: r.offset },
+                'undecodable record',
+              );
+              await deadLetter(em, 'domain', r, (err as Error).message);
+            }
           }
-        }
-        const notifications = await projectDomainEvents(em, events, projections, ctx);
-        // Produced before the offset commits: a crash in between re-produces the same eventIds,
-        // which stage 2 skips (at-least-once on the log, exactly-once in the table).
-        if (producer && notifications.length > 0) {
-          await producer.send({
-            topic: t.oan,
-            acks: -1,
-            messages: notifications.map((n) =>
-              toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
-            ),
-          });
-        }
-        metrics.domainEvents.inc(events.length);
-      });
+          const notifications = await projectDomainEvents(em, events, projections, ctx);
+          // Produced before the offset commits: a crash in between re-produces the same eventIds,
+          // which stage 2 skips (at-least-once on the log, exactly-once in the table).
+          if (producer && notifications.length > 0) {
+            await producer.send({
+              topic: t.oan,
+              acks: -1,
+              messages: notifications.map((n) =>
+                toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
+              ),
+            });
+          }
+          metrics.domainEvents.inc(events.length);
+        },
+      );
       b.resolve(b.messages[b.messages.length - 1]!.offset);
       await b.commit(b.messages[b.messages.length - 1]!.offset).catch(() => undefined);
       d.onApplied?.(b.topic, b.partition, nextOffset);
@@ -95,21 +121,29 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     groupId: t.oanGroup,
     topics: [t.oan],
     fromBeginning: true,
+    sessionTimeoutMs: SESSION_TIMEOUT_MS,
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const { result, nextOffset } = await applyBatch(d.orm, 'oan', b.topic, b.partition, records, async (em, fresh) => {
-        const batch: Notification[] = [];
-        for (const r of fresh) {
-          try {
-            batch.push(fromKafkaMessage<Notification>(d.registry, r).data);
-          } catch (err) {
-            metrics.deadLetters.inc();
-            await deadLetter(em, 'oan', r, (err as Error).message);
+      const { result, nextOffset } = await applyBatch(
+        d.orm,
+        'oan',
+        b.topic,
+        b.partition,
+        records,
+        async (em, fresh) => {
+          const batch: Notification[] = [];
+          for (const r of fresh) {
+            try {
+              batch.push(fromKafkaMessage<Notification>(d.registry, r).data);
+            } catch (err) {
+              metrics.deadLetters.inc();
+              await deadLetter(em, 'oan', r, (err as Error).message);
+            }
           }
-        }
-        return writeEnvelopes(em, batch);
-      });
+          return writeEnvelopes(em, batch);
+        },
+      );
       // After the commit (§8.2: visible in the table before any socket sees it).
       if (result && result.length > 0 && d.mode === 'live') await publish(d, result);
       metrics.envelopes.inc(result?.length ?? 0);
@@ -131,7 +165,21 @@ async function publish(d: PipelineDeps, envelopes: CommittedEnvelope[]): Promise
   const key = `${d.cfg.REDIS_PREFIX}push`;
   const pipe = d.redis.pipeline();
   for (const e of envelopes) {
-    pipe.xadd(key, 'MAXLEN', '~', '100000', '*', 't', 'env', 'a', e.accountId, 's', e.seq.toString(), 'e', e.envelope);
+    pipe.xadd(
+      key,
+      'MAXLEN',
+      '~',
+      '100000',
+      '*',
+      't',
+      'env',
+      'a',
+      e.accountId,
+      's',
+      e.seq.toString(),
+      'e',
+      e.envelope,
+    );
   }
   try {
     await pipe.exec();

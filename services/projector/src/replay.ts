@@ -3,7 +3,10 @@ import { SingleBar, Presets } from 'cli-progress';
 import { loadProjectorConfig } from './config';
 import { runReplay } from './replayRun';
 
-const bar = new SingleBar({ format: 'replay [{bar}] {percentage}% | {value}/{total} records | {eta_formatted} left' }, Presets.shades_classic);
+const bar = new SingleBar(
+  { format: 'replay [{bar}] {percentage}% | {value}/{total} records | {eta_formatted} left' },
+  Presets.shades_classic,
+);
 let startedBar = false;
 try {
   const { records, seconds } = await runReplay(loadProjectorConfig(), ({ done, total }) => {

@@ -27,14 +27,23 @@ export async function runReplay(
   const t = topicNames(cfg);
   try {
     const admin = await kafka.admin();
-    const { groups } = await admin.describeGroups([t.domainGroup, t.oanGroup]);
-    const busy = groups.filter((g) => g.members.length > 0).map((g) => g.groupId);
-    if (busy.length > 0) throw new Error(`Stop the projector first: consumer groups ${busy.join(', ')} have live members`);
+    // A projector that was just killed stays a member until its session times out: wait, bounded.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const { groups } = await admin.describeGroups([t.domainGroup, t.oanGroup]);
+      const busy = groups.filter((g) => g.members.length > 0).map((g) => g.groupId);
+      if (busy.length === 0) break;
+      if (Date.now() > deadline) {
+        throw new Error(`Stop the projector first: consumer groups ${busy.join(', ')} have live members`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
 
     await kafka.ensureTopics([...t.domain, t.oan].map((topic) => ({ topic })));
     const targets = new Map<string, bigint>();
     for (const topic of [...t.domain, t.oan]) {
-      for (const p of await admin.fetchTopicOffsets(topic)) targets.set(`${topic}:${p.partition}`, BigInt(p.high));
+      for (const p of await admin.fetchTopicOffsets(topic))
+        targets.set(`${topic}:${p.partition}`, BigInt(p.high));
     }
     const total = [...targets.values()].reduce((a, b) => a + b, 0n);
 

@@ -32,7 +32,14 @@ describe('an OAN notification', () => {
   });
 
   it('emits reply as an absolute path (§8.4, A1) and keeps the ids it was given', () => {
-    const n = toNotification('e1', { ...spec, type: 'gofer_message', source: 'own_gofer', goferId: 'g1', chatId: 'c1', reply: '/gofers/g1/chat/messages' });
+    const n = toNotification('e1', {
+      ...spec,
+      type: 'gofer_message',
+      source: 'own_gofer',
+      goferId: 'g1',
+      chatId: 'c1',
+      reply: '/gofers/g1/chat/messages',
+    });
     const env = toEnvelope(n, 1n);
     expect(env.reply).toEqual({ method: 'POST', path: '/api/v1/gofers/g1/chat/messages' });
     expect(env.goferId).toBe('g1');

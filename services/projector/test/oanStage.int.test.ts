@@ -47,7 +47,11 @@ describe('stage 2 (seq assignment)', () => {
 
   it('stores the exact envelope text it returns', async () => {
     const [o] = await write([note('c1', 'C')]);
-    const [row] = await sql<{ envelope: string }>(orm.em.fork(), 'select envelope from read.oan_event where account_id = ?', ['C']);
+    const [row] = await sql<{ envelope: string }>(
+      orm.em.fork(),
+      'select envelope from read.oan_event where account_id = ?',
+      ['C'],
+    );
     expect(row!.envelope).toBe(o!.envelope);
   });
 });

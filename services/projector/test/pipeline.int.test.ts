@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, toKafkaMessage, type KafkaHandle } from '@oan/log';
+import {
+  createKafka,
+  SCHEMAS_DIR,
+  SchemaRegistry,
+  silentLogger,
+  toKafkaMessage,
+  type KafkaHandle,
+} from '@oan/log';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { loadProjectorConfig, topicNames, type ProjectorConfig } from '../src/config';
 import { migrations } from '../src/migrations';
@@ -46,7 +53,9 @@ afterAll(async () => {
   await dropDatabase(cfg.DATABASE_URL);
 });
 
-async function produceDomain(events: { type: string; accountId: string; data: Record<string, unknown>; eventId?: string }[]) {
+async function produceDomain(
+  events: { type: string; accountId: string; data: Record<string, unknown>; eventId?: string }[],
+) {
   const producer = await kafka.producer();
   const t = topicNames(cfg);
   await producer.send({
@@ -84,16 +93,55 @@ describe('the projector pipeline', () => {
     pipeline = await startPipeline({ cfg, orm, kafka, registry, redis, logger, mode: 'live' });
     type Ev = { type: string; accountId: string; data: Record<string, unknown>; eventId?: string };
     const events: Ev[] = accounts.flatMap((a): Ev[] => [
-      { type: 'AccountRegistered', accountId: a, data: { accountId: a, realm: 'oan', email: `${a}@x.io`, googleSub: null, sourcePlatform: 'dsh', method: 'email', registeredAt: '2026-11-29T08:00:00.000Z' } },
-      { type: 'ConnectorOutdatedNoticed', accountId: a, data: { accountId: a, connector: '@openagentnetwork/dsh-plugin', installed: '0.1.4', latest: '0.1.5', noticedAt: '2026-11-29T08:00:00.000Z' } },
-      { type: 'AccountBanned', accountId: a, data: { accountId: a, reason: null, bannedAt: '2026-11-29T08:00:00.000Z' } },
+      {
+        type: 'AccountRegistered',
+        accountId: a,
+        data: {
+          accountId: a,
+          realm: 'oan',
+          email: `${a}@x.io`,
+          googleSub: null,
+          sourcePlatform: 'dsh',
+          method: 'email',
+          registeredAt: '2026-11-29T08:00:00.000Z',
+        },
+      },
+      {
+        type: 'ConnectorOutdatedNoticed',
+        accountId: a,
+        data: {
+          accountId: a,
+          connector: '@openagentnetwork/dsh-plugin',
+          installed: '0.1.4',
+          latest: '0.1.5',
+          noticedAt: '2026-11-29T08:00:00.000Z',
+        },
+      },
+      {
+        type: 'AccountBanned',
+        accountId: a,
+        data: { accountId: a, reason: null, bannedAt: '2026-11-29T08:00:00.000Z' },
+      },
     ]);
     // The same ban delivered twice (an at-least-once redelivery) yields one envelope.
     const dupId = randomUUID();
-    events.push({ type: 'AccountBanned', accountId: accounts[0]!, eventId: dupId, data: { accountId: accounts[0]!, reason: null, bannedAt: '2026-11-29T08:00:00.000Z' } });
-    events.push({ type: 'AccountBanned', accountId: accounts[0]!, eventId: dupId, data: { accountId: accounts[0]!, reason: null, bannedAt: '2026-11-29T08:00:00.000Z' } });
+    events.push({
+      type: 'AccountBanned',
+      accountId: accounts[0]!,
+      eventId: dupId,
+      data: { accountId: accounts[0]!, reason: null, bannedAt: '2026-11-29T08:00:00.000Z' },
+    });
+    events.push({
+      type: 'AccountBanned',
+      accountId: accounts[0]!,
+      eventId: dupId,
+      data: { accountId: accounts[0]!, reason: null, bannedAt: '2026-11-29T08:00:00.000Z' },
+    });
     await produceDomain(events);
-    await waitFor(async () => (await dump()).length === accounts.length * 2 + 1, { timeoutMs: 30_000, what: 'all envelopes' });
+    await waitFor(async () => (await dump()).length === accounts.length * 2 + 1, {
+      timeoutMs: 30_000,
+      what: 'all envelopes',
+    });
     const rows = await dump();
     for (const a of accounts) {
       const mine = rows.filter((r) => r.account_id === a);
@@ -101,13 +149,20 @@ describe('the projector pipeline', () => {
       const kinds = mine.map((r) => (JSON.parse(r.envelope) as { payload: { kind: string } }).payload.kind);
       expect(kinds.slice(0, 2)).toEqual(['connector_outdated', 'account_banned']);
     }
-    const [acc] = await sql<{ source_platform: string; banned_at: Date | null }>(orm.em.fork(), 'select source_platform, banned_at from read.accounts where id = ?', [accounts[1]]);
+    const [acc] = await sql<{ source_platform: string; banned_at: Date | null }>(
+      orm.em.fork(),
+      'select source_platform, banned_at from read.accounts where id = ?',
+      [accounts[1]],
+    );
     expect(acc!.source_platform).toBe('dsh');
     expect(acc!.banned_at).not.toBeNull();
-    const pushed = await waitFor(async () => {
-      const entries = await redis.xrange(`${cfg.REDIS_PREFIX}push`, '-', '+');
-      return entries.length === rows.length ? entries : undefined;
-    }, { what: 'push stream entries' });
+    const pushed = await waitFor(
+      async () => {
+        const entries = await redis.xrange(`${cfg.REDIS_PREFIX}push`, '-', '+');
+        return entries.length === rows.length ? entries : undefined;
+      },
+      { what: 'push stream entries' },
+    );
     const envs = new Set(pushed.map(([, f]) => f[f.indexOf('e') + 1]));
     for (const r of rows) expect(envs.has(r.envelope)).toBe(true);
     await pipeline.stop();

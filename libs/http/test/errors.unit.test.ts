@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createHttpApp, loggableError, unauthorized } from '../src';
+
+describe('the error handler', () => {
+  it('answers every failure with {error, code} and hides 5xx details behind a trace id', async () => {
+    const app = await createHttpApp({ name: 't', logLevel: 'silent', metrics: false });
+    app.post('/v', { schema: { body: z.object({ a: z.string() }) } }, async () => ({ ok: true }));
+    app.get('/u', async () => {
+      throw unauthorized();
+    });
+    app.get('/boom', async () => {
+      throw new Error('secret internals');
+    });
+    const cases = [
+      [await app.inject({ method: 'POST', url: '/v', payload: { a: 1 } }), 400, 'VALIDATION_ERROR'],
+      [
+        await app.inject({
+          method: 'POST',
+          url: '/v',
+          payload: '{bad',
+          headers: { 'content-type': 'application/json' },
+        }),
+        400,
+        'REQUEST_ERROR',
+      ],
+      [
+        await app.inject({
+          method: 'POST',
+          url: '/v',
+          payload: 'x'.repeat(2 * 1024 * 1024),
+          headers: { 'content-type': 'application/json' },
+        }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      ],
+      [await app.inject({ method: 'GET', url: '/u' }), 401, 'UNAUTHORIZED'],
+      [await app.inject({ method: 'GET', url: '/nope' }), 404, 'NOT_FOUND'],
+      [await app.inject({ method: 'GET', url: '/boom' }), 500, 'INTERNAL_ERROR'],
+    ] as const;
+    for (const [res, status, code] of cases) {
+      expect(res.statusCode).toBe(status);
+      const body = res.json<{ error: unknown; code: unknown }>();
+      expect(body.code).toBe(code);
+      expect(typeof body.error).toBe('string');
+      expect(res.body).not.toContain('secret internals');
+      expect(res.body).not.toContain('at ');
+    }
+    await app.close();
+  });
+
+  it('accepts a JSON content type with an empty body as no body (A31) and collapses // (§0.1)', async () => {
+    const app = await createHttpApp({ name: 't', logLevel: 'silent', metrics: false });
+    app.post('/api/v1/x', async (req) => ({ body: req.body ?? null }));
+    const res = await app.inject({
+      method: 'POST',
+      url: '//api/v1/x',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ body: null });
+    await app.close();
+  });
+});
+
+describe('loggableError', () => {
+  it('keeps only the server message of a database error, never its SQL and parameters', () => {
+    const err = Object.assign(
+      new Error('select * from t where key_hash = \'abc123\' - relation "t" does not exist'),
+      { code: '42P01' },
+    );
+    const out = loggableError(err);
+    expect(JSON.stringify(out)).not.toContain('abc123');
+    expect(out).toMatchObject({ sqlState: '42P01', message: 'relation "t" does not exist' });
+  });
+});
