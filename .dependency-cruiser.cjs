@@ -7,7 +7,9 @@ module.exports = {
       severity: 'error',
       comment: 'services/*/src/domain imports no infrastructure and no node:* module',
       from: { path: '^services/[^/]+/src/domain/' },
-      to: { path: '(fastify|kafkajs|@mikro-orm|ioredis|socket\\.io|^node:|^(fs|path|crypto|net|http)$|@oan/(db|http|log|eventstore|projection))' },
+      to: {
+        path: '(fastify|kafkajs|@mikro-orm|ioredis|socket\\.io|^node:|^(fs|path|crypto|net|http)$|@oan/(db|http|log|eventstore|projection))',
+      },
     },
     {
       name: 'libs-do-not-import-services',

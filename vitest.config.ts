@@ -4,7 +4,16 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['{libs,services}/*/test/**/*.unit.test.ts', '{libs,services}/*/src/**/*.unit.test.ts', 'test/**/*.unit.test.ts'] } },
+      {
+        test: {
+          name: 'unit',
+          include: [
+            '{libs,services}/*/test/**/*.unit.test.ts',
+            '{libs,services}/*/src/**/*.unit.test.ts',
+            'test/**/*.unit.test.ts',
+          ],
+        },
+      },
       {
         test: {
           name: 'int',

@@ -37,7 +37,9 @@ const running: RunningProcess[] = [];
 for (const spec of plan.processes) {
   const p = startProcess(spec, logDir);
   running.push(p);
-  void p.exited.then((code) => console.error(`[dev] ${spec.name} exited with ${code}; see ${logDir}/${spec.name}.log`));
+  void p.exited.then((code) =>
+    console.error(`[dev] ${spec.name} exited with ${code}; see ${logDir}/${spec.name}.log`),
+  );
 }
 let seen = 0;
 setInterval(() => {

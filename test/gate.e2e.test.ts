@@ -29,7 +29,7 @@ describe('when ENABLE_OPEN_API is off', () => {
           ? await postJson(fleet.url, path, { email: 'a@b.co' })
           : await fetch(`${fleet.url}/api/v1${path}`, { method }).then(async (r) => ({
               status: r.status,
-              body: (await r.json()) as unknown,
+              body: await r.json(),
             }));
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.body).toMatchObject({ code: 'NOT_FOUND' });

@@ -52,17 +52,15 @@ describe('the outbox relay', () => {
     await Promise.all(
       accounts.map(async (acc) => {
         for (let i = 1; i <= 60; i++) {
-          await orm.em
-            .fork()
-            .transactional((em) =>
-              store.append(em, [
-                {
-                  streamId: `s-${acc}`,
-                  expectedVersion: i - 1 || 'no_stream',
-                  events: [{ type: 'T', data: { i }, accountId: acc, occurredAt: new Date().toISOString() }],
-                },
-              ]),
-            );
+          await orm.em.fork().transactional((em) =>
+            store.append(em, [
+              {
+                streamId: `s-${acc}`,
+                expectedVersion: i - 1 || 'no_stream',
+                events: [{ type: 'T', data: { i }, accountId: acc, occurredAt: new Date().toISOString() }],
+              },
+            ]),
+          );
         }
       }),
     );

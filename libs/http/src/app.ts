@@ -63,12 +63,10 @@ export async function createHttpApp(opts: HttpAppOptions) {
       const detail = err.validation
         .map((v) => `${v.instancePath || '/'} ${v.message ?? 'is invalid'}`)
         .join('; ');
-      return reply
-        .status(400)
-        .send({
-          error: `Invalid ${err.validationContext ?? 'request'}: ${detail}`,
-          code: ErrorCodes.validation,
-        });
+      return reply.status(400).send({
+        error: `Invalid ${err.validationContext ?? 'request'}: ${detail}`,
+        code: ErrorCodes.validation,
+      });
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status === 413)

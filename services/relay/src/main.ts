@@ -5,7 +5,6 @@ import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
 import { Counter, Gauge } from 'prom-client';
 import { loadRelayConfig } from './config';
 
-
 const cfg = loadRelayConfig();
 const logger = createLogger('relay', cfg.LOG_LEVEL);
 const registry = new SchemaRegistry(SCHEMAS_DIR);
@@ -14,7 +13,11 @@ const topicOf = (schema: string) => `${cfg.TOPIC_PREFIX}${schema}.events`;
 await kafka.ensureTopics(cfg.RELAY_SCHEMAS.map((s) => ({ topic: topicOf(s) })));
 const producer = await kafka.producer({ idempotent: true });
 
-const published = new Counter({ name: 'oan_relay_published_total', help: 'Events published', labelNames: ['schema'] });
+const published = new Counter({
+  name: 'oan_relay_published_total',
+  help: 'Events published',
+  labelNames: ['schema'],
+});
 const relays = new Map<string, OutboxRelay>();
 for (const schema of cfg.RELAY_SCHEMAS) {
   const topic = topicOf(schema);
@@ -45,7 +48,11 @@ new Gauge({
   },
 });
 
-const app = await createHttpApp({ name: 'relay', logLevel: cfg.LOG_LEVEL, readiness: { kafka: () => kafka.admin().then((a) => a.listTopics()) } });
+const app = await createHttpApp({
+  name: 'relay',
+  logLevel: cfg.LOG_LEVEL,
+  readiness: { kafka: () => kafka.admin().then((a) => a.listTopics()) },
+});
 await app.listen({ host: cfg.HOST, port: cfg.RELAY_PORT });
 
 closeWithGrace({ delay: 10_000 }, async ({ err }) => {

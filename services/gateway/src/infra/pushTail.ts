@@ -13,8 +13,6 @@ export function parsePushEntry(fields: readonly string[]): PushEntry | null {
   return null;
 }
 
-type XReadReply = [stream: string, entries: [id: string, fields: string[]][]][] | null;
-
 /**
  * Tails the push stream with XREAD BLOCK on a dedicated connection (a blocked connection can serve
  * nothing else). Starts after the stream's last entry at start-up and remembers the last id read, so
@@ -45,7 +43,7 @@ export class PushTail {
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
-        const reply = (await this.redis.xread(
+        const reply = await this.redis.xread(
           'COUNT',
           500,
           'BLOCK',
@@ -53,7 +51,7 @@ export class PushTail {
           'STREAMS',
           this.key,
           this.lastId,
-        )) as XReadReply;
+        );
         for (const [, entries] of reply ?? []) {
           for (const [id, fields] of entries) {
             this.lastId = id;

@@ -3,7 +3,12 @@ import type { Server as HttpServer } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { Server } from 'socket.io';
 import { authenticateSocketToken, type Authenticator } from '@oan/auth';
-import { findOutdatedConnector, OAN_CONNECTOR_RELEASES, OAN_WS_NAMESPACE, WS_ROOM_PREFIX } from '@oan/protocol';
+import {
+  findOutdatedConnector,
+  OAN_CONNECTOR_RELEASES,
+  OAN_WS_NAMESPACE,
+  WS_ROOM_PREFIX,
+} from '@oan/protocol';
 import type { NotifyOutdated } from '../infra/connectorNotices';
 import type { Delivery } from './delivery';
 import type { ClientToServerEvents, InterServerEvents, ServerToClientEvents, SocketData } from './types';
@@ -68,10 +73,7 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     void socket.join(`${WS_ROOM_PREFIX}${socket.data.accountId}`);
     deps.delivery.add(socket);
     // §9.3 step 5, §10.13: an invalid declaration is treated as undeclared, never a rejection.
-    const outdated = findOutdatedConnector(
-      socket.handshake.auth?.client,
-      OAN_CONNECTOR_RELEASES,
-    );
+    const outdated = findOutdatedConnector(socket.handshake.auth?.client, OAN_CONNECTOR_RELEASES);
     if (outdated) deps.notifyOutdated(socket.data.accountId, outdated);
     // §9.1: clients emit nothing; whatever they send is ignored (no listeners are registered).
   });
