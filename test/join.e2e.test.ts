@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   joinAccount,
+  mergedOpenApi,
   openSocket,
   postJson,
+  REPO_ROOT,
   TestConnector,
   TestFleet,
   type JoinedAccount,
@@ -66,6 +70,21 @@ describe('a connector joining an account through the edge', () => {
     expect(again.body).toEqual({ error: 'errors.invalidPairingCode', code: 'UNAUTHORIZED' });
   });
 
+  it('never writes the API key, the JWT, a pairing code or an email code to any log', async () => {
+    const mailed = fleet.mailbox.messages
+      .map((m) => /\b(\d{6})\b/.exec(m.raw)?.[1])
+      .filter(Boolean) as string[];
+    const pairing = await postJson(fleet.url, '/auth/oan/pairing-codes', undefined, acc.jwt);
+    const logs = fleet.lines.join('\n');
+    for (const secret of [acc.apiKey, acc.jwt, String(pairing.body.code)]) {
+      expect(logs.includes(secret), 'a credential reached a log line').toBe(false);
+    }
+    // A bare 6-digit run can occur inside timestamps or ids, so codes are looked for as values.
+    for (const code of mailed) {
+      expect(new RegExp(`["=:' ]${code}["',} ]`).test(logs), 'an email code reached a log line').toBe(false);
+    }
+  });
+
   it('rejects an unknown gofers_ key with 401 UNAUTHORIZED on REST and on the socket', async () => {
     const c = new TestConnector({ baseUrl: fleet.url, token: 'gofers_deadbeef' });
     const r = await c.rest<{ error: string; code: string }>('GET', '/events/cursor');
@@ -73,5 +92,12 @@ describe('a connector joining an account through the edge', () => {
     expect(r.body.code).toBe('UNAUTHORIZED');
     expect(r.body.error).toMatch(/Unauthorized/);
     await expect(openSocket(fleet.url, 'gofers_deadbeef')).rejects.toThrow(/unauthorized/i);
+  });
+});
+
+describe('docs/openapi.json', () => {
+  it('is what the running services generate from their route schemas (run `npm run openapi`)', async () => {
+    const committed = JSON.parse(readFileSync(join(REPO_ROOT, 'docs/openapi.json'), 'utf8')) as unknown;
+    expect(await mergedOpenApi(fleet)).toEqual(committed);
   });
 });

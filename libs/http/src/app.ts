@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import metricsPlugin from 'fastify-metrics';
+import swagger from '@fastify/swagger';
 import {
+  jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -20,6 +22,11 @@ export interface HttpAppOptions {
   /** Expose `/metrics` (Prometheus). Default true. */
   metrics?: boolean;
   fastify?: Partial<FastifyServerOptions>;
+  /**
+   * Describe this service's routes (zod schemas → OpenAPI 3 via @fastify/swagger); served on the
+   * service's own port as `GET /openapi.json`. `npm run openapi` merges them into docs/openapi.json.
+   */
+  openapi?: { title: string; description?: string };
 }
 
 export type HttpApp = FastifyInstance & { withTypeProvider(): FastifyInstance };
@@ -40,6 +47,19 @@ export async function createHttpApp(opts: HttpAppOptions) {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+
+  if (opts.openapi) {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.0.3',
+        info: { title: opts.openapi.title, version: '1', description: opts.openapi.description ?? '' },
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      },
+      transform: jsonSchemaTransform,
+      hideUntagged: false,
+    });
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  }
 
   // A31: a JSON content type with an empty body is an empty body, not an error.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -85,8 +105,8 @@ export async function createHttpApp(opts: HttpAppOptions) {
     reply.status(404).send({ error: 'Not Found', code: ErrorCodes.notFound }),
   );
 
-  app.get('/health', async () => ({ status: 'ok' }));
-  app.get('/ready', async (_req, reply) => {
+  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
     const checks = Object.entries(opts.readiness ?? {});
     const results = await Promise.all(
       checks.map(async ([name, check]) => {

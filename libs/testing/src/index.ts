@@ -4,3 +4,4 @@ export * from './mailbox';
 export * from './testFleet';
 export * from './connector';
 export * from './join';
+export * from './openapi';

@@ -36,6 +36,7 @@ export async function buildApp(deps: AuthAppDeps) {
   const app = await createHttpApp({
     name: 'auth',
     logLevel: config.LOG_LEVEL,
+    openapi: { title: 'OAN auth' },
     bodyLimit: BODY_LIMIT,
     metrics: deps.metrics,
     readiness: {

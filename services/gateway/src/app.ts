@@ -33,6 +33,7 @@ export async function buildApp(deps: GatewayDeps) {
   const app = await createHttpApp({
     name: `gateway-${config.GATEWAY_ID}`,
     logLevel: config.LOG_LEVEL,
+    openapi: { title: 'OAN gateway' },
     metrics: deps.metrics ?? true,
     readiness: {
       postgres: () => sql(orm.em.fork(), 'select 1'),

@@ -1,0 +1,36 @@
+import type { TestFleet } from './testFleet';
+
+interface OpenApiDoc {
+  openapi: string;
+  info: Record<string, unknown>;
+  paths: Record<string, unknown>;
+  components?: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, unknown> };
+}
+
+/** Which processes own public routes (the edge forwards paths unchanged). */
+const OWNERS = ['auth', 'gateway1'] as const;
+
+/** The public REST surface: every owner's generated document, merged; only `/api/v1/*` is public. */
+export async function mergedOpenApi(fleet: TestFleet): Promise<OpenApiDoc> {
+  const merged: OpenApiDoc = {
+    openapi: '3.0.3',
+    info: {
+      title: 'OAN server — protocol v1',
+      version: '1',
+      description:
+        'Generated from the route schemas of each service (npm run openapi). The wire reference is ../shared/spec/OAN-REFERENCE.md; the Socket.IO namespace /oan is described in docs/architecture.md.',
+    },
+    paths: {},
+    components: { schemas: {}, securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+  };
+  for (const name of OWNERS) {
+    const port = fleet.plan.processes.find((p) => p.name === name)!.port;
+    const doc = (await (await fetch(`http://127.0.0.1:${port}/openapi.json`)).json()) as OpenApiDoc;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      if (path.startsWith('/api/v1/')) merged.paths[path] = item;
+    }
+    Object.assign(merged.components!.schemas!, doc.components?.schemas ?? {});
+  }
+  merged.paths = Object.fromEntries(Object.entries(merged.paths).sort(([a], [b]) => a.localeCompare(b)));
+  return merged;
+}
