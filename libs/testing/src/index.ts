@@ -5,3 +5,4 @@ export * from './testFleet';
 export * from './connector';
 export * from './join';
 export * from './openapi';
+export * from './credentials';

@@ -27,10 +27,10 @@ export async function joinAccount(
   email: string,
   platform = 'other',
 ): Promise<JoinedAccount> {
-  const before = mailbox.messages.filter((m) => m.to.includes(email.toLowerCase())).length;
+  const before = mailbox.mailsTo(email);
   const req = await postJson(baseUrl, '/auth/oan/email/request-code', { email });
   if (req.status !== 200) throw new Error(`request-code: ${req.status} ${req.text}`);
-  const code = await mailbox.codeFor(email, before + 1);
+  const code = await mailbox.code(email, before + 1);
   const verify = await postJson(baseUrl, '/auth/oan/email/verify', { email, code, platform });
   if (verify.status !== 200) throw new Error(`verify: ${verify.status} ${verify.text}`);
   const jwt = verify.body.token as string;

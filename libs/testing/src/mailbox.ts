@@ -46,18 +46,25 @@ export class Mailbox {
     return `smtp://127.0.0.1:${this.port}`;
   }
 
-  /** The newest 6-digit code mailed to `email`, waiting until `count` mails arrived for it. */
-  async codeFor(email: string, count = 1): Promise<string> {
-    const mails = await waitFor(
-      () => {
-        const m = this.messages.filter((x) => x.to.includes(email.toLowerCase()));
-        return m.length >= count ? m : undefined;
-      },
-      { what: `mail #${count} to ${email}` },
-    );
-    const match = /\b(\d{6})\b/.exec(mails[mails.length - 1]!.raw.replace(/=\r?\n/g, ''));
+  mailsTo(email: string): number {
+    return this.to(email).length;
+  }
+
+  /** The 6-digit code of the n-th (1-based) mail to `email`, waiting for that mail to arrive. */
+  async code(email: string, nth = 1): Promise<string> {
+    const mail = await waitFor(() => this.to(email)[nth - 1], {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      what: `mail #${nth} to ${email}`,
+    });
+    // Quoted-printable soft line breaks could split the code.
+    const match = /\b(\d{6})\b/.exec(mail.raw.replace(/=\r?\n/g, ''));
     if (!match) throw new Error(`No 6-digit code in the mail to ${email}`);
     return match[1]!;
+  }
+
+  private to(email: string): ReceivedMail[] {
+    return this.messages.filter((m) => m.to.includes(email.toLowerCase()));
   }
 
   close(): Promise<void> {

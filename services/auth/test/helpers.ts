@@ -8,7 +8,7 @@ import { buildApp, type AuthAppDeps } from '../src/app';
 import { loadAuthConfig, type AuthConfig } from '../src/config';
 import { createSmtpMailer, type Mailer } from '../src/infra/mailer';
 import { authMigrations, createAuthStore } from '../src/infra/store';
-import { startSmtpSink, type SmtpSink } from './smtpSink';
+import { Mailbox } from '@oan/testing';
 
 export const JWT_SECRET = 'auth-service-test-secret-auth-service-test';
 export const QA_EMAIL = 'qa@oan-test.dev';
@@ -19,7 +19,7 @@ export interface AuthFleet {
   orm: MikroORM;
   redis: Redis;
   prefix: string;
-  smtp: SmtpSink;
+  smtp: Mailbox;
   config: AuthConfig;
   /** Every log line the app wrote (level trace). */
   logs: string[];
@@ -40,7 +40,7 @@ export async function startAuthFleet(
 ): Promise<AuthFleet> {
   const dbUrl = `postgres://postgres@127.0.0.1:5432/oan_t_${unique()}`;
   const prefix = `oan_t_${unique()}:`;
-  const smtp = await startSmtpSink();
+  const smtp = await Mailbox.start();
   const baseEnv = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'trace',

@@ -7,10 +7,10 @@ import {
   type ManagerOptions,
   type SocketOptions,
 } from 'socket.io-client';
-import { credentialsMigration, generateApiKey, hashApiKey, signOanJwt } from '@oan/auth';
+import { credentialsMigration, signOanJwt } from '@oan/auth';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { oanEventMigration } from '@oan/projection';
-import { API_KEY_PERMISSIONS, serializeEnvelope, type OanEventEnvelope } from '@oan/protocol';
+import { serializeEnvelope, type OanEventEnvelope } from '@oan/protocol';
 import { buildApp, type GatewayDeps } from '../src/app';
 import { loadGatewayConfig } from '../src/config';
 
@@ -83,30 +83,7 @@ export async function startGateway(
   };
 }
 
-export async function insertAccount(
-  orm: MikroORM,
-  opts: { realm?: string; banned?: boolean } = {},
-): Promise<string> {
-  const id = randomUUID();
-  await sql(
-    orm.em.fork(),
-    `insert into auth.accounts (id, realm, email, source_platform, banned_at, created_at) values (?, ?, ?, 'other', ?, now())`,
-    [id, opts.realm ?? 'oan', `${id}@example.test`, opts.banned ? new Date() : null],
-  );
-  return id;
-}
-
-export async function insertApiKey(orm: MikroORM, accountId: string): Promise<{ key: string; id: string }> {
-  const key = generateApiKey();
-  const id = randomUUID();
-  await sql(
-    orm.em.fork(),
-    `insert into auth.api_keys (id, account_id, key_hash, name, permissions, created_at)
-     values (?, ?, ?, 'test key', array(select jsonb_array_elements_text(?::jsonb)), now())`,
-    [id, accountId, hashApiKey(key), JSON.stringify(API_KEY_PERMISSIONS)],
-  );
-  return { key, id };
-}
+export { insertAccount, insertApiKey } from '@oan/testing';
 
 export const jwtFor = (accountId: string, realm: string | null = 'oan') =>
   signOanJwt(JWT_SECRET, { accountId, realm, ttlSeconds: 600 });
