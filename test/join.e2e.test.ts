@@ -10,8 +10,10 @@ import {
   REPO_ROOT,
   TestConnector,
   TestFleet,
+  waitFor,
   type JoinedAccount,
 } from '@oan/testing';
+import type { OanEventEnvelope } from '@oan/protocol';
 
 let fleet: TestFleet;
 beforeAll(async () => {
@@ -68,6 +70,43 @@ describe('a connector joining an account through the edge', () => {
     const again = await postJson(fleet.url, '/auth/oan/pairing-codes/redeem', { code: pairing.body.code });
     expect(again.status).toBe(401);
     expect(again.body).toEqual({ error: 'errors.invalidPairingCode', code: 'UNAUTHORIZED' });
+  });
+
+  it('an outdated connector is told once: one connector_outdated notice however often it reconnects (§12 line 65)', async () => {
+    const client = { name: '@openagentnetwork/dsh-plugin', version: '0.1.4' };
+    const c = new TestConnector({ baseUrl: fleet.url, token: acc.apiKey, cursor: '0', client });
+    await c.connect();
+    await waitFor(() => c.delivered.length >= 1, { what: 'the connector_outdated notice' });
+    c.close();
+    const again = new TestConnector({ baseUrl: fleet.url, token: acc.jwt, cursor: '0', client });
+    await again.connect();
+    const upToDate = await openSocket(fleet.url, acc.apiKey, { client: { ...client, version: '0.1.5' } });
+    upToDate.close();
+    // A sentinel declared after them: once its notice is visible, a (wrong) second dsh notice, asked
+    // for earlier on the same account's ordered path, would be visible too.
+    const sentinel = await openSocket(fleet.url, acc.apiKey, {
+      client: { name: '@openagentnetwork/openclaw-plugin', version: '0.2.7' },
+    });
+    sentinel.close();
+    const page = await waitFor(
+      async () => {
+        const p = await again.rest<OanEventEnvelope[]>('GET', '/events?since=0');
+        return p.body.some((e) => e.payload.connector === '@openagentnetwork/openclaw-plugin')
+          ? p
+          : undefined;
+      },
+      { what: 'the sentinel notice' },
+    );
+    const notices = page.body.filter((e) => e.payload.connector === client.name);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]!.payload).toEqual({
+      kind: 'connector_outdated',
+      connector: client.name,
+      installed: '0.1.4',
+      latest: '0.1.5',
+    });
+    expect(notices[0]).toEqual(c.delivered[0]);
+    again.close();
   });
 
   it('never writes the API key, the JWT, a pairing code or an email code to any log', async () => {
