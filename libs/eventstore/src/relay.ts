@@ -171,5 +171,7 @@ export function domainHeaders(e: StoredEvent): Record<string, string> {
     'oan-stream-id': e.streamId,
     'oan-stream-version': String(e.streamVersion),
     'oan-occurred-at': e.occurredAt,
+    // The store position: what read-your-writes compares (libs/projection readYourWrites).
+    'oan-position': e.position,
   };
 }

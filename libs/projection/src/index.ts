@@ -1,2 +1,3 @@
 export * from './oanEvents';
 export * from './runner';
+export * from './readYourWrites';

@@ -1,5 +1,5 @@
 import { Migration, type MigrationDef } from '@oan/db';
-import { oanEventMigration, projectorMigration } from '@oan/projection';
+import { appliedPositionsMigration, oanEventMigration, projectorMigration } from '@oan/projection';
 
 class CreateAccountsReadModel extends Migration {
   override async up(): Promise<void> {
@@ -13,7 +13,13 @@ export const migrations: MigrationDef[] = [
   projectorMigration,
   oanEventMigration,
   { name: 'read-0002-accounts', class: CreateAccountsReadModel },
+  appliedPositionsMigration,
 ];
 
 /** Tables a replay empties before consuming from offset zero (invariant 3). */
-export const READ_TABLES = ['read.oan_event', 'read.oan_account_seq', 'read.accounts'];
+export const READ_TABLES = [
+  'read.oan_event',
+  'read.oan_account_seq',
+  'read.accounts',
+  'read.applied_positions',
+];

@@ -8,7 +8,7 @@ import {
   type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/log';
-import { applyBatch, deadLetter, type ProjectionRecord } from '@oan/projection';
+import { applyBatch, deadLetter, recordApplied, type ProjectionRecord } from '@oan/projection';
 import type { Logger } from '@oan/http';
 import type { ConsumedMessage } from '@oan/log';
 import type { Redis } from 'ioredis';
@@ -40,6 +40,29 @@ export interface PipelineDeps {
 export interface Pipeline {
   consumers: RunningConsumer[];
   stop(): Promise<void>;
+}
+
+/** `<prefix>gofers.events` → `gofers`: the event store a domain topic comes from. */
+const sourceOf = (cfg: ProjectorConfig, topic: string) =>
+  topic.slice(cfg.TOPIC_PREFIX.length).replace(/\.events$/, '');
+
+function decodeDomainRecord(
+  registry: SchemaRegistry,
+  r: ProjectionRecord,
+): { event: DomainEvent; position: bigint | null } {
+  const rec = fromKafkaMessage(registry, r);
+  const position = rec.headers['oan-position'];
+  return {
+    event: {
+      eventId: rec.headers['oan-event-id'] ?? '',
+      type: rec.type,
+      streamId: rec.headers['oan-stream-id'] ?? '',
+      accountId: r.key ?? '',
+      occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
+      data: rec.data,
+    },
+    position: position && /^\d+$/.test(position) ? BigInt(position) : null,
+  };
 }
 
 const toRecord = (topic: string, partition: number, m: ConsumedMessage): ProjectionRecord => ({
@@ -75,17 +98,14 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
         records,
         async (em, fresh) => {
           const events: DomainEvent[] = [];
+          const applied = new Map<string, bigint>();
           for (const r of fresh) {
             try {
-              const rec = fromKafkaMessage(d.registry, r);
-              events.push({
-                eventId: rec.headers['oan-event-id'] ?? '',
-                type: rec.type,
-                streamId: rec.headers['oan-stream-id'] ?? '',
-                accountId: r.key ?? '',
-                occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
-                data: rec.data,
-              });
+              const { event, position } = decodeDomainRecord(d.registry, r);
+              events.push(event);
+              if (position !== null && position > (applied.get(event.accountId) ?? 0n)) {
+                applied.set(event.accountId, position);
+              }
             } catch (err) {
               metrics.deadLetters.inc();
               d.logger.error(
@@ -96,6 +116,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
             }
           }
           const notifications = await projectDomainEvents(em, events, projections, ctx);
+          await recordApplied(em, sourceOf(d.cfg, b.topic), applied);
           // Produced before the offset commits: a crash in between re-produces the same eventIds,
           // which stage 2 skips (at-least-once on the log, exactly-once in the table).
           if (producer && notifications.length > 0) {

@@ -1,0 +1,103 @@
+/**
+ * The gofers context's domain events (schemas/gofers/<Type>.v1.avsc). One stream per Gofer,
+ * `gofer-<goferId>`, keyed by the owner's accountId. Nullable fields are always present (null).
+ * JSON-valued fields (`pairing`, `responseConstraints`) travel as JSON text.
+ */
+export type ChatRole = 'user' | 'assistant' | 'system';
+export type DiscoveryStatus = 'in_discovery' | 'ready_for_pairing';
+export type RagStatus = 'processing' | 'ready' | 'failed' | 'unsupported';
+export type AttachmentKind = 'photo' | 'document';
+
+export interface GoferCreated {
+  goferId: string;
+  accountId: string;
+  chatId: string;
+  locale: string;
+  name: string;
+  description: string;
+  sourcePlatform: string;
+  humanReviewTriggers: string[];
+  createdAt: string;
+}
+
+export interface ChatMessageAdded {
+  goferId: string;
+  accountId: string;
+  chatId: string;
+  messageId: string;
+  role: ChatRole;
+  content: string;
+  /** At most one on the Gofer face (§4.4 (13)); ids of AttachmentAdded of this Gofer. */
+  attachmentIds: string[];
+  /** 'pairing' on the system rows that announce a pairing (§4.4 (14)). */
+  kind: string | null;
+  /** JSON text of `{threadId, self:{roleId,name}, counterpart:{roleId,name}}` on pairing rows. */
+  pairing: string | null;
+  /** An assistant turn that waits for the owner (becomes `gofer_question`, §8.6). */
+  pendingQuery: boolean;
+  /** JSON text of the frozen §8.3 shape, on pending queries only. */
+  responseConstraints: string | null;
+  /** The user message an assistant turn answers (the brain replies once per user message). */
+  replyTo: string | null;
+  createdAt: string;
+}
+
+export interface GoferProfileUpdated {
+  goferId: string;
+  accountId: string;
+  name: string;
+  description: string;
+  values: string[];
+  demands: string[];
+  updatedAt: string;
+}
+
+export interface GoferDiscoveryStatusChanged {
+  goferId: string;
+  accountId: string;
+  status: DiscoveryStatus;
+  changedAt: string;
+}
+
+export interface GoferDeleted {
+  goferId: string;
+  accountId: string;
+  deletedAt: string;
+}
+
+export interface AttachmentAdded {
+  goferId: string;
+  accountId: string;
+  attachmentId: string;
+  kind: AttachmentKind;
+  name: string;
+  mimeType: string;
+  size: number;
+  width: number | null;
+  height: number | null;
+  /** Where the bytes are in object storage; never exposed on the wire. */
+  storageKey: string;
+  ragStatus: RagStatus;
+  createdAt: string;
+}
+
+export interface AttachmentRagStatusChanged {
+  goferId: string;
+  accountId: string;
+  attachmentId: string;
+  ragStatus: RagStatus;
+  /** The parsed text of a document (text/plain, text/csv), bounded; null unless `ready`. */
+  knowledge: string | null;
+  changedAt: string;
+}
+
+export type GoferEvent =
+  | { type: 'GoferCreated'; data: GoferCreated }
+  | { type: 'ChatMessageAdded'; data: ChatMessageAdded }
+  | { type: 'GoferProfileUpdated'; data: GoferProfileUpdated }
+  | { type: 'GoferDiscoveryStatusChanged'; data: GoferDiscoveryStatusChanged }
+  | { type: 'GoferDeleted'; data: GoferDeleted }
+  | { type: 'AttachmentAdded'; data: AttachmentAdded }
+  | { type: 'AttachmentRagStatusChanged'; data: AttachmentRagStatusChanged };
+
+export const goferStreamId = (goferId: string) => `gofer-${goferId}`;
