@@ -19,3 +19,4 @@ export type {
 export { InvalidMessageError, SchemaLoadError, SchemaValidationError, UnknownSchemaError } from './errors';
 // kafkajs client types, so callers can name what the handle returns without importing kafkajs.
 export type { Admin, Consumer, Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
+export { avroEventValidator, EventSchemaError } from './validator';

@@ -1,13 +1,11 @@
 import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import avro from 'avsc';
+import { avroEventValidator, EventSchemaError, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
 import { AUTH_EVENT_TYPES, type AuthEvent } from '../src/domain/events';
-import {
-  AUTH_SCHEMA_DIR,
-  createAvroValidator,
-  EventSchemaError,
-  loadAuthSchemas,
-} from '../src/infra/avroValidator';
+
+const AUTH_SCHEMA_DIR = join(SCHEMAS_DIR, 'auth');
+const registry = new SchemaRegistry(SCHEMAS_DIR);
 
 const now = '2026-11-29T10:00:00.000Z';
 /** One sample of every event type the service emits, shaped as the code builds it. */
@@ -70,15 +68,13 @@ describe('schemas/auth', () => {
   it('holds one parseable v1 record per event type, named after it, in namespace oan.auth', () => {
     const files = readdirSync(AUTH_SCHEMA_DIR).filter((f) => f.endsWith('.avsc'));
     expect(files.sort()).toEqual(AUTH_EVENT_TYPES.map((t) => `${t}.v1.avsc`).sort());
-    for (const [key, type] of loadAuthSchemas()) {
-      expect(type.name).toBe(`oan.auth.${key.replace(/\.v\d+$/, '')}`);
-    }
+    for (const t of AUTH_EVENT_TYPES) expect(registry.schema(t, 1).avro.name).toBe(`oan.auth.${t}`);
   });
 
   it.each(samples.map((s) => [s.type, s] as const))(
     'validates a sample %s and round-trips it through Avro',
     (name, sample) => {
-      const type = avro.Type.forSchema(loadAuthSchemas().get(`${name}.v1`)!.schema());
+      const type = registry.schema(name, 1).avro;
       expect(type.isValid(sample.data, { noUndeclaredFields: true })).toBe(true);
       expect(type.fromBuffer(type.toBuffer(sample.data))).toEqual(sample.data);
     },
@@ -90,7 +86,7 @@ describe('schemas/auth', () => {
 });
 
 describe('the event validator', () => {
-  const validator = createAvroValidator();
+  const validator = avroEventValidator(registry);
 
   it('accepts every sample', () => {
     for (const s of samples) expect(() => validator.assertValid(s.type, 1, s.data)).not.toThrow();
