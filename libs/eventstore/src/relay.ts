@@ -116,6 +116,14 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
         failures = 0;
         if (n < batchSize && running) await sleep(leader ? idleMs : idleMs * 2);
       } catch (err) {
+        // 42P01: the service that owns the schema has not run its migrations yet (fleet start-up).
+        if ((err as { code?: string }).code === '42P01') {
+          await client?.end().catch(() => undefined);
+          client = undefined;
+          leader = false;
+          if (running) await sleep(idleMs);
+          continue;
+        }
         failures += 1;
         opts.logger.error({ err: (err as Error).message, schema: s }, 'outbox relay step failed');
         // The session (and its lock) may be gone: start over with a new one.

@@ -2,13 +2,15 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { buildApp } from './app';
+import { openQuestions } from './http/openQuestions';
 import { loadGatewayConfig } from './config';
 
 const config = loadGatewayConfig();
 // The gateway only reads read.oan_event: the projector owns the schema and its migrations.
 const orm = await openDatabase({ url: config.DATABASE_URL, schema: 'gateway' });
 const redis = new Redis(config.REDIS_URL, { lazyConnect: false });
-const app = await buildApp({ config, orm, redis });
+// The digest's providers read the projector's read models (read.gofers, read.gofer_messages).
+const app = await buildApp({ config, orm, redis, openItems: [openQuestions] });
 
 closeWithGrace({ delay: 10_000 }, async ({ err }) => {
   if (err) app.log.error({ err }, 'closing after an error');

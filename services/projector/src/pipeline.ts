@@ -46,22 +46,18 @@ export interface Pipeline {
 const sourceOf = (cfg: ProjectorConfig, topic: string) =>
   topic.slice(cfg.TOPIC_PREFIX.length).replace(/\.events$/, '');
 
-function decodeDomainRecord(
-  registry: SchemaRegistry,
-  r: ProjectionRecord,
-): { event: DomainEvent; position: bigint | null } {
+function decodeDomainRecord(registry: SchemaRegistry, r: ProjectionRecord): DomainEvent {
   const rec = fromKafkaMessage(registry, r);
-  const position = rec.headers['oan-position'];
+  const positionText = rec.headers['oan-position'];
+  const position = positionText && /^\d+$/.test(positionText) ? BigInt(positionText) : null;
   return {
-    event: {
-      eventId: rec.headers['oan-event-id'] ?? '',
-      type: rec.type,
-      streamId: rec.headers['oan-stream-id'] ?? '',
-      accountId: r.key ?? '',
-      occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
-      data: rec.data,
-    },
-    position: position && /^\d+$/.test(position) ? BigInt(position) : null,
+    eventId: rec.headers['oan-event-id'] ?? '',
+    type: rec.type,
+    streamId: rec.headers['oan-stream-id'] ?? '',
+    accountId: r.key ?? '',
+    occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
+    position,
+    data: rec.data,
   };
 }
 
@@ -101,10 +97,10 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
           const applied = new Map<string, bigint>();
           for (const r of fresh) {
             try {
-              const { event, position } = decodeDomainRecord(d.registry, r);
+              const event = decodeDomainRecord(d.registry, r);
               events.push(event);
-              if (position !== null && position > (applied.get(event.accountId) ?? 0n)) {
-                applied.set(event.accountId, position);
+              if (event.position !== null && event.position > (applied.get(event.accountId) ?? 0n)) {
+                applied.set(event.accountId, event.position);
               }
             } catch (err) {
               metrics.deadLetters.inc();

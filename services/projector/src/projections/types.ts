@@ -8,6 +8,8 @@ export interface DomainEvent {
   streamId: string;
   accountId: string;
   occurredAt: string;
+  /** Position in the source event store (orders rows that share a timestamp). */
+  position: bigint | null;
   data: Record<string, unknown>;
 }
 
