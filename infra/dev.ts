@@ -27,6 +27,7 @@ const env: Record<string, string> = {
   KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
   JWT_SECRET: process.env.JWT_SECRET ?? readFileSync(secretFile, 'utf8').trim(),
   SMTP_URL: process.env.SMTP_URL ?? mailbox.url,
+  STORAGE_DIR: process.env.STORAGE_DIR ?? join(dataDir, 'storage'),
   MAIL_FROM: process.env.MAIL_FROM ?? 'OAN <no-reply@localhost>',
   ...(process.env.OAN_WEB_BASE_URL ? { OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL } : {}),
   ...(process.env.OAN_TEST_LOGIN_CODES ? { OAN_TEST_LOGIN_CODES: process.env.OAN_TEST_LOGIN_CODES } : {}),

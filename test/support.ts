@@ -14,3 +14,19 @@ export async function dumpEventTable(databaseUrl: string): Promise<string[]> {
     await client.end();
   }
 }
+
+/** Every row of each table as JSON text, in primary-key order: a replay must reproduce them. */
+export async function dumpTables(databaseUrl: string, tables: string[]): Promise<Record<string, string[]>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const out: Record<string, string[]> = {};
+    for (const t of tables) {
+      const r = await client.query<{ row: string }>(`select to_jsonb(x)::text as row from ${t} x order by 1`);
+      out[t] = r.rows.map((row) => row.row);
+    }
+    return out;
+  } finally {
+    await client.end();
+  }
+}

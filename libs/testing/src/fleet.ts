@@ -6,7 +6,7 @@ import { freePort, waitFor } from './ports';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export type ProcessName = 'auth' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
+export type ProcessName = 'auth' | 'gofers' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
 
 export interface ProcessSpec {
   name: ProcessName;
@@ -33,13 +33,16 @@ export async function planFleet(
   const ports = {
     edge: opts.fixedPorts ? Number(base.OAN_PORT ?? 8080) : await freePort(),
     auth: await port(8181),
+    gofers: await port(8182),
+    storage: await port(8183),
     projector: await port(8188),
     relay: await port(8189),
     gateway1: await port(8191),
     gateway2: await port(8192),
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
-  const env = { ...base };
+  // Object storage is the gofers service's alone; every other process gets the shared variables.
+  const { STORAGE_DIR, ...env } = base;
   const svc = (
     name: ProcessName,
     dir: string,
@@ -58,6 +61,14 @@ export async function planFleet(
   );
   const processes: ProcessSpec[] = [
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
+    svc('gofers', 'gofers', ports.gofers, {
+      GOFERS_PORT: String(ports.gofers),
+      // The filesystem object store serves signed URLs from its own listener (§4.8).
+      STORAGE_DRIVER: 'fs',
+      ...(STORAGE_DIR ? { STORAGE_DIR } : {}),
+      STORAGE_PORT: String(ports.storage),
+      STORAGE_PUBLIC_URL: url(ports.storage),
+    }),
     svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
     svc('gateway1', 'gateway', ports.gateway1, {
@@ -77,6 +88,7 @@ export async function planFleet(
       {
         OAN_PORT: String(ports.edge),
         AUTH_URL: url(ports.auth),
+        GOFERS_URL: url(ports.gofers),
         GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
       },
       edgeShared,

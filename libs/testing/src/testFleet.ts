@@ -48,6 +48,7 @@ export class TestFleet {
       TOPIC_PREFIX: `${id}.`,
       JWT_SECRET: randomBytes(32).toString('hex'),
       SMTP_URL: mailbox.url,
+      STORAGE_DIR: join(REPO_ROOT, '.tmp', 'fleets', id, 'storage'),
       MAIL_FROM: 'OAN <no-reply@oan.test>',
       ...opts.env,
     };

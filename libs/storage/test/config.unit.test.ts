@@ -1,0 +1,83 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, z } from '@oan/config';
+import {
+  createStorage,
+  deriveSigningSecret,
+  FilesystemStorage,
+  refineStorageEnv,
+  S3Storage,
+  storageEnv,
+} from '../src';
+
+const JWT_SECRET = 'storage-config-test-secret-storage-config';
+const schema = storageEnv.extend({ HOST: z.string().default('127.0.0.1') }).superRefine(refineStorageEnv);
+const load = (env: Record<string, string>) => ({ ...loadConfig(schema, env), JWT_SECRET });
+
+describe('storage configuration', () => {
+  it('defaults to the filesystem driver with its own listener on 8183', () => {
+    const c = load({});
+    expect(c).toMatchObject({ STORAGE_DRIVER: 'fs', STORAGE_DIR: '.data/files', STORAGE_PORT: 8183 });
+    expect(c.STORAGE_SIGNING_SECRET).toBeUndefined();
+  });
+
+  it('`none` creates no adapter (upload routes stay absent, §0.5)', async () => {
+    expect(await createStorage(load({ STORAGE_DRIVER: 'none' }))).toBeNull();
+  });
+
+  it('`fs` starts the listener and signs with a key derived from JWT_SECRET unless one is set', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'oan-storage-cfg-'));
+    const setup = await createStorage(load({ STORAGE_DIR: dir, STORAGE_PORT: '0' }));
+    try {
+      expect(setup?.storage).toBeInstanceOf(FilesystemStorage);
+      const fs = setup!.storage as FilesystemStorage;
+      expect(fs.publicBaseUrl).toBe(setup!.listener!.url);
+      expect((await fetch(`${setup!.listener!.url}/health`)).status).toBe(200);
+      expect(deriveSigningSecret(JWT_SECRET)).toMatch(/^[0-9a-f]{64}$/);
+      expect(deriveSigningSecret(JWT_SECRET)).not.toContain(JWT_SECRET);
+    } finally {
+      await setup?.listener?.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('`fs` advertises STORAGE_PUBLIC_URL when set (a proxy in front of the listener)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'oan-storage-cfg-'));
+    const setup = await createStorage(
+      load({ STORAGE_DIR: dir, STORAGE_PORT: '0', STORAGE_PUBLIC_URL: 'https://files.example.test/' }),
+    );
+    try {
+      const { url } = await setup!.storage.signedUrl('g/a', { expiresInSeconds: 60 });
+      expect(url.startsWith('https://files.example.test/files/g/a?exp=')).toBe(true);
+    } finally {
+      await setup?.listener?.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('`s3` needs a bucket and credentials, and then builds the S3 adapter', async () => {
+    expect(() => load({ STORAGE_DRIVER: 's3' })).toThrow(
+      /S3_BUCKET.*\n.*S3_ACCESS_KEY_ID.*\n.*S3_SECRET_ACCESS_KEY/,
+    );
+    const setup = await createStorage(
+      load({
+        STORAGE_DRIVER: 's3',
+        S3_ENDPOINT: 'http://127.0.0.1:9000',
+        S3_BUCKET: 'b',
+        S3_ACCESS_KEY_ID: 'k',
+        S3_SECRET_ACCESS_KEY: 's',
+        S3_FORCE_PATH_STYLE: 'true',
+      }),
+    );
+    expect(setup?.storage).toBeInstanceOf(S3Storage);
+    expect(setup?.listener).toBeUndefined();
+    await setup?.storage.close();
+  });
+
+  it('refuses a short signing secret and an unknown driver', () => {
+    expect(() => load({ STORAGE_SIGNING_SECRET: 'short' })).toThrow(/STORAGE_SIGNING_SECRET/);
+    expect(() => load({ STORAGE_DRIVER: 'ftp' })).toThrow(/STORAGE_DRIVER/);
+  });
+});

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createAuthenticator } from '@oan/auth';
+import { sql, type MikroORM } from '@oan/db';
+import type { EventStore } from '@oan/eventstore';
+import { createHttpApp, type Logger } from '@oan/http';
+import { WriteTracker } from '@oan/projection';
+import { OAN_BASE_PATH } from '@oan/protocol';
+import type { ObjectStorage } from '@oan/storage';
+import type { GoferContext } from './commands/context';
+import type { GofersConfig } from './config';
+import { chatRoutes } from './http/chat';
+import { goferRoutes } from './http/gofers';
+import { uploadRoutes } from './http/uploads';
+import { createGoferStore } from './infra/store';
+
+export interface GoferContextDeps {
+  config: Pick<GofersConfig, 'REDIS_PREFIX' | 'OAN_WEB_BASE_URL'>;
+  orm: MikroORM;
+  redis: Redis;
+  store?: EventStore;
+  now?: () => Date;
+  ids?: () => string;
+}
+
+/** The commands' context, shared by the routes and the reactors of one process (main.ts). */
+export function createGoferContext(deps: GoferContextDeps): GoferContext {
+  return {
+    orm: deps.orm,
+    store: deps.store ?? createGoferStore(),
+    writes: new WriteTracker(deps.redis, deps.config.REDIS_PREFIX),
+    now: deps.now ?? (() => new Date()),
+    ids: deps.ids ?? randomUUID,
+    ...(deps.config.OAN_WEB_BASE_URL ? { webBaseUrl: deps.config.OAN_WEB_BASE_URL } : {}),
+  };
+}
+
+export interface GoferAppDeps {
+  config: GofersConfig;
+  /** Owned by the caller (closed after the app). */
+  orm: MikroORM;
+  redis: Redis;
+  /** The configured object-storage adapter; null or absent ⇒ no uploads (§0.5). */
+  storage?: ObjectStorage | null;
+  /** Built from the other deps when absent; main.ts shares one with the reactors. */
+  ctx?: GoferContext;
+  /** Replaces the factory's logger (tests). */
+  logger?: Logger;
+  /** prom-client keeps one registry per process: only one app per process may expose metrics. */
+  metrics?: boolean;
+}
+
+/** JSON bodies here are a chat message (≤ 20 000 characters) or a few short strings. */
+const BODY_LIMIT = 256 * 1024;
+
+/** The composition root of the gofers service. */
+export async function buildApp(deps: GoferAppDeps) {
+  const { config, orm, redis } = deps;
+  const storage = deps.storage ?? null;
+  const app = await createHttpApp({
+    name: 'gofers',
+    logLevel: config.LOG_LEVEL,
+    openapi: { title: 'OAN gofers' },
+    bodyLimit: BODY_LIMIT,
+    metrics: deps.metrics,
+    readiness: {
+      postgres: () => sql(orm.em.fork(), 'select 1'),
+      redis: () => redis.ping(),
+    },
+    ...(deps.logger ? { fastify: { loggerInstance: deps.logger } } : {}),
+  });
+  const ctx = deps.ctx ?? createGoferContext({ config, orm, redis });
+  const authenticator = createAuthenticator({
+    orm,
+    jwtSecret: config.JWT_SECRET,
+    onBackgroundError: (err) => app.log.warn({ err }, 'could not record API key last use'),
+  });
+  app.addHook('onClose', () => authenticator.drain());
+
+  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  if (config.ENABLE_OPEN_API) {
+    const routeDeps = { ctx, authenticator, storage };
+    await app.register(goferRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
+    await app.register(chatRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
+    // §0.5: without an adapter the upload routes do not exist (404).
+    if (storage) await app.register(uploadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
+  }
+  return app;
+}

@@ -1,0 +1,69 @@
+import type { ChatRole, DiscoveryStatus } from '../domain/events';
+
+/** The frozen §8.3 shape; only pending queries carry it (§11 A27). */
+export interface ResponseConstraints {
+  format: 'freestyle' | 'boolean' | 'enum' | 'json_schema';
+  enumOptions?: string[];
+  jsonSchema?: Record<string, unknown>;
+  maxLength?: number;
+}
+
+export interface PublicProfile {
+  name: string;
+  description: string;
+  values: string[];
+  demands: string[];
+}
+
+/** What a brain knows about the Gofer it speaks for: its own profile only (ARCHITECTURE §5). */
+export interface BrainGofer extends PublicProfile {
+  goferId: string;
+  locale: string;
+  humanReviewTriggers: string[];
+  discoveryStatus: DiscoveryStatus;
+}
+
+export interface HistoryItem {
+  role: ChatRole;
+  content: string;
+  pendingQuery: boolean;
+}
+
+export interface BrainInput {
+  gofer: BrainGofer;
+  /** Oldest first, this Gofer's chat only, without the message being answered. */
+  history: HistoryItem[];
+  message: { messageId: string; content: string };
+  /** Parsed documents of this Gofer (ragStatus ready). */
+  knowledge: string[];
+}
+
+export interface BrainOutput {
+  content: string;
+  /** true ⇒ the turn waits for the owner and becomes a `gofer_question` (§8.6). */
+  pendingQuery: boolean;
+  responseConstraints: ResponseConstraints | null;
+  /** The whole new public profile, when this turn changed it. */
+  profile?: PublicProfile;
+  discoveryStatus?: DiscoveryStatus;
+}
+
+export interface BrainProvider {
+  /** 'scripted' | 'openai': a metric label, never content. */
+  readonly kind: string;
+  reply(input: BrainInput): Promise<BrainOutput>;
+}
+
+export type BrainErrorCode = 'BRAIN_INVALID_OUTPUT' | 'BRAIN_UPSTREAM';
+
+/** A generation that produced nothing usable. Messages never quote the owner's content. */
+export class BrainError extends Error {
+  override readonly name = 'BrainError';
+  constructor(
+    readonly code: BrainErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

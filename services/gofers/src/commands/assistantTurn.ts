@@ -1,0 +1,52 @@
+import type { DiscoveryStatus } from '../domain/events';
+import { decideGofer, type GoferProfile } from '../domain/gofer';
+import { plausibleGoferId, runGoferCommand, type GoferContext } from './context';
+
+export interface AssistantTurnInput {
+  goferId: string;
+  /** The user message this turn answers; null for a turn nobody asked for. */
+  replyTo: string | null;
+  content: string;
+  /** An `ask_user` turn: delivered as `gofer_question` (§8.6). */
+  pendingQuery: boolean;
+  /** The frozen §8.3 shape; kept on pending queries only (A27). */
+  responseConstraints: object | null;
+  profile?: GoferProfile;
+  discoveryStatus?: DiscoveryStatus;
+}
+
+export type AssistantTurnResult = { appended: true; messageId: string } | { appended: false };
+
+/**
+ * The brain's reply (engineer C's reactor). Idempotent on `replyTo`: a second turn for the same user
+ * message appends nothing, and so does any turn for a deleted or unknown Gofer (§8.6).
+ */
+export async function addAssistantTurn(
+  ctx: GoferContext,
+  input: AssistantTurnInput,
+): Promise<AssistantTurnResult> {
+  if (!plausibleGoferId(input.goferId)) return { appended: false };
+  const messageId = ctx.ids();
+  const { appended } = await runGoferCommand(ctx, input.goferId, (state, now) => {
+    if (state.status === 'none') return null;
+    const events = decideGofer(
+      {
+        type: 'AddAssistantTurn',
+        data: {
+          messageId,
+          replyTo: input.replyTo,
+          content: input.content,
+          pendingQuery: input.pendingQuery,
+          responseConstraints:
+            input.responseConstraints === null ? null : JSON.stringify(input.responseConstraints),
+          profile: input.profile ?? null,
+          discoveryStatus: input.discoveryStatus ?? null,
+        },
+        metadata: { now },
+      },
+      state,
+    );
+    return { accountId: state.accountId, events };
+  });
+  return appended.length > 0 ? { appended: true, messageId } : { appended: false };
+}

@@ -1,0 +1,58 @@
+import { sql } from '@oan/db';
+import { normalizePlatform } from '@oan/protocol';
+import { decideGofer, normalizeLocale, placeholderTexts } from '../domain/gofer';
+import { goferWebUrl, runGoferCommand, type GoferContext } from './context';
+
+export interface CreateGoferInput {
+  accountId: string;
+  locale?: string;
+  humanReviewTriggers?: string[];
+}
+
+export interface CreatedGofer {
+  goferId: string;
+  chatId: string;
+  greeting: string;
+  webUrl?: string;
+}
+
+/**
+ * §2.6 / §10.11: a Gofer inherits the platform its account registered with, never one from the
+ * request. Read from the projector's `read.accounts`; `other` when the row is not there (yet).
+ */
+export async function registrationPlatform(ctx: GoferContext, accountId: string): Promise<string> {
+  const [row] = await sql<{ source_platform: string }>(
+    ctx.orm.em.fork(),
+    'select source_platform from read.accounts where id = ?',
+    [accountId],
+  );
+  return normalizePlatform(row?.source_platform);
+}
+
+/** §4.4 (11): the Gofer, its role-chat and the seeded greeting, in one append. */
+export async function createGofer(ctx: GoferContext, input: CreateGoferInput): Promise<CreatedGofer> {
+  const goferId = ctx.ids();
+  const chatId = ctx.ids();
+  const locale = normalizeLocale(input.locale);
+  const sourcePlatform = await registrationPlatform(ctx, input.accountId);
+  await runGoferCommand(ctx, goferId, (state, now) => ({
+    accountId: input.accountId,
+    events: decideGofer(
+      {
+        type: 'CreateGofer',
+        data: {
+          goferId,
+          accountId: input.accountId,
+          chatId,
+          greetingId: ctx.ids(),
+          locale,
+          humanReviewTriggers: input.humanReviewTriggers ?? [],
+          sourcePlatform,
+        },
+        metadata: { now },
+      },
+      state,
+    ),
+  }));
+  return { goferId, chatId, greeting: placeholderTexts(locale).greeting, ...goferWebUrl(ctx, goferId) };
+}

@@ -1,0 +1,20 @@
+import { NotFoundError } from '../domain/errors';
+import { decideGofer } from '../domain/gofer';
+import { plausibleGoferId, runGoferCommand, type GoferContext } from './context';
+
+/**
+ * §4.4 (15): irreversible. Returns the storage keys of the Gofer's uploads so the caller can remove
+ * the bytes best-effort after the commit (a storage failure never fails the deletion).
+ */
+export async function deleteGofer(
+  ctx: GoferContext,
+  input: { accountId: string; goferId: string },
+): Promise<{ storageKeys: string[] }> {
+  if (!plausibleGoferId(input.goferId)) throw new NotFoundError('GOFER_NOT_FOUND', 'Gofer not found');
+  const { state } = await runGoferCommand(ctx, input.goferId, (s, now) => ({
+    accountId: input.accountId,
+    events: decideGofer({ type: 'DeleteGofer', data: { accountId: input.accountId }, metadata: { now } }, s),
+  }));
+  if (state.status === 'none') return { storageKeys: [] };
+  return { storageKeys: [...state.attachments.values()].map((a) => a.storageKey) };
+}

@@ -1,0 +1,42 @@
+import { ForbiddenError } from '../domain/errors';
+import { decideGofer } from '../domain/gofer';
+import { plausibleGoferId, runGoferCommand, type GoferContext } from './context';
+
+export interface PostUserMessageInput {
+  accountId: string;
+  goferId: string;
+  content?: string;
+  attachmentIds?: string[];
+  /** §0.5: false when no object-storage adapter is configured. */
+  attachmentsEnabled: boolean;
+}
+
+/**
+ * §4.4 (13): validated against the Gofer's state and durably appended before the route answers
+ * 202. The message is never echoed back as an event (§8.6; the projector emits assistant turns only).
+ */
+export async function postUserMessage(
+  ctx: GoferContext,
+  input: PostUserMessageInput,
+): Promise<{ messageId: string }> {
+  if (!plausibleGoferId(input.goferId)) throw new ForbiddenError('GOFER_FORBIDDEN', 'Forbidden');
+  const messageId = ctx.ids();
+  await runGoferCommand(ctx, input.goferId, (state, now) => ({
+    accountId: state.status === 'none' ? input.accountId : state.accountId,
+    events: decideGofer(
+      {
+        type: 'PostUserMessage',
+        data: {
+          accountId: input.accountId,
+          messageId,
+          content: input.content ?? '',
+          attachmentIds: input.attachmentIds ?? [],
+          attachmentsEnabled: input.attachmentsEnabled,
+        },
+        metadata: { now },
+      },
+      state,
+    ),
+  }));
+  return { messageId };
+}

@@ -1,0 +1,46 @@
+/**
+ * Coded refusals of the gofers context. The HTTP layer maps each code to its status and body in one
+ * place (src/http/errors.ts); nothing here knows about statuses.
+ */
+
+/**
+ * Unknown, deleted and another account's Gofer on every `/gofers/:goferId/*` route but DELETE:
+ * one refusal, so the answers are byte-identical (§6).
+ */
+export type ForbiddenCode = 'GOFER_FORBIDDEN';
+/** DELETE of an unknown (or already deleted) Gofer (§4.4 (15), A4). */
+export type NotFoundCode = 'GOFER_NOT_FOUND' | 'ATTACHMENT_NOT_FOUND';
+/** Input refused before anything is appended; all of them are 400 VALIDATION_ERROR (§4.4 (13)). */
+export type RejectedCode =
+  | 'MESSAGE_EMPTY'
+  | 'TOO_MANY_ATTACHMENTS'
+  | 'ATTACHMENTS_UNAVAILABLE'
+  | 'ATTACHMENT_UNKNOWN'
+  | 'PHOTO_ALREADY_USED';
+
+abstract class CodedError<C extends string> extends Error {
+  constructor(
+    readonly code: C,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class ForbiddenError extends CodedError<ForbiddenCode> {
+  override readonly name = 'ForbiddenError';
+}
+
+export class NotFoundError extends CodedError<NotFoundCode> {
+  override readonly name = 'NotFoundError';
+}
+
+export class RejectedError extends CodedError<RejectedCode> {
+  override readonly name = 'RejectedError';
+}
+
+export type DomainError = ForbiddenError | NotFoundError | RejectedError;
+
+export function isDomainError(err: unknown): err is DomainError {
+  return err instanceof ForbiddenError || err instanceof NotFoundError || err instanceof RejectedError;
+}

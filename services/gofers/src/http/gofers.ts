@@ -1,0 +1,101 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
+import { sql } from '@oan/db';
+import { awaitOwnWrites } from '@oan/projection';
+import { goferWebUrl, WRITE_SOURCE, type GoferContext } from '../commands/context';
+import { createGofer } from '../commands/createGofer';
+import { deleteGofer } from '../commands/deleteGofer';
+import { rethrowMapped } from './errors';
+import * as s from './schemas';
+
+/** What DELETE needs of the object-storage adapter (libs/storage): removing bytes by key. */
+export interface FileRemover {
+  delete(key: string): Promise<unknown>;
+}
+
+export interface GoferRouteDeps {
+  ctx: GoferContext;
+  authenticator: Authenticator;
+  /** null when no adapter is configured (§0.5). */
+  storage: FileRemover | null;
+}
+
+const ISO = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+interface GoferRow {
+  goferId: string;
+  name: string;
+  description: string;
+  discoveryStatus: 'in_discovery' | 'ready_for_pairing';
+  createdAt: string;
+}
+
+/** §4.4 (11), (12), (15) under `/api/v1`, registered only when ENABLE_OPEN_API is on (§0.5). */
+export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, deps) => {
+  app.setErrorHandler(rethrowMapped);
+  const { ctx } = deps;
+  const auth = (permission: 'role:create' | 'role:read' | 'role:delete') =>
+    requireAuth(deps.authenticator, { mode: 'multi+realm', permission });
+
+  // (11)
+  app.post(
+    '/gofers',
+    {
+      preHandler: auth('role:create'),
+      schema: { body: s.createGoferBody, response: { 201: s.createGoferResponse } },
+    },
+    async (req, reply) => {
+      const triggers = req.body?.humanReviewTriggers?.map((t) => t.trim()).filter((t) => t !== '');
+      const created = await createGofer(ctx, {
+        accountId: principalOf(req).accountId,
+        ...(req.body?.locale !== undefined ? { locale: req.body.locale } : {}),
+        ...(triggers ? { humanReviewTriggers: triggers } : {}),
+      });
+      return reply.status(201).send(created);
+    },
+  );
+
+  // (12) oldest first. The owner's own creates and deletes are applied before reading (invariant
+  // 4); the store check keeps a deleted Gofer out even if the projector is behind (§12 line 42).
+  app.get(
+    '/gofers',
+    { preHandler: auth('role:read'), schema: { response: { 200: s.goferList } } },
+    async (req) => {
+      const accountId = principalOf(req).accountId;
+      await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [WRITE_SOURCE]);
+      const rows = await sql<GoferRow>(
+        ctx.orm.em.fork(),
+        `select g.id as "goferId", g.name, g.description, g.discovery_status as "discoveryStatus",
+                ${ISO('g.created_at')} as "createdAt"
+           from read.gofers g
+          where g.account_id = ? and g.deleted_at is null
+            and not exists (select 1 from "${ctx.store.schema}".events e
+                             where e.stream_id = 'gofer-' || g.id and e.type = 'GoferDeleted')
+          order by g.created_at, g.id`,
+        [accountId],
+      );
+      return rows.map((r) => ({ ...r, ...goferWebUrl(ctx, r.goferId) }));
+    },
+  );
+
+  // (15) A4: unknown ⇒ 404, foreign ⇒ 403. Stored files go after the commit, best effort.
+  app.delete(
+    '/gofers/:goferId',
+    {
+      preHandler: auth('role:delete'),
+      schema: { params: s.goferParams, response: { 200: s.deletedResponse } },
+    },
+    async (req) => {
+      const { goferId } = req.params;
+      const { storageKeys } = await deleteGofer(ctx, { accountId: principalOf(req).accountId, goferId });
+      if (deps.storage && storageKeys.length > 0) {
+        const storage = deps.storage;
+        const results = await Promise.allSettled(storageKeys.map((key) => storage.delete(key)));
+        const failed = results.filter((r) => r.status === 'rejected').length;
+        if (failed > 0)
+          req.log.warn({ goferId, failed }, 'could not delete some stored files of a deleted Gofer');
+      }
+      return { deleted: true as const, goferId };
+    },
+  );
+};

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+/** Postgres text and jsonb refuse NUL; refuse it at the edge instead of failing later. */
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
+/**
+ * §4.4 (11): wrong types are a 400; keys the SDK never sends (e.g. `sourcePlatform`, which is never
+ * read from the body) are ignored. The SDK always sends an object; a missing body counts as `{}`.
+ */
+export const createGoferBody = z
+  .object({
+    locale: text(64).optional(),
+    humanReviewTriggers: z.array(text(500)).max(50).optional(),
+  })
+  .optional();
+
+/** No format rule: a malformed id gets the same answer as an unknown one (§6). */
+export const goferParams = z.object({ goferId: z.string() });
+
+/** §4.4 (13): the shape only; the either-or and attachment rules are the decider's (all 400). */
+export const chatMessageBody = z
+  .object({
+    content: text(20_000).optional(),
+    attachmentIds: z.array(z.string().max(128)).max(10).optional(),
+  })
+  .optional();
+
+/** §4.4 (14): `since` is never a reason to refuse (an unparseable one means "no since"). */
+export const chatHistoryQuery = z.object({ since: z.union([z.string(), z.array(z.string())]).optional() });
+
+const discoveryStatus = z.enum(['in_discovery', 'ready_for_pairing']);
+
+export const createGoferResponse = z.object({
+  goferId: z.string(),
+  chatId: z.string(),
+  greeting: z.string(),
+  webUrl: z.string().optional(),
+});
+
+export const goferList = z.array(
+  z.object({
+    goferId: z.string(),
+    name: z.string(),
+    description: z.string(),
+    discoveryStatus,
+    createdAt: z.string(),
+    webUrl: z.string().optional(),
+  }),
+);
+
+export const deletedResponse = z.object({ deleted: z.literal(true), goferId: z.string() });
+export const acceptedResponse = z.object({ accepted: z.literal(true) });
+
+const roleRef = z.object({ roleId: z.string(), name: z.string() });
+
+/** The sanitized history item: no storage keys, URLs, snapshots or bookkeeping (§4.4 (14)). */
+export const chatMessage = z.object({
+  id: z.string(),
+  role: z.enum(['user', 'assistant', 'system']),
+  content: z.string(),
+  createdAt: z.string(),
+  attachments: z
+    .array(
+      z.object({
+        id: z.string(),
+        kind: z.enum(['photo', 'document']),
+        name: z.string(),
+        mimeType: z.string(),
+        size: z.number(),
+        ragStatus: z.enum(['processing', 'ready', 'failed', 'unsupported']).optional(),
+      }),
+    )
+    .optional(),
+  kind: z.literal('pairing').optional(),
+  pairing: z.object({ threadId: z.string(), self: roleRef, counterpart: roleRef }).optional(),
+});
+export type ChatMessageItem = z.infer<typeof chatMessage>;
+export const chatHistory = z.array(chatMessage);

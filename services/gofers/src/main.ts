@@ -1,0 +1,52 @@
+import closeWithGrace from 'close-with-grace';
+import { Redis } from 'ioredis';
+import { openDatabase } from '@oan/db';
+import { createLogger } from '@oan/http';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { createStorage } from '@oan/storage';
+import { buildApp, createGoferContext } from './app';
+import { createBrainProvider } from './brain';
+import { loadGofersConfig } from './config';
+import { createGoferStore, goferMigrations } from './infra/store';
+import { startBrain } from './reactors/brain';
+import { startRagReactor } from './reactors/rag';
+
+const config = loadGofersConfig();
+const logger = createLogger('gofers', config.LOG_LEVEL);
+const store = createGoferStore();
+// Schema `gofers` holds the event store only; the read.* tables it reads are the projector's.
+const orm = await openDatabase({
+  url: config.DATABASE_URL,
+  schema: 'gofers',
+  migrations: goferMigrations(store),
+});
+const redis = new Redis(config.REDIS_URL);
+const setup = await createStorage(config);
+const storage = setup?.storage ?? null;
+const ctx = createGoferContext({ config, orm, redis, store });
+const app = await buildApp({ config, orm, redis, ctx, storage, logger });
+
+// The reactors follow `gofers.events` (published by the relay) with their own consumer groups.
+const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-gofers', logger });
+const registry = new SchemaRegistry(SCHEMAS_DIR);
+const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PREFIX };
+const brain = await startBrain({ ...reactorDeps, ctx, provider: createBrainProvider(config) });
+const rag = storage
+  ? await startRagReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })
+  : null;
+
+// Stop accepting requests first, then the reactors, then close what they used, in reverse order.
+closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
+  if (err) logger.error({ err }, 'closing after an unexpected error');
+  else logger.info({ signal }, 'closing');
+  await app.close();
+  await brain.stop();
+  await rag?.stop();
+  await kafka.close();
+  await setup?.listener?.close();
+  await storage?.close();
+  await redis.quit();
+  await orm.close(true);
+});
+
+await app.listen({ host: config.HOST, port: config.GOFERS_PORT });

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { parse as parseCsv } from 'csv-parse/sync';
+import type { MikroORM } from '@oan/db';
+import type { EventStore } from '@oan/eventstore';
+import {
+  fromKafkaMessage,
+  HEADER_TYPE,
+  runConsumer,
+  type ConsumedMessage,
+  type KafkaHandle,
+  type Logger,
+  type SchemaRegistry,
+} from '@oan/log';
+import type { WriteTracker } from '@oan/projection';
+import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
+import { setRagStatus, type RagOutcome } from '../commands/attachments';
+import type { GoferContext } from '../commands/context';
+import type { AttachmentAdded } from '../domain/events';
+
+export interface RagReactorDeps {
+  kafka: KafkaHandle;
+  registry: SchemaRegistry;
+  orm: MikroORM;
+  store: EventStore;
+  writes: WriteTracker;
+  storage: ObjectStorage;
+  logger: Logger;
+  topicPrefix: string;
+  now?: () => Date;
+}
+
+export interface RunningRagReactor {
+  readonly groupId: string;
+  stop(): Promise<void>;
+}
+
+/** The knowledge kept per document (UTF-8 bytes); the rest of a long file is dropped. */
+export const MAX_KNOWLEDGE_BYTES = 64 * 1024;
+
+/**
+ * Background parsing of text documents (§4.4 (16) `ragStatus`). Driven by the log, not by a queue in
+ * memory: every `AttachmentAdded` still `processing` is read back from storage, parsed and answered
+ * with `AttachmentRagStatusChanged` before its offset is committed. A crash redelivers the record,
+ * and `setRagStatus` appends only `processing` → final, so a redelivery or a replay appends nothing.
+ */
+export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagReactor> {
+  const { logger, storage } = deps;
+  const topic = `${deps.topicPrefix}gofers.events`;
+  const groupId = `${deps.topicPrefix}gofers.rag`;
+  const ctx: GoferContext = {
+    orm: deps.orm,
+    store: deps.store,
+    writes: deps.writes,
+    now: deps.now ?? (() => new Date()),
+    ids: randomUUID,
+  };
+  await deps.kafka.ensureTopics([{ topic }]);
+
+  /** The upload a record announces when it still waits for parsing; null for everything else. */
+  const pending = (m: ConsumedMessage): AttachmentAdded | null => {
+    if (m.headers[HEADER_TYPE] !== 'AttachmentAdded') return null;
+    try {
+      const { data } = fromKafkaMessage<AttachmentAdded>(deps.registry, m);
+      return data.ragStatus === 'processing' ? data : null;
+    } catch (err) {
+      // Unreadable here is unreadable forever: skip it rather than stall the partition.
+      logger.warn(
+        { offset: m.offset, err: (err as Error).message },
+        'rag reactor skipped an undecodable record',
+      );
+      return null;
+    }
+  };
+
+  const consumer = await runConsumer({
+    kafka: deps.kafka,
+    groupId,
+    topics: [topic],
+    // A new group starts from the beginning: uploads made before it existed still get parsed.
+    fromBeginning: true,
+    eachBatch: async (batch) => {
+      for (const m of batch.messages) {
+        if (!batch.isRunning() || batch.isStale()) return;
+        const added = pending(m);
+        if (added) {
+          const outcome = await parseAttachment(storage, added);
+          const { appended } = await setRagStatus(ctx, outcome);
+          logger.info(
+            {
+              goferId: added.goferId,
+              attachmentId: added.attachmentId,
+              ragStatus: outcome.ragStatus,
+              appended,
+            },
+            'document parsed',
+          );
+        }
+        await batch.commit(m.offset);
+        await batch.heartbeat();
+      }
+    },
+  });
+  return { groupId, stop: () => consumer.stop() };
+}
+
+/**
+ * Reads the bytes back and turns them into knowledge. A missing object or unparseable content is a
+ * final `failed`; any other error (storage or database unavailable) throws, so the record is
+ * redelivered and retried rather than marked failed by a passing outage.
+ */
+export async function parseAttachment(storage: ObjectStorage, a: AttachmentAdded): Promise<RagOutcome> {
+  const ids = { goferId: a.goferId, attachmentId: a.attachmentId };
+  let bytes: Buffer;
+  try {
+    bytes = await storage.get(a.storageKey);
+  } catch (err) {
+    if (err instanceof ObjectNotFoundError) return { ...ids, ragStatus: 'failed', knowledge: null };
+    throw err;
+  }
+  try {
+    const knowledge = boundUtf8(extractText(a.mimeType, bytes), MAX_KNOWLEDGE_BYTES);
+    return { ...ids, ragStatus: 'ready', knowledge };
+  } catch {
+    return { ...ids, ragStatus: 'failed', knowledge: null };
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** text/plain: the UTF-8 text; text/csv: one line per row, cells separated by ` | `. */
+export function extractText(mimeType: string, bytes: Buffer): string {
+  const text = utf8.decode(bytes).replace(/\r\n?/g, '\n');
+  if (text.includes('\u0000')) throw new Error('NUL in text'); // jsonb and Avro consumers refuse it
+  switch (mimeType) {
+    case 'text/plain':
+      return text.trim();
+    case 'text/csv': {
+      const rows = parseCsv(text, {
+        relax_column_count: true,
+        relax_quotes: true,
+        skip_empty_lines: true,
+      });
+      return rows.map((cells) => cells.map((c) => c.trim()).join(' | ')).join('\n');
+    }
+    default:
+      throw new Error(`no parser for ${mimeType}`);
+  }
+}
+
+/** At most `max` UTF-8 bytes, cut on a character boundary. */
+export function boundUtf8(text: string, max: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end -= 1; // never split a multi-byte sequence
+  return bytes.subarray(0, end).toString('utf8');
+}

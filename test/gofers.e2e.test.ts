@@ -1,0 +1,179 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OanEventEnvelope } from '@oan/protocol';
+import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
+import { dumpTables } from './support';
+
+let fleet: TestFleet;
+let owner: JoinedAccount;
+let other: JoinedAccount;
+let c: TestConnector;
+
+beforeAll(async () => {
+  fleet = await TestFleet.start();
+  owner = await joinAccount(fleet.url, fleet.mailbox, `owner-${fleet.id}@example.com`, 'dsh');
+  other = await joinAccount(fleet.url, fleet.mailbox, `other-${fleet.id}@example.com`);
+  c = new TestConnector({ baseUrl: fleet.url, token: owner.apiKey });
+  await c.connect();
+});
+afterAll(async () => {
+  c?.close();
+  await fleet?.stop();
+});
+
+interface ChatItem {
+  id: string;
+  role: string;
+  content: string;
+  createdAt: string;
+}
+interface GoferItem {
+  goferId: string;
+  name: string;
+  discoveryStatus: string;
+}
+
+const ANSWERS = [
+  'I want to hire a senior backend engineer for my team, remote, TypeScript and Postgres.',
+  'We are a small fintech team building payment APIs; we offer a good salary and ownership.',
+  'Honesty, fast feedback, remote-first work.',
+  'Call you Hiring Scout.',
+];
+
+describe('a connector working with a Gofer (issue 3)', () => {
+  let goferId = '';
+  let chatId = '';
+
+  it('creates a Gofer and gets the reply to an immediate post as gofer_message on the socket', async () => {
+    const created = await c.rest<{ goferId: string; chatId: string; greeting: string }>('POST', '/gofers', {
+      locale: 'en',
+    });
+    expect(created.status).toBe(201);
+    ({ goferId, chatId } = created.body);
+    expect(created.body.greeting.length).toBeGreaterThan(0);
+    const posted = await c.rest('POST', `/gofers/${goferId}/chat/messages`, { content: ANSWERS[0] });
+    expect(posted).toMatchObject({ status: 202, body: { accepted: true } });
+    const reply = await waitFor(
+      () =>
+        c.delivered.find(
+          (e) =>
+            e.type === 'gofer_message' &&
+            e.goferId === goferId &&
+            e.payload.content !== created.body.greeting,
+        ),
+      { timeoutMs: 10_000, what: 'the reply on the socket' },
+    );
+    expect(reply).toMatchObject({
+      source: 'own_gofer',
+      chatId,
+      reply: { method: 'POST', path: `/api/v1/gofers/${goferId}/chat/messages` },
+    });
+  });
+
+  it('reads both messages back, with and without since (no system rows with since)', async () => {
+    const all = await c.rest<ChatItem[]>('GET', `/gofers/${goferId}/chat/messages`);
+    expect(all.status).toBe(200);
+    expect(all.body.map((m) => m.role).slice(0, 3)).toEqual(['assistant', 'user', 'assistant']);
+    expect(all.body[1]!.content).toBe(ANSWERS[0]);
+    const since = await c.rest<ChatItem[]>(
+      'GET',
+      `/gofers/${goferId}/chat/messages?since=${encodeURIComponent(all.body[0]!.createdAt)}`,
+    );
+    expect(since.body.map((m) => m.id)).toEqual(
+      all.body
+        .slice(1)
+        .filter((m) => m.role !== 'system')
+        .map((m) => m.id),
+    );
+    const garbage = await c.rest<ChatItem[]>('GET', `/gofers/${goferId}/chat/messages?since=yesterday`);
+    expect(garbage.body).toEqual(all.body);
+  });
+
+  it('answers the interview, answers gofer_questions through their reply path, and reaches ready_for_pairing', async () => {
+    const answered = new Set<string>();
+    for (let turn = 1; turn < 12; turn++) {
+      const list = await c.rest<GoferItem[]>('GET', '/gofers');
+      if (list.body.find((g) => g.goferId === goferId)?.discoveryStatus === 'ready_for_pairing') break;
+      const question = c.delivered.find(
+        (e) => e.type === 'gofer_question' && e.goferId === goferId && !answered.has(e.eventId),
+      );
+      const before = c.delivered.length;
+      if (question) {
+        const digest = await c.rest<{
+          events: OanEventEnvelope[];
+          summary: { pendingQuestions: number; goferCount: number };
+        }>('GET', '/events/unresolved');
+        expect(digest.body.events.map((e) => e.eventId)).toContain(question.eventId);
+        expect(digest.body.summary).toMatchObject({
+          pendingQuestions: digest.body.events.length,
+          goferCount: 1,
+        });
+        expect(digest.body.events.find((e) => e.eventId === question.eventId)).toEqual(question);
+        answered.add(question.eventId);
+        const path = question.reply!.path.replace(/^\/api\/v1/, '');
+        expect((await c.rest('POST', path, { content: 'yes' })).status).toBe(202);
+      } else {
+        expect(
+          (
+            await c.rest('POST', `/gofers/${goferId}/chat/messages`, {
+              content: ANSWERS[Math.min(turn, ANSWERS.length - 1)],
+            })
+          ).status,
+        ).toBe(202);
+      }
+      await waitFor(() => c.delivered.length > before, {
+        timeoutMs: 10_000,
+        what: `the Gofer's turn ${turn}`,
+      });
+    }
+    const list = await c.rest<GoferItem[]>('GET', '/gofers');
+    expect(list.body.find((g) => g.goferId === goferId)).toMatchObject({
+      discoveryStatus: 'ready_for_pairing',
+    });
+    expect(answered.size).toBeGreaterThan(0);
+    const digest = await c.rest<{ events: OanEventEnvelope[]; summary: { pendingQuestions: number } }>(
+      'GET',
+      '/events/unresolved',
+    );
+    expect(digest.body.events.filter((e) => answered.has(e.eventId))).toEqual([]);
+  });
+
+  it('gives another account the same probe-safe 403 as an unknown id on every Gofer route', async () => {
+    const stranger = new TestConnector({ baseUrl: fleet.url, token: other.apiKey });
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    for (const [method, path, body] of [
+      ['POST', '/chat/messages', { content: 'hi' }],
+      ['GET', '/chat/messages', undefined],
+    ] as const) {
+      const mine = await stranger.rest(method, `/gofers/${goferId}${path}`, body);
+      const none = await stranger.rest(method, `/gofers/${unknown}${path}`, body);
+      expect(mine.status, `${method} ${path}`).toBe(403);
+      expect(mine.text).toBe(none.text);
+    }
+    const del = await stranger.rest('DELETE', `/gofers/${goferId}`);
+    expect(del.status).toBe(403);
+    expect((await stranger.rest('DELETE', `/gofers/${unknown}`)).status).toBe(404);
+  });
+
+  it('replaying the topics rebuilds the same Gofer list and chat history', async () => {
+    const tables = ['read.gofers', 'read.gofer_messages'];
+    const before = await dumpTables(fleet.env.DATABASE_URL!, tables);
+    await fleet.kill('projector');
+    execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...fleet.env },
+      stdio: 'pipe',
+    });
+    expect(await dumpTables(fleet.env.DATABASE_URL!, tables)).toEqual(before);
+    await fleet.restart('projector');
+  });
+
+  it('deletes the Gofer, which is gone from GET /gofers in the very next request', async () => {
+    const del = await c.rest('DELETE', `/gofers/${goferId}`);
+    expect(del).toMatchObject({ status: 200, body: { deleted: true, goferId } });
+    const list = await c.rest<GoferItem[]>('GET', '/gofers');
+    expect(list.body.map((g) => g.goferId)).not.toContain(goferId);
+    const digest = await c.rest<{ summary: { pendingQuestions: number } }>('GET', '/events/unresolved');
+    expect(digest.body.summary.pendingQuestions).toBe(0);
+  });
+});
