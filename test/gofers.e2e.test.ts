@@ -155,6 +155,51 @@ describe('a connector working with a Gofer (issue 3)', () => {
     expect((await stranger.rest('DELETE', `/gofers/${unknown}`)).status).toBe(404);
   });
 
+  it('uploads a document through the edge; its signed URL needs no credentials; it is parsed', async () => {
+    const text = 'Our team ships payment APIs.\nWe pair on Fridays.\n';
+    const form = new FormData();
+    form.append('file', new Blob([text], { type: 'text/plain' }), 'about-us.txt');
+    const res = await fetch(`${fleet.url}/api/v1/gofers/${goferId}/attachments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.apiKey}` },
+      body: form,
+    });
+    expect(res.status).toBe(201);
+    const up = (await res.json()) as {
+      attachment: { id: string; url: string; size: number; ragStatus: string };
+      ragStatus: string;
+    };
+    expect(up.attachment).toMatchObject({ size: Buffer.byteLength(text), ragStatus: 'processing' });
+    const download = await fetch(up.attachment.url);
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe(text);
+    const photo = new FormData();
+    photo.append('file', new Blob([text], { type: 'text/plain' }), 'not-a-photo.txt');
+    const refused = await fetch(`${fleet.url}/api/v1/gofers/${goferId}/photos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.apiKey}` },
+      body: photo,
+    });
+    expect(refused.status).toBe(415);
+    expect(await refused.json()).toMatchObject({ error: 'UNSUPPORTED_MIME' });
+    expect(
+      (await c.rest('POST', `/gofers/${goferId}/chat/messages`, { attachmentIds: [up.attachment.id] }))
+        .status,
+    ).toBe(202);
+    const withDoc = await waitFor(
+      async () => {
+        const page = await c.rest<(ChatItem & { attachments?: { id: string; ragStatus?: string }[] })[]>(
+          'GET',
+          `/gofers/${goferId}/chat/messages`,
+        );
+        const m = page.body.find((x) => x.attachments?.some((a) => a.id === up.attachment.id));
+        return m?.attachments?.[0]?.ragStatus === 'ready' ? m : undefined;
+      },
+      { what: 'the parsed document on its message' },
+    );
+    expect(withDoc.role).toBe('user');
+  });
+
   it('replaying the topics rebuilds the same Gofer list and chat history', async () => {
     const tables = ['read.gofers', 'read.gofer_messages'];
     const before = await dumpTables(fleet.env.DATABASE_URL!, tables);
