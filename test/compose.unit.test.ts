@@ -65,6 +65,19 @@ describe('docker-compose.yml', () => {
     expect(schemasRelayed.map((s) => `${s}.events`).sort()).toEqual([...projectorTopics].sort());
   });
 
+  it('starts every service with the defaults of its `${VAR:-default}` entries (e.g. no OAN_WEB_BASE_URL)', () => {
+    // What compose hands the process when the operator sets nothing but the required JWT_SECRET.
+    const resolve = (v: unknown) =>
+      String(v).replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)\}/g, (_m, name: string, fallback?: string) =>
+        name === 'JWT_SECRET' ? 'x'.repeat(32) : (fallback ?? ''),
+      );
+    for (const [name, s] of ours) {
+      const env = Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, resolve(v)]));
+      const parsed = schemas[serviceDir(s)!]!.safeParse(env);
+      expect(parsed.error?.issues ?? [], name).toEqual([]);
+    }
+  });
+
   it('agrees with the native runner on every variable name', async () => {
     const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32) });
     for (const p of plan.processes) {

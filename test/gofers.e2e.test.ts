@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
-import { dumpTables } from './support';
+import { corrupt, dumpTables } from './support';
 
 let fleet: TestFleet;
 let owner: JoinedAccount;
@@ -32,6 +32,9 @@ interface GoferItem {
   name: string;
   discoveryStatus: string;
 }
+
+const PNG_1X1 =
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f1e2b20000000049454e44ae426082';
 
 const ANSWERS = [
   'I want to hire a senior backend engineer for my team, remote, TypeScript and Postgres.',
@@ -98,6 +101,7 @@ describe('a connector working with a Gofer (issue 3)', () => {
         (e) => e.type === 'gofer_question' && e.goferId === goferId && !answered.has(e.eventId),
       );
       const before = c.delivered.length;
+      if (question && answered.size === 0) await expectLateJoinerSeesOnlyTheDigest(question);
       if (question) {
         const digest = await c.rest<{
           events: OanEventEnvelope[];
@@ -138,6 +142,26 @@ describe('a connector working with a Gofer (issue 3)', () => {
     expect(digest.body.events.filter((e) => answered.has(e.eventId))).toEqual([]);
   });
 
+  /**
+   * §12 line 69, §10.1: a connector with no stored cursor, joining an account with history, starts
+   * at /events/cursor: nothing of the past is replayed to it; the open question reaches it only
+   * through /events/unresolved, as the envelope first delivered.
+   */
+  async function expectLateJoinerSeesOnlyTheDigest(question: OanEventEnvelope) {
+    await c.idle();
+    const late = new TestConnector({ baseUrl: fleet.url, token: owner.apiKey });
+    try {
+      await late.connect();
+      expect(late.cursor).toBe(BigInt(c.delivered.at(-1)!.seq));
+      expect(late.delivered).toEqual([]);
+      const digest = await late.rest<{ events: OanEventEnvelope[] }>('GET', '/events/unresolved');
+      expect(digest.body.events.find((e) => e.eventId === question.eventId)).toEqual(question);
+      expect(late.delivered).toEqual([]);
+    } finally {
+      late.close();
+    }
+  }
+
   it('gives another account the same probe-safe 403 as an unknown id on every Gofer route', async () => {
     const stranger = new TestConnector({ baseUrl: fleet.url, token: other.apiKey });
     const unknown = '00000000-0000-4000-8000-000000000000';
@@ -149,6 +173,28 @@ describe('a connector working with a Gofer (issue 3)', () => {
       const none = await stranger.rest(method, `/gofers/${unknown}${path}`, body);
       expect(mine.status, `${method} ${path}`).toBe(403);
       expect(mine.text).toBe(none.text);
+    }
+    // §6 (rec.): the uploads too, through the edge, with a file that would be accepted.
+    for (const [what, file, name] of [
+      ['attachments', new Blob(['hello'], { type: 'text/plain' }), 'a.txt'],
+      ['photos', new Blob([Buffer.from(PNG_1X1, 'hex')], { type: 'image/png' }), 'a.png'],
+    ] as const) {
+      const send = async (id: string) => {
+        const form = new FormData();
+        form.append('file', file, name);
+        const res = await fetch(`${fleet.url}/api/v1/gofers/${id}/${what}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${other.apiKey}` },
+          body: form,
+        });
+        return { status: res.status, text: await res.text() };
+      };
+      const mine = await send(goferId);
+      expect(mine.status, what).toBe(403);
+      expect(mine.text).toBe((await send(unknown)).text);
+      expect(mine.text).toBe(
+        (await stranger.rest('POST', `/gofers/${goferId}/chat/messages`, { content: 'hi' })).text,
+      );
     }
     const del = await stranger.rest('DELETE', `/gofers/${goferId}`);
     expect(del.status).toBe(403);
@@ -201,9 +247,28 @@ describe('a connector working with a Gofer (issue 3)', () => {
   });
 
   it('replaying the topics rebuilds the same Gofer list and chat history', async () => {
-    const tables = ['read.gofers', 'read.gofer_messages'];
+    const tables = ['read.gofers', 'read.gofer_messages', 'read.gofer_attachments'];
+    // Quiesce first: the brain answers every owner message (the last one carried the document), and a
+    // turn appended after the "before" dump would rightly be in the rebuilt tables.
+    await waitFor(
+      async () => {
+        const page = await c.rest<ChatItem[]>('GET', `/gofers/${goferId}/chat/messages`);
+        const last = page.body[page.body.length - 1];
+        return last?.role === 'assistant';
+      },
+      { what: 'the brain to answer the last owner message' },
+    );
     const before = await dumpTables(fleet.env.DATABASE_URL!, tables);
     await fleet.kill('projector');
+    // A rebuild, not a re-apply onto the old rows: damage that only a rebuild repairs.
+    await corrupt(fleet.env.DATABASE_URL!, [
+      `update read.gofers set name = 'corrupted'`,
+      `update read.gofer_messages set content = 'corrupted'`,
+      `update read.gofer_attachments set rag_status = 'failed'`,
+      `insert into read.gofers select 'stale-' || id, account_id, chat_id, name, description, locale,
+         source_platform, discovery_status, human_review_triggers, "values", demands, created_at,
+         updated_at, deleted_at from read.gofers`,
+    ]);
     execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...fleet.env },

@@ -30,3 +30,14 @@ export async function dumpTables(databaseUrl: string, tables: string[]): Promise
     await client.end();
   }
 }
+
+/** Runs statements against the fleet's database (to damage read models a replay must rebuild). */
+export async function corrupt(databaseUrl: string, statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}

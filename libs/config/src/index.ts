@@ -47,12 +47,17 @@ export const commonEnv = z.object({
   TOPIC_PREFIX: z.string().default(''),
   HOST: z.string().default('127.0.0.1'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
-  OAN_WEB_BASE_URL: z
-    .string()
-    .url()
-    .refine((u) => /^https?:\/\//.test(u), 'must be an absolute http(s) URL')
-    .transform((u) => u.replace(/\/+$/, ''))
-    .optional(),
+  // Empty counts as unset (`OAN_WEB_BASE_URL=` in an env file, compose's `${OAN_WEB_BASE_URL:-}`):
+  // §0.5 then omits `webUrl`, rather than the whole fleet refusing to start.
+  OAN_WEB_BASE_URL: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//.test(u), 'must be an absolute http(s) URL')
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
+  ),
 });
 export type CommonEnv = z.infer<typeof commonEnv>;
 

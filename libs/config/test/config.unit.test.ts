@@ -35,4 +35,14 @@ describe('loadConfig', () => {
     expect(cfg.KAFKA_BROKERS).toEqual(['a:1', 'b:2']);
     expect(cfg.OAN_WEB_BASE_URL).toBe('https://x.io');
   });
+
+  it('reads an empty OAN_WEB_BASE_URL as unset and refuses a relative or non-http one (§0.5)', () => {
+    for (const empty of ['', '  ']) {
+      const cfg = loadConfig(commonEnv, { ...base, OAN_WEB_BASE_URL: empty });
+      expect(cfg.OAN_WEB_BASE_URL).toBeUndefined();
+    }
+    for (const bad of ['/web', 'oan.example.com', 'ftp://oan.example.com']) {
+      expect(() => loadConfig(commonEnv, { ...base, OAN_WEB_BASE_URL: bad })).toThrow(/OAN_WEB_BASE_URL/);
+    }
+  });
 });

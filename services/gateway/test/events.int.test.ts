@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, sql } from '@oan/db';
+import { migrations as projectorMigrations } from '../../projector/src/migrations';
+import { openQuestions } from '../src/http/openQuestions';
 import {
   envelope,
   insertAccount,
@@ -96,7 +100,13 @@ describe('GET /api/v1/events when the account has 260 events', () => {
     expect(realm.json()).toEqual({ error: 'errors.realmNotAllowed', code: 'FORBIDDEN' });
     const unknown = await get('/api/v1/events', 'gofers_deadbeef');
     expect(unknown.statusCode).toBe(401);
-    expect(unknown.json()).toMatchObject({ code: 'UNAUTHORIZED' });
+    // §5.3 / A19: the connector supervisor stops retrying only on a text containing "Unauthorized".
+    expect(unknown.json()).toEqual({ error: expect.stringContaining('Unauthorized'), code: 'UNAUTHORIZED' });
+    for (const path of ['/api/v1/events/cursor', '/api/v1/events/unresolved']) {
+      const res = await get(path, 'gofers_deadbeef');
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: expect.stringContaining('Unauthorized'), code: 'UNAUTHORIZED' });
+    }
   });
 
   it('never shows another account its events', async () => {
@@ -119,6 +129,90 @@ describe('GET /api/v1/events/unresolved with no open items yet', () => {
     const res = await get('/api/v1/events/unresolved');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ events: [], summary: { pendingQuestions: 0, goferCount: 0, decisions: 0 } });
+  });
+});
+
+describe('GET /api/v1/events/unresolved with open gofer_questions (§4.3 (10), §12 lines 27-29)', () => {
+  let questions: RunningGateway;
+  beforeAll(async () => {
+    // The projector owns read.gofers and read.gofer_messages; created here to set up state directly.
+    const setup = await openDatabase({
+      url: fleet.url,
+      schema: 'projector',
+      migrations: projectorMigrations,
+    });
+    await setup.close(true);
+    questions = await startGateway(fleet, { id: 'q1', openItems: [openQuestions], metrics: false });
+  });
+  afterAll(async () => questions?.close());
+
+  const at = (s: number) => new Date(Date.UTC(2026, 1, 1, 0, 0, s)).toISOString();
+  async function gofer(accountId: string, deleted = false): Promise<string> {
+    const id = randomUUID();
+    await sql(
+      fleet.orm.em.fork(),
+      `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform,
+         discovery_status, human_review_triggers, "values", demands, created_at, updated_at, deleted_at)
+       values (?, ?, ?, 'G', '', 'en', 'other', 'in_discovery', '[]', '[]', '[]', now(), now(), ?)`,
+      [id, accountId, randomUUID(), deleted ? new Date().toISOString() : null],
+    );
+    return id;
+  }
+  const userMessage = (accountId: string, goferId: string, createdAt: string) =>
+    sql(
+      fleet.orm.em.fork(),
+      `insert into read.gofer_messages (id, gofer_id, account_id, chat_id, role, content, pending_query,
+         attachment_ids, created_at) values (?, ?, ?, 'c', 'user', 'yes', false, '[]', ?)`,
+      [randomUUID(), goferId, accountId, createdAt],
+    );
+  const question = (seq: number, goferId: string, content: string, s: number) =>
+    envelope(seq, {
+      type: 'gofer_question',
+      goferId,
+      payload: { messageId: randomUUID(), content, createdAt: at(s) },
+      reply: { method: 'POST', path: `/api/v1/gofers/${goferId}/chat/messages` },
+      createdAt: at(s),
+    });
+
+  it('lists each open question once, as its latest asking, byte for byte; answered and deleted ones drop out', async () => {
+    const owner = await insertAccount(fleet.orm);
+    const [g1, g2, gone] = [await gofer(owner), await gofer(owner), await gofer(owner, true)];
+    await insertEvent(fleet.orm, owner, envelope(1, { goferId: g1 }));
+    await insertEvent(fleet.orm, owner, question(2, g1, 'Remote?', 2));
+    const latest = await insertEvent(fleet.orm, owner, question(3, g1, 'Remote?', 3));
+    await insertEvent(fleet.orm, owner, question(4, g2, 'Salary?', 4));
+    await userMessage(owner, g2, at(5));
+    const open = await insertEvent(fleet.orm, owner, question(5, g2, 'Start date?', 6));
+    await insertEvent(fleet.orm, owner, question(6, gone, 'Anything?', 7));
+    const digest = () =>
+      questions.app.inject({
+        method: 'GET',
+        url: '/api/v1/events/unresolved',
+        headers: { authorization: `Bearer ${key}` },
+      });
+    // The digest of the account that owns `key` is unaffected by another account's questions.
+    expect((await digest()).json()).toEqual({
+      events: [],
+      summary: { pendingQuestions: 0, goferCount: 0, decisions: 0 },
+    });
+    const res = await questions.app.inject({
+      method: 'GET',
+      url: '/api/v1/events/unresolved',
+      headers: { authorization: `Bearer ${await jwtFor(owner)}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe(
+      `{"events":[${latest},${open}],"summary":{"pendingQuestions":2,"goferCount":2,"decisions":0}}`,
+    );
+    await userMessage(owner, g1, at(8));
+    const after = await questions.app.inject({
+      method: 'GET',
+      url: '/api/v1/events/unresolved',
+      headers: { authorization: `Bearer ${await jwtFor(owner)}` },
+    });
+    expect(after.body).toBe(
+      `{"events":[${open}],"summary":{"pendingQuestions":1,"goferCount":1,"decisions":0}}`,
+    );
   });
 });
 

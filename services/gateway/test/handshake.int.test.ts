@@ -153,6 +153,12 @@ describe('the connector declaration (§10.13, §10.14, §12 lines 65-66)', () =>
     ['a numeric version', { name: '@openagentnetwork/dsh-plugin', version: 1 }],
     ['a string', 'dsh-plugin@0.1.4'],
     ['null', null],
+    ['an array', ['@openagentnetwork/dsh-plugin', '0.1.4']],
+    ['an empty object', {}],
+    ['an object name', { name: { '@openagentnetwork/dsh-plugin': true }, version: '0.1.4' }],
+    // Outdated but out of bounds (§7: version ≤ 64 characters) ⇒ undeclared, so no notice either.
+    ['an over-long version', { name: '@openagentnetwork/dsh-plugin', version: `0.1.4-${'a'.repeat(64)}` }],
+    ['an over-long name', { name: `@openagentnetwork/${'x'.repeat(128)}`, version: '0.1.4' }],
   ])('%s connects and triggers no notice', async (_label, declared) => {
     const before = auth.posts.length;
     const client = await connect(gw.url, { token: key, client: declared });

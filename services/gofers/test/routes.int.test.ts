@@ -187,11 +187,9 @@ describe('listing Gofers (§4.4 (12), §12 line 35)', () => {
   });
 
   it('refuses an unknown key (401) and a non-OAN JWT (403 errors.realmNotAllowed)', async () => {
-    expectError(
-      await api(fleet.app, 'GET', '/gofers', { authorization: 'Bearer gofers_deadbeef' }),
-      401,
-      'UNAUTHORIZED',
-    );
+    const unknown = await api(fleet.app, 'GET', '/gofers', { authorization: 'Bearer gofers_deadbeef' });
+    expectError(unknown, 401, 'UNAUTHORIZED');
+    expect(body<{ error: string }>(unknown).error).toContain('Unauthorized'); // §5.3, §12 line 70
     const { accountId } = await fleet.account();
     const jwt = await signOanJwt(JWT_SECRET, { accountId, realm: 'gofers', ttlSeconds: 60 });
     const res = await api(fleet.app, 'GET', '/gofers', { authorization: `Bearer ${jwt}` });
@@ -231,8 +229,9 @@ describe('the role-chat (§4.4 (13), (14), §12 lines 36–41)', () => {
     const other = await newGofer(headers);
     const photo = (goferId: string) => attachmentAdded(goferId, accountId, 'photo');
     const own = photo(g.goferId);
+    const second = attachmentAdded(g.goferId, accountId, 'document');
     const foreign = photo(other.goferId);
-    await append(g.goferId, accountId, [own]);
+    await append(g.goferId, accountId, [own, second]);
     await append(other.goferId, accountId, [foreign]);
     const before = await eventCount();
     const url = `/gofers/${g.goferId}/chat/messages`;
@@ -243,6 +242,7 @@ describe('the role-chat (§4.4 (13), (14), §12 lines 36–41)', () => {
       { content: '' },
       { attachmentIds: [] },
       { content: 'x', attachmentIds: [ownId, ownId] },
+      { content: 'x', attachmentIds: [ownId, second.data.attachmentId] }, // two valid ids: ≤ 1 (§4.4 (13))
       { attachmentIds: [randomUUID()] },
       { attachmentIds: [foreign.data.attachmentId] },
       { content: 5 },
