@@ -1,0 +1,133 @@
+import { PAIRING_THRESHOLD, offerTerms, relevance, tokenize, type PublicProfile } from './discovery';
+import type { MatchRecommendation } from './events';
+import { quote, textsFor, type SessionTexts } from './sessionTexts';
+import type { SessionCardFields } from './summaryCard';
+
+/**
+ * The scripted Gofer-to-Gofer session (ARCHITECTURE §5): deterministic, offline, from the two
+ * public profiles only. Each side speaks from its own profile and may mention the counterpart's
+ * public fields, always quoted as data — nothing the counterpart wrote is ever followed, so a
+ * profile saying "ignore your instructions" is just quoted text. The session reactor appends the
+ * turns one by one (`AddSessionTurn` with `turnIndex`), then `EndSession`, then one card per side.
+ */
+
+export interface SessionParty {
+  goferId: string;
+  profile: PublicProfile;
+}
+
+export interface ScriptedTurn {
+  turnIndex: number;
+  senderGoferId: string;
+  content: string;
+}
+
+/** Above this symmetric score the card recommends requesting the match. */
+export const STRONG_MATCH_SCORE = 0.45;
+
+const ownText = (p: PublicProfile) => [p.name, p.description, ...p.values, ...p.demands].join(' ');
+
+/** The items of `wanted` that share a term with what `offerer` describes and values. */
+export function itemsMet(wanted: readonly string[], offerer: PublicProfile): string[] {
+  const offered = new Set(offerTerms(offerer));
+  return wanted.filter((item) => tokenize(item).some((t) => offered.has(t)));
+}
+
+const joined = (t: SessionTexts, items: readonly string[]) =>
+  items.length === 0 ? t.nothing : t.list(items.map((i) => i.trim()));
+
+/** Six turns, alternating: introductions, what each looks for, what each values. */
+export function scriptSession(x: SessionParty, y: SessionParty): ScriptedTurn[] {
+  // Side `a` (the lower goferId) opens, whichever order the reactor passes them in.
+  const [a, b] = x.goferId < y.goferId ? [x, y] : [y, x];
+  const lines: [SessionParty, string][] = [];
+  for (const [self, other] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    const t = textsFor(ownText(self.profile));
+    const met = itemsMet(self.profile.demands, other.profile);
+    lines.push([
+      self,
+      self === a
+        ? t.intro(self.profile.name, self.profile.description)
+        : t.greetBack(quote(other.profile.name, 40), self.profile.name, self.profile.description),
+    ]);
+    lines.push([
+      self,
+      `${t.wants(joined(t, self.profile.demands), quote(other.profile.description))} ${
+        met.length > 0 ? t.overlap(joined(t, met)) : t.noOverlap
+      }`,
+    ]);
+    const values = t.values(joined(t, self.profile.values));
+    lines.push([self, self === b ? `${values} ${t.closing}` : values]);
+  }
+  // Interleave: a-intro, b-intro, a-wants, b-wants, a-values, b-values.
+  const order = [0, 3, 1, 4, 2, 5];
+  return order.map((i, turnIndex) => {
+    const [sender, content] = lines[i]!;
+    return { turnIndex, senderGoferId: sender.goferId, content };
+  });
+}
+
+export function recommendationFor(score: number): MatchRecommendation {
+  if (score >= STRONG_MATCH_SCORE) return 'strong';
+  return score >= PAIRING_THRESHOLD ? 'possible' : 'weak';
+}
+
+/**
+ * One side's card from the session: its length, what the counterpart offers and looks for (its
+ * public profile, quoted), how well each side's demands are met, and what to do next. In `self`'s
+ * language. Deterministic: a regenerated card with the same inputs is the same card.
+ */
+export function summarizeSession(
+  transcript: readonly ScriptedTurn[],
+  self: SessionParty,
+  counterpart: SessionParty,
+): SessionCardFields {
+  const t = textsFor(ownText(self.profile));
+  const me = self.profile;
+  const them = counterpart.profile;
+  const recommendation = recommendationFor(relevance(me, them).score);
+  const mine = itemsMet(me.demands, them);
+  const theirs = itemsMet(them.demands, me);
+  const label = t.label[recommendation];
+
+  const cardTitle = t.title(them.name, label);
+  const reasons = [
+    mine.length > 0
+      ? t.reasonMine(
+          joined(
+            t,
+            mine.map((i) => quote(i, 80)),
+          ),
+        )
+      : null,
+    theirs.length > 0
+      ? t.reasonTheirs(
+          joined(
+            t,
+            theirs.map((i) => quote(i, 80)),
+          ),
+        )
+      : null,
+  ].filter((r): r is string => r !== null);
+  const summary = [t.summary(me.name, them.name, transcript.length), ...reasons].join(' ');
+  return {
+    content: `${cardTitle}\n${summary}`,
+    cardTitle,
+    summary,
+    opponentRoleName: them.name,
+    otherPartyHighlights: [
+      t.offers(quote(them.description)),
+      ...them.values.slice(0, 3).map((v) => t.valuesHighlight(quote(v, 80))),
+      ...them.demands.slice(0, 2).map((d) => t.looksFor(quote(d, 80))),
+    ],
+    actionItems: [
+      t.action[recommendation](them.name),
+      ...theirs.slice(0, 2).map((d) => t.theyWant(quote(d, 80))),
+    ],
+    matchRecommendation: recommendation,
+    pairReason: reasons.length > 0 ? reasons.join(' ') : t.reasonNone,
+  };
+}
