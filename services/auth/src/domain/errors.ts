@@ -1,3 +1,5 @@
+import * as Kind from '@oan/domain';
+
 /**
  * Coded refusals of the auth context. The HTTP layer maps each code to its status and body in one
  * place (src/http/errors.ts); nothing here knows about statuses.
@@ -12,34 +14,17 @@ export type RejectedCode =
   | 'GOOGLE_TOKEN_INVALID';
 export type UnavailableCode = 'MAIL_UNAVAILABLE';
 
-abstract class CodedError<C extends string> extends Error {
-  constructor(
-    readonly code: C,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** The aggregate (or the thing inside it) does not exist. */
-export class NotFoundError extends CodedError<NotFoundCode> {
-  override readonly name = 'NotFoundError';
-}
+export class NotFoundError extends Kind.NotFoundError<NotFoundCode> {}
 
 /** The aggregate's state forbids the command. */
-export class IllegalStateError extends CodedError<IllegalStateCode> {
-  override readonly name = 'IllegalStateError';
-}
+export class IllegalStateError extends Kind.IllegalStateError<IllegalStateCode> {}
 
 /** The caller's input or credential is refused before any state is touched. */
-export class RejectedError extends CodedError<RejectedCode> {
-  override readonly name = 'RejectedError';
-}
+export class RejectedError extends Kind.RejectedError<RejectedCode> {}
 
 /** A dependency (mail) failed; nothing was left half done. */
-export class UnavailableError extends CodedError<UnavailableCode> {
-  override readonly name = 'UnavailableError';
-}
+export class UnavailableError extends Kind.UnavailableError<UnavailableCode> {}
 
 export type DomainError = NotFoundError | IllegalStateError | RejectedError | UnavailableError;
 

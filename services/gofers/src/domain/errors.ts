@@ -1,3 +1,5 @@
+import * as Kind from '@oan/domain';
+
 /**
  * Coded refusals of the gofers context. The HTTP layer maps each code to its status and body in one
  * place (src/http/errors.ts); nothing here knows about statuses.
@@ -18,26 +20,11 @@ export type RejectedCode =
   | 'ATTACHMENT_UNKNOWN'
   | 'PHOTO_ALREADY_USED';
 
-abstract class CodedError<C extends string> extends Error {
-  constructor(
-    readonly code: C,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export class ForbiddenError extends Kind.ForbiddenError<ForbiddenCode> {}
 
-export class ForbiddenError extends CodedError<ForbiddenCode> {
-  override readonly name = 'ForbiddenError';
-}
+export class NotFoundError extends Kind.NotFoundError<NotFoundCode> {}
 
-export class NotFoundError extends CodedError<NotFoundCode> {
-  override readonly name = 'NotFoundError';
-}
-
-export class RejectedError extends CodedError<RejectedCode> {
-  override readonly name = 'RejectedError';
-}
+export class RejectedError extends Kind.RejectedError<RejectedCode> {}
 
 export type DomainError = ForbiddenError | NotFoundError | RejectedError;
 

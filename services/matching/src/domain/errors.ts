@@ -1,3 +1,5 @@
+import * as Kind from '@oan/domain';
+
 /**
  * Coded refusals of the matching context. The HTTP layer maps each code to its status and body in
  * one place (src/http/errors.ts, next step); nothing here knows about statuses. The intended mapping:
@@ -33,30 +35,13 @@ export type RejectedCode = 'SAME_GOFER' | 'SAME_ACCOUNT' | 'NOT_A_PARTICIPANT';
  */
 export const NOT_WAITING_FOR_CONFIRMATION = 'Thread is not waiting for confirmation.';
 
-abstract class CodedError<C extends string> extends Error {
-  constructor(
-    readonly code: C,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export class NotFoundError extends Kind.NotFoundError<NotFoundCode> {}
 
-export class NotFoundError extends CodedError<NotFoundCode> {
-  override readonly name = 'NotFoundError';
-}
+export class ForbiddenError extends Kind.ForbiddenError<ForbiddenCode> {}
 
-export class ForbiddenError extends CodedError<ForbiddenCode> {
-  override readonly name = 'ForbiddenError';
-}
+export class IllegalStateError extends Kind.IllegalStateError<IllegalStateCode> {}
 
-export class IllegalStateError extends CodedError<IllegalStateCode> {
-  override readonly name = 'IllegalStateError';
-}
-
-export class RejectedError extends CodedError<RejectedCode> {
-  override readonly name = 'RejectedError';
-}
+export class RejectedError extends Kind.RejectedError<RejectedCode> {}
 
 export type DomainError = NotFoundError | ForbiddenError | IllegalStateError | RejectedError;
 
