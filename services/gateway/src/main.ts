@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { buildApp } from './app';
+import { openDecisions } from './http/openDecisions';
 import { openQuestions } from './http/openQuestions';
 import { loadGatewayConfig } from './config';
 
@@ -9,8 +10,9 @@ const config = loadGatewayConfig();
 // The gateway only reads read.oan_event: the projector owns the schema and its migrations.
 const orm = await openDatabase({ url: config.DATABASE_URL, schema: 'gateway' });
 const redis = new Redis(config.REDIS_URL, { lazyConnect: false });
-// The digest's providers read the projector's read models (read.gofers, read.gofer_messages).
-const app = await buildApp({ config, orm, redis, openItems: [openQuestions] });
+// The digest's providers read the projector's read models (read.gofers, read.gofer_messages,
+// read.threads, read.match_requests).
+const app = await buildApp({ config, orm, redis, openItems: [openQuestions, openDecisions] });
 
 closeWithGrace({ delay: 10_000 }, async ({ err }) => {
   if (err) app.log.error({ err }, 'closing after an error');

@@ -42,16 +42,31 @@ export interface NotificationSpec {
   webUrl?: string;
   payload: Record<string, unknown>;
   createdAt: string;
+  /**
+   * Set when one source event can yield this type more than once for one account (one per side of a
+   * pair: `pair_proposed`, `match_decided`): without it the two would share an eventId and stage 2
+   * would keep only the first. Deterministic (e.g. the recipient's goferId).
+   */
+  discriminator?: string;
 }
 
-/** Invariant 2: the id is a function of the source event, the recipient and the envelope type. */
-export function envelopeEventId(sourceEventId: string, recipient: string, type: string): string {
-  return uuidv5(`${sourceEventId}:${recipient}:${type}`, EVENT_ID_NAMESPACE);
+/**
+ * Invariant 2: the id is a function of the source event, the recipient and the envelope type (and
+ * the spec's discriminator, when one event yields the type more than once per account).
+ */
+export function envelopeEventId(
+  sourceEventId: string,
+  recipient: string,
+  type: string,
+  discriminator?: string,
+): string {
+  const name = `${sourceEventId}:${recipient}:${type}`;
+  return uuidv5(discriminator === undefined ? name : `${name}:${discriminator}`, EVENT_ID_NAMESPACE);
 }
 
 export function toNotification(sourceEventId: string, spec: NotificationSpec): Notification {
   return {
-    eventId: envelopeEventId(sourceEventId, spec.recipient, spec.type),
+    eventId: envelopeEventId(sourceEventId, spec.recipient, spec.type, spec.discriminator),
     accountId: spec.recipient,
     type: spec.type,
     source: spec.source,

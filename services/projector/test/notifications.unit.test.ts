@@ -24,6 +24,14 @@ describe('an OAN notification', () => {
     expect(toNotification('e2', spec).eventId).not.toBe(base);
   });
 
+  it("tells apart one event's two notifications of one type to one account by the discriminator", () => {
+    const base = toNotification('e1', spec).eventId;
+    const g1 = toNotification('e1', { ...spec, discriminator: 'g1' }).eventId;
+    const g2 = toNotification('e1', { ...spec, discriminator: 'g2' }).eventId;
+    expect(new Set([base, g1, g2]).size).toBe(3);
+    expect(g1).toBe(envelopeEventId('e1', 'acc-1', 'system_notice', 'g1'));
+  });
+
   it('becomes a valid §8.1 envelope with absent optional keys omitted, never null', () => {
     const env = toEnvelope(toNotification('e1', spec), 7n);
     expect(envelopeSchema.parse(env)).toEqual(env);

@@ -1,0 +1,443 @@
+import { sql, type EntityManager } from '@oan/db';
+import type { NotificationSpec } from '../notifications';
+import type { Projection, ProjectionContext } from './types';
+
+type Data = Record<string, unknown>;
+const str = (d: Data, k: string): string => (typeof d[k] === 'string' ? d[k] : '');
+const strOrNull = (d: Data, k: string): string | null => (typeof d[k] === 'string' ? d[k] : null);
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+const record = (v: unknown): Data => (v !== null && typeof v === 'object' ? (v as Data) : {});
+
+/** `PairingSummaryCard.summaryPreview`: the start of the card's summary. */
+export const SUMMARY_PREVIEW_LENGTH = 200;
+
+interface Side {
+  goferId: string;
+  accountId: string;
+  name: string;
+  sourcePlatform: string;
+}
+const side = (v: unknown): Side => {
+  const d = record(v);
+  return {
+    goferId: str(d, 'goferId'),
+    accountId: str(d, 'accountId'),
+    name: str(d, 'name'),
+    sourcePlatform: str(d, 'sourcePlatform'),
+  };
+};
+
+/** A29: `<OAN_WEB_BASE_URL>/threads/<threadId>` when configured, otherwise no key at all. */
+const threadWebUrl = (ctx: ProjectionContext, threadId: string) =>
+  ctx.webBaseUrl
+    ? { webUrl: `${ctx.webBaseUrl.replace(/\/+$/, '')}/threads/${encodeURIComponent(threadId)}` }
+    : {};
+
+/**
+ * The matching context's read models (docs/adr/0012): `read.threads`, `read.thread_messages` (the
+ * session transcript), `read.pairing_cards` (one row per side: the whitelisted `PairingSummaryCard`
+ * of §4.4 (18), `pending` until that side's card is recorded, plus the last `session_summary`
+ * payload) and `read.match_requests`; and its notifications (§8.6–8.7): `pair_proposed` to each
+ * side, `session_summary` per card version, `match_request` to the recipient and `match_decided` to
+ * both sides. Every event of a thread arrives in order on one partition (keyed by side `a`), so a
+ * row written by an earlier event of the thread is there when a later one reads it. Every write is
+ * guarded to move forward only (the decider's `evolve` transitions), so a redelivered event changes
+ * nothing.
+ */
+export const matchingProjection: Projection = {
+  handles: new Set([
+    'ThreadProposed',
+    'PairingConfirmed',
+    'ThreadActivated',
+    'ThreadClosed',
+    'SessionTurnAdded',
+    'SessionEnded',
+    'SummaryCardRecorded',
+    'MatchRequested',
+    'MatchRequestDecided',
+  ]),
+  async apply(em, event, ctx): Promise<NotificationSpec[]> {
+    const d = event.data;
+    const threadId = str(d, 'threadId');
+    switch (event.type) {
+      case 'ThreadProposed':
+        return proposed(em, d, ctx);
+      case 'PairingConfirmed':
+        // Only this side's column: the unresolved digest drops its pair_proposed (A33).
+        await sql(
+          em,
+          `update read.threads set
+             a_confirmed_at = case when a_gofer_id = ? then coalesce(a_confirmed_at, ?) else a_confirmed_at end,
+             b_confirmed_at = case when b_gofer_id = ? then coalesce(b_confirmed_at, ?) else b_confirmed_at end,
+             updated_at = greatest(updated_at, ?)
+           where id = ?`,
+          [
+            str(d, 'goferId'),
+            str(d, 'confirmedAt'),
+            str(d, 'goferId'),
+            str(d, 'confirmedAt'),
+            str(d, 'confirmedAt'),
+            threadId,
+          ],
+        );
+        return [];
+      case 'ThreadActivated':
+        await transition(
+          em,
+          threadId,
+          'awaiting_confirmation',
+          'active',
+          str(d, 'activatedAt'),
+          'activated_at',
+        );
+        return [];
+      case 'SessionEnded':
+        await transition(em, threadId, 'active', 'session_ended', str(d, 'endedAt'), 'session_ended_at');
+        return [];
+      case 'ThreadClosed':
+        return closed(em, d);
+      case 'SessionTurnAdded':
+        await sql(
+          em,
+          `insert into read.thread_messages (id, thread_id, turn_index, sender_gofer_id, content, created_at)
+           values (?, ?, ?, ?, ?, ?) on conflict do nothing`,
+          [
+            str(d, 'turnId'),
+            threadId,
+            Number(d.turnIndex),
+            str(d, 'senderGoferId'),
+            str(d, 'content'),
+            str(d, 'createdAt'),
+          ],
+        );
+        await sql(
+          em,
+          `update read.threads set
+             turn_count = (select count(*) from read.thread_messages m where m.thread_id = threads.id),
+             updated_at = greatest(updated_at, ?)
+           where id = ?`,
+          [str(d, 'createdAt'), threadId],
+        );
+        return [];
+      case 'SummaryCardRecorded':
+        return summaryCard(em, d, ctx);
+      case 'MatchRequested':
+        return matchRequested(em, d);
+      case 'MatchRequestDecided':
+        return matchDecided(em, d);
+      default:
+        return [];
+    }
+  },
+};
+
+async function proposed(em: EntityManager, d: Data, ctx: ProjectionContext): Promise<NotificationSpec[]> {
+  const threadId = str(d, 'threadId');
+  const mode = str(d, 'mode');
+  const at = str(d, 'proposedAt');
+  const [a, b] = [side(d.a), side(d.b)];
+  await sql(
+    em,
+    `insert into read.threads (id, mode, status, a_gofer_id, a_account_id, a_name, a_source_platform,
+       b_gofer_id, b_account_id, b_name, b_source_platform, score, proposed_at, created_at, updated_at)
+     values (?, ?, 'awaiting_confirmation', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing`,
+    [
+      threadId,
+      mode,
+      a.goferId,
+      a.accountId,
+      a.name,
+      a.sourcePlatform,
+      b.goferId,
+      b.accountId,
+      b.name,
+      b.sourcePlatform,
+      Number(d.score),
+      at,
+      at,
+      at,
+    ],
+  );
+  const notes: NotificationSpec[] = [];
+  for (const [self, other] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    // §4.4 (18): the card exists from the proposal on, `pending` with null title and preview.
+    await sql(
+      em,
+      `insert into read.pairing_cards (id, thread_id, gofer_id, account_id, role_name, pairing_status,
+         dynamic_status, paired_at, updated_at, opponent_gofer_id, opponent_role_name, opponent_source_platform)
+       values (?, ?, ?, ?, ?, 'awaiting_confirmation', 'pending', ?, ?, ?, ?, ?) on conflict do nothing`,
+      [
+        `${threadId}:${self.goferId}`,
+        threadId,
+        self.goferId,
+        self.accountId,
+        self.name,
+        at,
+        at,
+        other.goferId,
+        other.name,
+        other.sourcePlatform,
+      ],
+    );
+    // §8.6: once per side, nothing about the counterpart beyond its public name and platform;
+    // `reply` only when this side must confirm (auto-pair: informational, A3).
+    notes.push({
+      recipient: self.accountId,
+      discriminator: self.goferId,
+      type: 'pair_proposed',
+      source: 'platform',
+      goferId: self.goferId,
+      threadId,
+      ...(mode === 'confirm' ? { reply: `/threads/${threadId}/pair/confirm` } : {}),
+      ...threadWebUrl(ctx, threadId),
+      payload: { counterpartRoleName: other.name, counterpartSourcePlatform: other.sourcePlatform },
+      createdAt: at,
+    });
+  }
+  return notes;
+}
+
+/** A forward-only status change of the thread and of both its cards (`evolveThread`'s guards). */
+async function transition(
+  em: EntityManager,
+  threadId: string,
+  from: string,
+  to: string,
+  at: string,
+  column: 'activated_at' | 'session_ended_at',
+): Promise<void> {
+  await sql(
+    em,
+    `update read.threads set status = ?, ${column} = ?, updated_at = greatest(updated_at, ?)
+     where id = ? and status = ?`,
+    [to, at, at, threadId, from],
+  );
+  await sql(
+    em,
+    `update read.pairing_cards set pairing_status = ?, updated_at = greatest(updated_at, ?)
+     where thread_id = ? and pairing_status = ?`,
+    [to, at, threadId, from],
+  );
+}
+
+async function closed(em: EntityManager, d: Data): Promise<NotificationSpec[]> {
+  const threadId = str(d, 'threadId');
+  const at = str(d, 'closedAt');
+  await sql(
+    em,
+    `update read.threads set status = 'closed', closed_reason = ?, closed_by_gofer_id = ?, closed_at = ?,
+       updated_at = greatest(updated_at, ?)
+     where id = ? and status <> 'closed'`,
+    [str(d, 'reason'), str(d, 'goferId'), at, at, threadId],
+  );
+  await sql(
+    em,
+    `update read.pairing_cards set pairing_status = 'closed', updated_at = greatest(updated_at, ?)
+     where thread_id = ? and pairing_status <> 'closed'`,
+    [at, threadId],
+  );
+  // A request still open when the thread closes is cancelled: it leaves the digest (A33).
+  await sql(
+    em,
+    `update read.match_requests set status = 'cancelled', updated_at = greatest(updated_at, ?)
+     where thread_id = ? and status = 'pending'`,
+    [at, threadId],
+  );
+  return [];
+}
+
+/** §8.7 SessionSummaryCardPhoto / SessionSummaryCardDocument, keys whitelisted. */
+function assets(text: unknown, keys: readonly string[]): Data[] {
+  let parsed: unknown;
+  try {
+    parsed = typeof text === 'string' ? JSON.parse(text) : text;
+  } catch {
+    parsed = [];
+  }
+  if (!Array.isArray(parsed)) return [];
+  return parsed.map((item) => {
+    const r = record(item);
+    const out: Data = {};
+    for (const k of keys) if (r[k] !== undefined) out[k] = r[k];
+    return out;
+  });
+}
+const PHOTO_KEYS = ['attachmentId', 'messageId', 'ownerRoleId', 'width', 'height'] as const;
+const DOCUMENT_KEYS = ['attachmentId', 'messageId', 'ownerRoleId', 'name', 'mimeType', 'size'] as const;
+
+function preview(summary: string): string {
+  if (summary.length <= SUMMARY_PREVIEW_LENGTH) return summary;
+  return `${summary.slice(0, SUMMARY_PREVIEW_LENGTH - 1).trimEnd()}…`;
+}
+
+async function summaryCard(em: EntityManager, d: Data, ctx: ProjectionContext): Promise<NotificationSpec[]> {
+  const threadId = str(d, 'threadId');
+  const goferId = str(d, 'goferId');
+  const version = Number(d.version);
+  const patchKind = strOrNull(d, 'patchKind');
+  const at = str(d, 'generatedAt');
+  const photos = assets(d.photos, PHOTO_KEYS);
+  const documents = assets(d.documents, DOCUMENT_KEYS);
+  // §8.7: the whitelist, both asset arrays always present (A22), threadId also in the payload (A23),
+  // `patchKind` only on a regeneration. Never the counterpart's account or any cursor.
+  const payload: Data = {
+    messageId: str(d, 'messageId'),
+    content: str(d, 'content'),
+    createdAt: at,
+    kind: 'session_summary',
+    summaryKey: `${threadId}:${goferId}`,
+    threadId,
+    cardTitle: str(d, 'cardTitle'),
+    summary: str(d, 'summary'),
+    opponentRoleName: str(d, 'opponentRoleName'),
+    otherPartyHighlights: strings(d.otherPartyHighlights),
+    actionItems: strings(d.actionItems),
+    matchRecommendation: str(d, 'matchRecommendation'),
+    pairReason: str(d, 'pairReason'),
+    photos,
+    documents,
+    ...(version > 1 && patchKind ? { patchKind } : {}),
+  };
+  // A redelivered older version never overwrites a newer one.
+  await sql(
+    em,
+    `update read.pairing_cards set dynamic_status = 'ready', card_title = ?, summary_preview = ?,
+       opponent_role_name = ?, cover_photo = ?::jsonb, photo_count = ?, card_version = ?, card_message_id = ?,
+       card_payload = ?::jsonb, card_generated_at = ?, updated_at = greatest(updated_at, ?)
+     where thread_id = ? and gofer_id = ? and (card_version is null or card_version < ?)`,
+    [
+      str(d, 'cardTitle'),
+      preview(str(d, 'summary')),
+      str(d, 'opponentRoleName'),
+      photos[0] ? JSON.stringify(photos[0]) : null,
+      photos.length,
+      version,
+      str(d, 'messageId'),
+      JSON.stringify(payload),
+      at,
+      at,
+      threadId,
+      goferId,
+      version,
+    ],
+  );
+  return [
+    {
+      recipient: str(d, 'accountId'),
+      type: 'session_summary',
+      source: 'platform',
+      goferId,
+      threadId,
+      ...threadWebUrl(ctx, threadId),
+      payload,
+      createdAt: at,
+    },
+  ];
+}
+
+interface ThreadSides {
+  a_gofer_id: string;
+  a_name: string;
+  a_source_platform: string;
+  b_gofer_id: string;
+  b_name: string;
+  b_source_platform: string;
+}
+
+/** The public snapshot of `goferId`'s side of the thread (the proposal's). */
+async function publicSide(
+  em: EntityManager,
+  threadId: string,
+  goferId: string,
+): Promise<{ name: string | null; sourcePlatform: string | null }> {
+  const [t] = await sql<ThreadSides>(
+    em,
+    `select a_gofer_id, a_name, a_source_platform, b_gofer_id, b_name, b_source_platform
+       from read.threads where id = ?`,
+    [threadId],
+  );
+  if (t?.a_gofer_id === goferId) return { name: t.a_name, sourcePlatform: t.a_source_platform };
+  if (t?.b_gofer_id === goferId) return { name: t.b_name, sourcePlatform: t.b_source_platform };
+  return { name: null, sourcePlatform: null };
+}
+
+async function matchRequested(em: EntityManager, d: Data): Promise<NotificationSpec[]> {
+  const threadId = str(d, 'threadId');
+  const requestId = str(d, 'requestId');
+  const at = str(d, 'requestedAt');
+  await sql(
+    em,
+    `insert into read.match_requests (id, thread_id, requester_gofer_id, requester_account_id,
+       recipient_gofer_id, recipient_account_id, status, requested_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, 'pending', ?, ?) on conflict (id) do nothing`,
+    [
+      requestId,
+      threadId,
+      str(d, 'requesterGoferId'),
+      str(d, 'requesterAccountId'),
+      str(d, 'recipientGoferId'),
+      str(d, 'recipientAccountId'),
+      at,
+      at,
+    ],
+  );
+  const counterpart = await publicSide(em, threadId, str(d, 'requesterGoferId'));
+  return [
+    {
+      recipient: str(d, 'recipientAccountId'),
+      type: 'match_request',
+      source: 'platform',
+      goferId: str(d, 'recipientGoferId'),
+      threadId,
+      reply: `/match-requests/${requestId}/decision`,
+      payload: {
+        requestId,
+        counterpartRoleName: counterpart.name,
+        counterpartSourcePlatform: counterpart.sourcePlatform,
+      },
+      createdAt: at,
+    },
+  ];
+}
+
+async function matchDecided(em: EntityManager, d: Data): Promise<NotificationSpec[]> {
+  const threadId = str(d, 'threadId');
+  const requestId = str(d, 'requestId');
+  const status = str(d, 'status');
+  const at = str(d, 'decidedAt');
+  const accepted = status === 'accepted';
+  // A26: no match and no conversation on a rejection.
+  const matchId = accepted ? strOrNull(d, 'matchId') : null;
+  const conversationId = accepted ? strOrNull(d, 'conversationId') : null;
+  await sql(
+    em,
+    `update read.match_requests set status = ?, decided_by = ?, match_id = ?, conversation_id = ?,
+       decided_at = ?, updated_at = greatest(updated_at, ?)
+     where id = ? and status = 'pending'`,
+    [status, str(d, 'decidedBy'), matchId, conversationId, at, at, requestId],
+  );
+  if (accepted) {
+    await sql(
+      em,
+      `update read.threads set match_id = coalesce(match_id, ?), conversation_id = coalesce(conversation_id, ?),
+         updated_at = greatest(updated_at, ?) where id = ?`,
+      [matchId, conversationId, at, threadId],
+    );
+  }
+  // §8.6: both sides, each with its own goferId; a cross request decides the same way (ADR 0012).
+  return (['requester', 'recipient'] as const).map((role) => ({
+    recipient: str(d, `${role}AccountId`),
+    discriminator: str(d, `${role}GoferId`),
+    type: 'match_decided' as const,
+    source: 'platform' as const,
+    goferId: str(d, `${role}GoferId`),
+    threadId,
+    ...(conversationId ? { conversationId } : {}),
+    payload: { requestId, status, matchId, conversationId },
+    createdAt: at,
+  }));
+}
