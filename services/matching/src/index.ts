@@ -1,4 +1,10 @@
-// @oan/matching — the matching context (issue 4). So far its pure domain; HTTP, store and reactors next.
+// @oan/matching — the matching context (issue 4): its pure domain, the command service's HTTP side
+// (threads §4.5, match requests §4.6) and its store; the reactors come next.
+export { buildApp, createMatchingContext, type MatchingAppDeps, type MatchingContextDeps } from './app';
+export { matchingEnv, loadMatchingConfig, type MatchingConfig } from './config';
+export { createMatchingStore, matchingMigrations } from './infra/store';
+export { loadAccountThreads, loadThread, runThreadCommand, type MatchingContext } from './commands/context';
+export { ThreadWrites, WRITE_SOURCE } from './commands/writes';
 export * from './domain/events';
 export * from './domain/errors';
 export * from './domain/ids';

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createAuthenticator } from '@oan/auth';
+import { sql, type MikroORM } from '@oan/db';
+import type { EventStore } from '@oan/eventstore';
+import { createHttpApp, type Logger } from '@oan/http';
+import { WriteTracker } from '@oan/projection';
+import { OAN_BASE_PATH } from '@oan/protocol';
+import type { MatchingContext } from './commands/context';
+import { ThreadWrites } from './commands/writes';
+import type { MatchingConfig } from './config';
+import { matchRequestRoutes } from './http/matchRequests';
+import { threadRoutes } from './http/threads';
+import { createMatchingStore } from './infra/store';
+
+export interface MatchingContextDeps {
+  config: Pick<MatchingConfig, 'REDIS_PREFIX'>;
+  orm: MikroORM;
+  redis: Redis;
+  store?: EventStore;
+  now?: () => Date;
+  ids?: () => string;
+}
+
+/** The commands' context, shared by the routes and (later) the reactors of one process (main.ts). */
+export function createMatchingContext(deps: MatchingContextDeps): MatchingContext {
+  const tracker = new WriteTracker(deps.redis, deps.config.REDIS_PREFIX);
+  return {
+    orm: deps.orm,
+    store: deps.store ?? createMatchingStore(),
+    writes: new ThreadWrites(tracker, deps.redis, deps.config.REDIS_PREFIX),
+    now: deps.now ?? (() => new Date()),
+    ids: deps.ids ?? randomUUID,
+  };
+}
+
+export interface MatchingAppDeps {
+  config: MatchingConfig;
+  /** Owned by the caller (closed after the app). */
+  orm: MikroORM;
+  redis: Redis;
+  /** Built from the other deps when absent; main.ts shares one with the reactors. */
+  ctx?: MatchingContext;
+  /** Replaces the factory's logger (tests). */
+  logger?: Logger;
+  /** prom-client keeps one registry per process: only one app per process may expose metrics. */
+  metrics?: boolean;
+}
+
+/** Bodies here are a few ids and a boolean. */
+const BODY_LIMIT = 16 * 1024;
+
+/** The composition root of the matching service. */
+export async function buildApp(deps: MatchingAppDeps) {
+  const { config, orm, redis } = deps;
+  const app = await createHttpApp({
+    name: 'matching',
+    logLevel: config.LOG_LEVEL,
+    openapi: { title: 'OAN matching' },
+    bodyLimit: BODY_LIMIT,
+    metrics: deps.metrics,
+    readiness: {
+      postgres: () => sql(orm.em.fork(), 'select 1'),
+      redis: () => redis.ping(),
+    },
+    ...(deps.logger ? { fastify: { loggerInstance: deps.logger } } : {}),
+  });
+  const ctx = deps.ctx ?? createMatchingContext({ config, orm, redis });
+  const authenticator = createAuthenticator({
+    orm,
+    jwtSecret: config.JWT_SECRET,
+    onBackgroundError: (err) => app.log.warn({ err }, 'could not record API key last use'),
+  });
+  app.addHook('onClose', () => authenticator.drain());
+
+  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  if (config.ENABLE_OPEN_API) {
+    await app.register(threadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
+    await app.register(matchRequestRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
+  }
+  return app;
+}

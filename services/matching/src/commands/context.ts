@@ -1,0 +1,136 @@
+import { sql, type EntityManager, type MikroORM } from '@oan/db';
+import { handleCommand, type EventStore, type StoredEvent } from '@oan/eventstore';
+import { NotFoundError } from '../domain/errors';
+import { threadStreamId, type ThreadEvent } from '../domain/events';
+import { threadIdFor } from '../domain/ids';
+import { threadDecider, type ThreadCommand } from '../domain/thread';
+import {
+  evolveThread,
+  initialThreadState,
+  type ExistingThread,
+  type ThreadState,
+} from '../domain/threadState';
+import type { ThreadWrites } from './writes';
+
+/** What every command handler and route of the matching service needs. */
+export interface MatchingContext {
+  orm: MikroORM;
+  /** `EventStore('matching', avroEventValidator(registry))` (src/infra/store.ts). */
+  store: EventStore;
+  /** Records each command's last position so the writers' next reads wait for the projector. */
+  writes: ThreadWrites;
+  now: () => Date;
+  /** Fresh ids (randomUUID) for match requests. */
+  ids: () => string;
+}
+
+/** An id that can exist (UUIDs); anything else is answered as unknown without a query. */
+export const plausibleId = (id: string) => /^[A-Za-z0-9_-]{1,128}$/.test(id);
+
+const threadNotFound = () => new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
+
+/** The Kafka key of a thread's events: side `a`'s account (`threadKey`), from the state or the proposal. */
+function keyAccountOf(state: ThreadState, events: ThreadEvent[]): string {
+  if (state.status !== 'none') return state.a.accountId;
+  const proposal = events.find((e) => e.type === 'ThreadProposed');
+  if (!proposal) throw new Error('The first event of a thread must be ThreadProposed');
+  return proposal.data.a.accountId;
+}
+
+/**
+ * The write side's lookups, in the append's transaction: a request id or a Gofer finds its thread
+ * without waiting for a read model (docs/adr/0012).
+ */
+async function recordLookups(em: EntityManager, store: EventStore, appended: StoredEvent[]): Promise<void> {
+  for (const stored of appended) {
+    const event = { type: stored.type, data: stored.data } as ThreadEvent;
+    if (event.type === 'ThreadProposed') {
+      const { threadId, a, b } = event.data;
+      await sql(
+        em,
+        `insert into "${store.schema}".gofer_threads (gofer_id, thread_id, account_id)
+         values (?, ?, ?), (?, ?, ?) on conflict do nothing`,
+        [a.goferId, threadId, a.accountId, b.goferId, threadId, b.accountId],
+      );
+    } else if (event.type === 'MatchRequested') {
+      await sql(
+        em,
+        `insert into "${store.schema}".request_threads (request_id, thread_id) values (?, ?)
+         on conflict do nothing`,
+        [event.data.requestId, event.data.threadId],
+      );
+    }
+  }
+}
+
+/**
+ * load → fold → decide → append on `thread-<threadId>` (optimistic concurrency: a racing command
+ * re-runs on the new state), the lookups inline, then the positions for read-your-writes: under the
+ * key account, and for each caller in `accountIds` that is not the key (src/commands/writes.ts).
+ */
+export async function runThreadCommand(
+  ctx: MatchingContext,
+  threadId: string,
+  command: ThreadCommand,
+  accountIds: readonly string[] = [],
+): Promise<{ state: ThreadState; appended: StoredEvent[] }> {
+  if (command.type === 'ProposePairing') {
+    // The decider derives the id from the pair: a caller's id must be that one, or the proposal
+    // would land in another stream than the one every later command loads.
+    const [x, y] = command.data.sides;
+    if (threadId !== threadIdFor(x.goferId, y.goferId)) throw new Error('threadId is not the pair’s id');
+  } else if (!plausibleId(threadId)) {
+    // An id that cannot exist is unknown; it never reaches a query (or a stream name).
+    throw threadNotFound();
+  }
+  const result = await handleCommand(
+    ctx.orm,
+    ctx.store,
+    threadStreamId(threadId),
+    threadDecider,
+    (state) => {
+      const now = ctx.now().toISOString();
+      const events = threadDecider.decide({ ...command, metadata: { now } }, state);
+      if (events.length === 0) return [];
+      const accountId = keyAccountOf(state, events);
+      return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt: now }));
+    },
+    { inline: (em, appended) => recordLookups(em, ctx.store, appended) },
+  );
+  const last = result.appended.at(-1);
+  if (last) await ctx.writes.remember(last.accountId, last.position, accountIds);
+  return result;
+}
+
+/** The thread as its stream says now (the aggregate; never a read model): events and folded state. */
+export async function loadThread(
+  ctx: Pick<MatchingContext, 'orm' | 'store'>,
+  threadId: string,
+): Promise<{ state: ThreadState; events: ThreadEvent[] }> {
+  if (!plausibleId(threadId)) return { state: initialThreadState(), events: [] };
+  const stored = await ctx.store.readStream(ctx.orm.em.fork(), threadStreamId(threadId));
+  const events = stored.map((e) => ({ type: e.type, data: e.data }) as ThreadEvent);
+  return { state: events.reduce(evolveThread, initialThreadState()), events };
+}
+
+/** Every thread one of `accountId`'s Gofers is in (the inline `gofer_threads` lookup), folded. */
+export async function loadAccountThreads(
+  ctx: Pick<MatchingContext, 'orm' | 'store'>,
+  accountId: string,
+): Promise<ExistingThread[]> {
+  const rows = await sql<{ stream_id: string; type: string; data: unknown }>(
+    ctx.orm.em.fork(),
+    `select e.stream_id, e.type, e.data
+       from "${ctx.store.schema}".events e
+       join "${ctx.store.schema}".gofer_threads g on e.stream_id = 'thread-' || g.thread_id
+      where g.account_id = ?
+      order by e.stream_id, e.stream_version`,
+    [accountId],
+  );
+  const states = new Map<string, ThreadState>();
+  for (const r of rows) {
+    const state = states.get(r.stream_id) ?? initialThreadState();
+    states.set(r.stream_id, evolveThread(state, { type: r.type, data: r.data } as ThreadEvent));
+  }
+  return [...states.values()].filter((s): s is ExistingThread => s.status !== 'none');
+}

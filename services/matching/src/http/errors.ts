@@ -1,0 +1,40 @@
+import { badRequest, forbidden, notFound, validation, type HttpError } from '@oan/http';
+import { isDomainError, NOT_WAITING_FOR_CONFIRMATION, type DomainError } from '../domain/errors';
+
+/** The one place where the matching context's coded errors become statuses and `{error, code}` bodies. */
+export function toHttpError(err: DomainError): HttpError {
+  switch (err.code) {
+    case 'THREAD_NOT_FOUND':
+      // §4.5: unknown thread. §4.6 (25): unknown thread, or a thread/Gofer not the caller's.
+      return notFound('Thread not found');
+    case 'THREAD_FORBIDDEN':
+      // §4.5/§6: the thread exists but the caller's Gofer is not in it (frozen, not probe-safe).
+      return forbidden();
+    case 'MATCH_REQUEST_FORBIDDEN':
+      // §4.6 (26)/§6: one body for an unknown request and a caller who is not its recipient.
+      return forbidden();
+    case 'THREAD_NOT_AWAITING_CONFIRMATION':
+      // §5.3/A3: the engine matches this text and treats the answer as "already paired".
+      return badRequest(NOT_WAITING_FOR_CONFIRMATION);
+    case 'THREAD_NOT_ACTIVE':
+    case 'THREAD_CLOSED':
+    case 'SESSION_NOT_ENDED':
+    case 'SESSION_FULL':
+    case 'SESSION_TURN_OUT_OF_ORDER':
+    case 'MATCH_REQUEST_ALREADY_DECIDED':
+      return badRequest(err.message);
+    case 'SAME_GOFER':
+    case 'SAME_ACCOUNT':
+    case 'NOT_A_PARTICIPANT':
+      return validation(err.message);
+    default: {
+      const unexpected: never = err;
+      return unexpected;
+    }
+  }
+}
+
+/** For a plugin's error handler: domain errors are mapped, everything else goes up unchanged. */
+export function rethrowMapped(err: unknown): never {
+  throw isDomainError(err) ? toHttpError(err) : err;
+}

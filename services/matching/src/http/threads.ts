@@ -1,0 +1,122 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
+import type { ApiKeyPermission } from '@oan/protocol';
+import { loadAccountThreads, loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
+import { ForbiddenError, NotFoundError } from '../domain/errors';
+import type { ExistingThread, ThreadState } from '../domain/threadState';
+import { rethrowMapped } from './errors';
+import * as s from './schemas';
+
+export interface ThreadRouteDeps {
+  ctx: MatchingContext;
+  authenticator: Authenticator;
+}
+
+/** §4.5 (frozen, not probe-safe): unknown thread ⇒ 404; exists but none of the caller's Gofers in it ⇒ 403. */
+function assertCallerIn(state: ThreadState, accountId: string): asserts state is ExistingThread {
+  if (state.status === 'none') throw new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
+  if (state.a.accountId !== accountId && state.b.accountId !== accountId) {
+    throw new ForbiddenError('THREAD_FORBIDDEN', 'Forbidden');
+  }
+}
+
+/** A14's thread shape, as seen by `accountId`. */
+const threadView = (state: ExistingThread, accountId: string) => ({
+  id: state.threadId,
+  status: state.status,
+  mode: state.mode,
+  createdAt: state.proposedAt,
+  participants: [state.a, state.b].map((side) => ({
+    roleId: side.goferId,
+    name: side.name,
+    isMine: side.accountId === accountId,
+  })),
+});
+
+/**
+ * §4.5 (20)–(23) under `/api/v1`, registered only when ENABLE_OPEN_API is on (§0.5). Auth
+ * `multi-open`: JWTs of either realm (no realm gate, A5) or an API key with the permission of §4.0
+ * (A6). Every answer is read from the thread's stream itself, never from a read model.
+ */
+export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, deps) => {
+  app.setErrorHandler(rethrowMapped);
+  const { ctx } = deps;
+  const auth = (permission: ApiKeyPermission) =>
+    requireAuth(deps.authenticator, { mode: 'multi-open', permission });
+
+  // (20) newest first.
+  app.get(
+    '/threads',
+    { preHandler: auth('thread:read'), schema: { response: { 200: s.threadList } } },
+    async (req) => {
+      const accountId = principalOf(req).accountId;
+      const threads = await loadAccountThreads(ctx, accountId);
+      return threads
+        .map((t) => threadView(t, accountId))
+        .sort((x, y) => y.createdAt.localeCompare(x.createdAt) || x.id.localeCompare(y.id));
+    },
+  );
+
+  // (21)
+  app.get(
+    '/threads/:id',
+    {
+      preHandler: auth('thread:read'),
+      schema: { params: s.threadParams, response: { 200: s.threadItem } },
+    },
+    async (req) => {
+      const accountId = principalOf(req).accountId;
+      const { state } = await loadThread(ctx, req.params.id);
+      assertCallerIn(state, accountId);
+      return threadView(state, accountId);
+    },
+  );
+
+  // (22) the session transcript in turn order, paged by `limit`/`offset` (A14).
+  app.get(
+    '/threads/:id/messages',
+    {
+      preHandler: auth('message:read'),
+      schema: { params: s.threadParams, querystring: s.messagesQuery, response: { 200: s.threadMessages } },
+    },
+    async (req) => {
+      const accountId = principalOf(req).accountId;
+      const { state, events } = await loadThread(ctx, req.params.id);
+      assertCallerIn(state, accountId);
+      const mine = state.a.accountId === accountId ? state.a.goferId : state.b.goferId;
+      const { limit, offset } = req.query;
+      return events
+        .flatMap((e) => (e.type === 'SessionTurnAdded' ? [e.data] : []))
+        .sort((x, y) => x.turnIndex - y.turnIndex)
+        .slice(offset, offset + limit)
+        .map((t) => ({
+          id: t.turnId,
+          roleId: t.senderGoferId,
+          isMine: t.senderGoferId === mine,
+          content: t.content,
+          createdAt: t.createdAt,
+        }));
+    },
+  );
+
+  // (23) A15 body; a thread not awaiting this side's answer is the literal 400 of A3 (§5.3).
+  app.post(
+    '/threads/:id/pair/confirm',
+    {
+      preHandler: auth('pair:confirm'),
+      schema: { params: s.threadParams, body: s.confirmBody, response: { 200: s.confirmResponse } },
+    },
+    async (req) => {
+      const accountId = principalOf(req).accountId;
+      const { id: threadId } = req.params;
+      const { roleId, accepted } = req.body;
+      await runThreadCommand(
+        ctx,
+        threadId,
+        { type: 'ConfirmPairing', data: { goferId: roleId, accountId, accepted } },
+        [accountId],
+      );
+      return { ok: true as const, threadId, accepted };
+    },
+  );
+};
