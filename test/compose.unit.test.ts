@@ -8,6 +8,7 @@ import { authEnv } from '../services/auth/src/config';
 import { edgeEnv } from '../services/edge/src/config';
 import { gatewayEnv } from '../services/gateway/src/config';
 import { gofersEnv } from '../services/gofers/src/config';
+import { matchingEnv } from '../services/matching/src/config';
 import { projectorEnv } from '../services/projector/src/config';
 import { relayEnv } from '../services/relay/src/config';
 
@@ -17,6 +18,7 @@ const schemas: Record<string, z.ZodObject> = {
   edge: edgeEnv,
   gateway: gatewayEnv,
   gofers: gofersEnv,
+  matching: matchingEnv,
   projector: projectorEnv,
   relay: relayEnv,
 };

@@ -6,7 +6,8 @@ import { freePort, waitFor } from './ports';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export type ProcessName = 'auth' | 'gofers' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
+export type ProcessName =
+  'auth' | 'gofers' | 'matching' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
 
 export interface ProcessSpec {
   name: ProcessName;
@@ -35,6 +36,7 @@ export async function planFleet(
     auth: await port(8181),
     gofers: await port(8182),
     storage: await port(8183),
+    matching: await port(8184),
     projector: await port(8188),
     relay: await port(8189),
     gateway1: await port(8191),
@@ -69,6 +71,7 @@ export async function planFleet(
       STORAGE_PORT: String(ports.storage),
       STORAGE_PUBLIC_URL: url(ports.storage),
     }),
+    svc('matching', 'matching', ports.matching, { MATCHING_PORT: String(ports.matching) }),
     svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
     svc('gateway1', 'gateway', ports.gateway1, {
@@ -89,6 +92,7 @@ export async function planFleet(
         OAN_PORT: String(ports.edge),
         AUTH_URL: url(ports.auth),
         GOFERS_URL: url(ports.gofers),
+        MATCHING_URL: url(ports.matching),
         GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
       },
       edgeShared,
