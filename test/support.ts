@@ -1,4 +1,6 @@
 import pg from 'pg';
+import type { OanEventEnvelope } from '@oan/protocol';
+import { waitFor, type TestConnector } from '@oan/testing';
 
 /** Every row of the event table, in a stable order, as text: what "byte for byte" compares. */
 export async function dumpEventTable(databaseUrl: string): Promise<string[]> {
@@ -40,4 +42,37 @@ export async function corrupt(databaseUrl: string, statements: string[]): Promis
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Drives the scripted brain's interview as a connector would: answers each follow-up from `answers`,
+ * answers every `gofer_question` through its `reply` path with "yes", until the Gofer is
+ * `ready_for_pairing`. Returns the ids of the questions answered.
+ */
+export async function interviewToReady(
+  c: TestConnector,
+  goferId: string,
+  answers: string[],
+): Promise<Set<string>> {
+  const answered = new Set<string>();
+  for (let turn = 0; turn < 14; turn++) {
+    const list = await c.rest<{ goferId: string; discoveryStatus: string }[]>('GET', '/gofers');
+    if (list.body.find((g) => g.goferId === goferId)?.discoveryStatus === 'ready_for_pairing')
+      return answered;
+    const question = c.delivered.find(
+      (e: OanEventEnvelope) =>
+        e.type === 'gofer_question' && e.goferId === goferId && !answered.has(e.eventId),
+    );
+    const before = c.delivered.length;
+    if (question) {
+      answered.add(question.eventId);
+      await c.rest('POST', question.reply!.path.replace(/^\/api\/v1/, ''), { content: 'yes' });
+    } else {
+      await c.rest('POST', `/gofers/${goferId}/chat/messages`, {
+        content: answers[Math.min(turn, answers.length - 1)],
+      });
+    }
+    await waitFor(() => c.delivered.length > before, { timeoutMs: 10_000, what: `the Gofer's turn ${turn}` });
+  }
+  throw new Error(`Gofer ${goferId} did not reach ready_for_pairing`);
 }

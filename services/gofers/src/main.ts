@@ -9,6 +9,7 @@ import { createBrainProvider } from './brain';
 import { loadGofersConfig } from './config';
 import { createGoferStore, goferMigrations } from './infra/store';
 import { startBrain } from './reactors/brain';
+import { startPairings } from './reactors/pairings';
 import { startRagReactor } from './reactors/rag';
 
 const config = loadGofersConfig();
@@ -31,6 +32,8 @@ const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-gofers
 const registry = new SchemaRegistry(SCHEMAS_DIR);
 const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PREFIX };
 const brain = await startBrain({ ...reactorDeps, ctx, provider: createBrainProvider(config) });
+// Announces each pairing proposed by matching as a `system` row (kind 'pairing') in both chats.
+const pairings = await startPairings({ kafka, registry, ctx, logger, topicPrefix: config.TOPIC_PREFIX });
 const rag = storage
   ? await startRagReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })
   : null;
@@ -41,6 +44,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   else logger.info({ signal }, 'closing');
   await app.close();
   await brain.stop();
+  await pairings.stop();
   await rag?.stop();
   await kafka.close();
   await setup?.listener?.close();

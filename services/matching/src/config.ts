@@ -8,6 +8,8 @@ export const matchingEnv = commonEnv.extend({
    * `auto`: a proposed thread starts active and its `pair_proposed` has no `reply` (A3).
    */
   PAIRING_MODE: z.enum(['confirm', 'auto']).default('confirm'),
+  /** How often discovery re-runs over every ready Gofer (besides reacting to each one becoming ready). */
+  DISCOVERY_SWEEP_MS: z.coerce.number().int().min(1000).default(60_000),
 });
 
 export type MatchingConfig = z.infer<typeof matchingEnv>;

@@ -4,7 +4,12 @@ import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { buildApp, createMatchingContext } from './app';
 import { loadMatchingConfig } from './config';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { discoveryIndexMigration } from './infra/discoveryIndex';
 import { createMatchingStore, matchingMigrations } from './infra/store';
+import { runDiscoveryOnce, startDiscovery } from './reactors/discovery';
+import { startGoferDeleted } from './reactors/goferDeleted';
+import { startSession } from './reactors/session';
 
 const config = loadMatchingConfig();
 const logger = createLogger('matching', config.LOG_LEVEL);
@@ -13,17 +18,42 @@ const store = createMatchingStore();
 const orm = await openDatabase({
   url: config.DATABASE_URL,
   schema: 'matching',
-  migrations: matchingMigrations(store),
+  migrations: [...matchingMigrations(store), discoveryIndexMigration],
 });
 const redis = new Redis(config.REDIS_URL);
 const ctx = createMatchingContext({ config, orm, redis, store });
 const app = await buildApp({ config, orm, redis, ctx, logger });
+
+// Reactors: discovery on gofers.events, sessions on matching.events, closing threads of deleted Gofers.
+const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-matching', logger });
+const reactorDeps = {
+  kafka,
+  registry: new SchemaRegistry(SCHEMAS_DIR),
+  ctx,
+  logger,
+  topicPrefix: config.TOPIC_PREFIX,
+};
+const reactors = [
+  await startDiscovery({ ...reactorDeps, mode: config.PAIRING_MODE }),
+  await startSession(reactorDeps),
+  await startGoferDeleted(reactorDeps),
+];
+// The periodic sweep of the issue ("when a Gofer becomes ready, and periodically").
+const sweep = setInterval(() => {
+  runDiscoveryOnce({ ctx, logger, mode: config.PAIRING_MODE }).catch((err: unknown) =>
+    logger.warn({ err: (err as Error).message }, 'discovery sweep failed'),
+  );
+}, config.DISCOVERY_SWEEP_MS);
+sweep.unref();
 
 // Stop accepting requests first, then close what they used, in reverse order.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
+  clearInterval(sweep);
+  await Promise.all(reactors.map((r) => r.stop()));
+  await kafka.close();
   await redis.quit();
   await orm.close(true);
 });

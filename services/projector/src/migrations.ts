@@ -18,6 +18,9 @@ class CreateGofersReadModels extends Migration {
       demands jsonb not null, created_at timestamptz not null, updated_at timestamptz not null,
       deleted_at timestamptz)`);
     this.addSql('create index if not exists gofers_account on read.gofers (account_id, created_at)');
+    // Discovery's candidate filter (services/matching reactors/discovery.ts): ready, not deleted.
+    this.addSql(`create index if not exists gofers_ready_for_discovery on read.gofers (id)
+      where discovery_status = 'ready_for_pairing' and deleted_at is null`);
     this.addSql(`create table if not exists read.gofer_messages (
       id text primary key, gofer_id text not null, account_id text not null, chat_id text not null,
       role text not null, content text not null, kind text, pairing jsonb, pending_query boolean not null,

@@ -1,0 +1,256 @@
+import { sql, type EntityManager } from '@oan/db';
+import type { KafkaHandle, Logger, SchemaRegistry } from '@oan/log';
+import { runThreadCommand, type MatchingContext } from '../commands/context';
+import {
+  DEFAULT_PAIRING_CAPS,
+  PAIRING_THRESHOLD,
+  selectPairings,
+  type Candidate,
+  type PairingCaps,
+  type PairingLoad,
+} from '../domain/discovery';
+import type { PairingMode, ThreadSide } from '../domain/events';
+import { threadIdFor } from '../domain/ids';
+import { refreshDiscoveryTerms, strings, TEXT_ARRAY, upsertDiscoveryTerms } from '../infra/discoveryIndex';
+import { startReactorLoop, type RunningReactor } from './consume';
+
+export interface DiscoveryDeps {
+  kafka: KafkaHandle;
+  registry: SchemaRegistry;
+  /** The matching command context: proposals go through `runThreadCommand` (inline lookups, RYW). */
+  ctx: MatchingContext;
+  logger: Logger;
+  topicPrefix: string;
+  mode: PairingMode;
+  caps?: PairingCaps;
+  /** How many ranked candidates one seed looks at (the caps pick among them). */
+  candidateLimit?: number;
+}
+
+export type DiscoveryRunDeps = Pick<DiscoveryDeps, 'ctx' | 'logger' | 'mode' | 'caps' | 'candidateLimit'>;
+
+interface GoferRow {
+  id: string;
+  account_id: string;
+  name: string;
+  source_platform: string;
+}
+interface Ranked extends GoferRow {
+  score: number;
+}
+
+const OPEN = ['awaiting_confirmation', 'active'];
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** `'a' | 'b'` over lexemes as stored (a cast, not `to_tsquery`: no second normalization). */
+const anyOf = (terms: readonly string[]) => terms.map((t) => `'${t.replace(/['\\]/g, '')}'`).join(' | ');
+
+const side = (g: GoferRow): ThreadSide => ({
+  goferId: g.id,
+  accountId: g.account_id,
+  name: g.name,
+  sourcePlatform: g.source_platform,
+});
+
+/**
+ * The seed's ranked candidates: the same symmetric score as `relevance()` (domain/discovery.ts),
+ * computed over the indexed terms. Both GIN filters must hit (a side covering nothing scores 0),
+ * then ready, not deleted, another account, and no thread with the seed yet (the write side's
+ * `gofer_threads`, never behind the streams).
+ */
+async function rank(em: EntityManager, seed: GoferRow, limit: number): Promise<Ranked[]> {
+  const [terms] = await sql<{ demands: string[]; offers: string[] }>(
+    em,
+    `select tsvector_to_array(demand_tsv) as demands, tsvector_to_array(offer_tsv) as offers
+       from matching.discovery_terms where gofer_id = ?`,
+    [seed.id],
+  );
+  if (!terms || terms.demands.length === 0 || terms.offers.length === 0) return [];
+  const rows = await sql<Ranked>(
+    em,
+    `select * from (
+       select g.id, g.account_id, g.name, g.source_platform,
+              sqrt(
+                cardinality(array(select unnest(${TEXT_ARRAY}) intersect select unnest(tsvector_to_array(t.offer_tsv))))::float8
+                  / ?
+                * cardinality(array(select unnest(tsvector_to_array(t.demand_tsv)) intersect select unnest(${TEXT_ARRAY})))::float8
+                  / length(t.demand_tsv)
+              ) as score
+         from matching.discovery_terms t
+         join read.gofers g on g.id = t.gofer_id
+        where t.offer_tsv @@ ?::tsquery and t.demand_tsv @@ ?::tsquery
+          and g.discovery_status = 'ready_for_pairing' and g.deleted_at is null
+          and g.account_id <> ? and g.id <> ?
+          and not exists (
+            select 1 from matching.gofer_threads x
+              join matching.gofer_threads y on y.thread_id = x.thread_id
+             where x.gofer_id = ? and y.gofer_id = g.id)
+     ) ranked
+     where score >= ?
+     order by score desc, id asc
+     limit ?`,
+    [
+      JSON.stringify(terms.demands),
+      terms.demands.length,
+      JSON.stringify(terms.offers),
+      anyOf(terms.demands),
+      anyOf(terms.offers),
+      seed.account_id,
+      seed.id,
+      seed.id,
+      PAIRING_THRESHOLD,
+      limit,
+    ],
+  );
+  return rows.map((r) => ({ ...r, score: Number(r.score) }));
+}
+
+/** Open threads and last-day proposals per Gofer, from `read.threads` (plus this run's proposals). */
+async function loadsOf(em: EntityManager, goferIds: string[], now: Date): Promise<Map<string, PairingLoad>> {
+  const loads = new Map<string, PairingLoad>(goferIds.map((id) => [id, { openPairings: 0, proposedAt: [] }]));
+  if (goferIds.length === 0) return loads;
+  const [ids, open, since] = [
+    JSON.stringify(goferIds),
+    JSON.stringify(OPEN),
+    new Date(now.getTime() - DAY_MS),
+  ];
+  const rows = await sql<{ gofer_id: string; status: string; proposed_at: Date | string }>(
+    em,
+    `select a_gofer_id as gofer_id, status, proposed_at from read.threads
+      where a_gofer_id = any(${TEXT_ARRAY}) and (status = any(${TEXT_ARRAY}) or proposed_at > ?)
+     union all
+     select b_gofer_id, status, proposed_at from read.threads
+      where b_gofer_id = any(${TEXT_ARRAY}) and (status = any(${TEXT_ARRAY}) or proposed_at > ?)`,
+    [ids, open, since, ids, open, since],
+  );
+  for (const r of rows) {
+    const load = loads.get(r.gofer_id)!;
+    const at = r.proposed_at instanceof Date ? r.proposed_at.toISOString() : r.proposed_at;
+    loads.set(r.gofer_id, {
+      openPairings: load.openPairings + (OPEN.includes(r.status) ? 1 : 0),
+      proposedAt: [...load.proposedAt, at],
+    });
+  }
+  return loads;
+}
+
+/** Proposals this process made that `read.threads` may not show yet (caps across seeds of one sweep). */
+type Recent = Map<string, string[]>;
+
+function withRecent(load: PairingLoad, recent: string[] | undefined): PairingLoad {
+  if (!recent?.length) return load;
+  return { openPairings: load.openPairings + recent.length, proposedAt: [...load.proposedAt, ...recent] };
+}
+
+/**
+ * One seed's discovery: rank, pick under the caps (domain `selectPairings`), then propose each pair
+ * on its `thread-<threadId>` stream. A pair proposed meanwhile (racing run, redelivery) appends
+ * nothing: the thread id is the pair's. Returns the threads proposed.
+ */
+export async function discoverFor(
+  deps: DiscoveryRunDeps,
+  goferId: string,
+  opts: { recent?: Recent; statusFromLog?: boolean } = {},
+): Promise<string[]> {
+  const recent = opts.recent ?? new Map<string, string[]>();
+  const { ctx } = deps;
+  const caps = deps.caps ?? DEFAULT_PAIRING_CAPS;
+  const em = ctx.orm.em.fork();
+  const [seed] = await sql<GoferRow>(
+    em,
+    `select id, account_id, name, source_platform from read.gofers
+      where id = ? and deleted_at is null and (? or discovery_status = 'ready_for_pairing')`,
+    [goferId, opts.statusFromLog === true],
+  );
+  // Unknown to the read model yet, or deleted: the next sweep looks again. The reactor passes
+  // `statusFromLog`: the record it handles says ready, whether or not the projector applied it.
+  if (!seed) return [];
+  const ranked = await rank(em, seed, deps.candidateLimit ?? 50);
+  if (ranked.length === 0) return [];
+  const now = ctx.now();
+  const loads = await loadsOf(em, [seed.id, ...ranked.map((r) => r.id)], now);
+  for (const [id, load] of loads) loads.set(id, withRecent(load, recent.get(id)));
+  const chosen: Candidate[] = selectPairings(
+    loads.get(seed.id)!,
+    ranked.map((r) => ({ goferId: r.id, score: r.score })),
+    loads,
+    caps,
+    now.toISOString(),
+  );
+  const proposed: string[] = [];
+  for (const c of chosen) {
+    const other = ranked.find((r) => r.id === c.goferId)!;
+    const threadId = threadIdFor(seed.id, other.id);
+    const { appended } = await runThreadCommand(
+      ctx,
+      threadId,
+      { type: 'ProposePairing', data: { mode: deps.mode, sides: [side(seed), side(other)], score: c.score } },
+      [seed.account_id, other.account_id],
+    );
+    if (appended.length === 0) continue;
+    proposed.push(threadId);
+    const at = now.toISOString();
+    for (const id of [seed.id, other.id]) recent.set(id, [...(recent.get(id) ?? []), at]);
+    deps.logger.info({ threadId, score: c.score }, 'discovery proposed a pair');
+  }
+  return proposed;
+}
+
+/**
+ * The periodic sweep: backfills the index from `read.gofers`, then runs discovery for every ready
+ * Gofer under its caps, oldest first. Returns the threads proposed.
+ */
+export async function runDiscoveryOnce(deps: DiscoveryRunDeps): Promise<string[]> {
+  const em = deps.ctx.orm.em.fork();
+  await refreshDiscoveryTerms(em);
+  const caps = deps.caps ?? DEFAULT_PAIRING_CAPS;
+  const seeds = await sql<{ id: string }>(
+    em,
+    `select g.id from read.gofers g
+      where g.discovery_status = 'ready_for_pairing' and g.deleted_at is null
+        and (select count(*) from read.threads th
+              where (th.a_gofer_id = g.id or th.b_gofer_id = g.id) and th.status = any(${TEXT_ARRAY})) < ?
+      order by g.updated_at, g.id`,
+    [JSON.stringify(OPEN), caps.maxOpenPairings],
+  );
+  const recent: Recent = new Map();
+  const proposed: string[] = [];
+  for (const s of seeds) proposed.push(...(await discoverFor(deps, s.id, { recent })));
+  return proposed;
+}
+
+/**
+ * Discovery reactor (group `<prefix>matching.discovery` on `<prefix>gofers.events`): indexes each
+ * `GoferProfileUpdated`, and runs discovery for a Gofer that turns `ready_for_pairing`.
+ */
+export async function startDiscovery(deps: DiscoveryDeps): Promise<RunningReactor> {
+  const { ctx } = deps;
+  return startReactorLoop({
+    kafka: deps.kafka,
+    registry: deps.registry,
+    logger: deps.logger,
+    groupId: `${deps.topicPrefix}matching.discovery`,
+    topic: `${deps.topicPrefix}gofers.events`,
+    types: new Set(['GoferProfileUpdated', 'GoferDiscoveryStatusChanged']),
+    handle: async (record) => {
+      const d = record.data;
+      const goferId = String(d.goferId);
+      if (record.type === 'GoferProfileUpdated') {
+        await upsertDiscoveryTerms(
+          ctx.orm.em.fork(),
+          goferId,
+          {
+            name: String(d.name),
+            description: String(d.description),
+            values: strings(d.values),
+            demands: strings(d.demands),
+          },
+          String(d.updatedAt),
+        );
+        return;
+      }
+      if (d.status !== 'ready_for_pairing') return;
+      await discoverFor(deps, goferId, { statusFromLog: true });
+    },
+  });
+}

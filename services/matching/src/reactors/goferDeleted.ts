@@ -1,0 +1,54 @@
+import { sql } from '@oan/db';
+import type { KafkaHandle, Logger, SchemaRegistry } from '@oan/log';
+import { runThreadCommand, type MatchingContext } from '../commands/context';
+import { startReactorLoop, type RunningReactor } from './consume';
+
+export interface GoferDeletedDeps {
+  kafka: KafkaHandle;
+  registry: SchemaRegistry;
+  ctx: MatchingContext;
+  logger: Logger;
+  topicPrefix: string;
+}
+
+/**
+ * Closes every thread of a deleted Gofer with reason `gofer_deleted` (§4.4 (15), §8.6): its
+ * counterpart's thread reads as closed and no session, card or request follows. The threads come
+ * from the write side's `gofer_threads` (written with each `ThreadProposed`, never behind the
+ * streams) and `read.threads` (the projected list); an already closed thread appends nothing.
+ */
+export async function closeThreadsOf(ctx: MatchingContext, goferId: string): Promise<string[]> {
+  const rows = await sql<{ thread_id: string }>(
+    ctx.orm.em.fork(),
+    `select thread_id from matching.gofer_threads where gofer_id = ?
+     union
+     select id from read.threads where a_gofer_id = ? or b_gofer_id = ?`,
+    [goferId, goferId, goferId],
+  );
+  const closed: string[] = [];
+  for (const { thread_id: threadId } of rows) {
+    const { appended } = await runThreadCommand(ctx, threadId, {
+      type: 'CloseForDeletedGofer',
+      data: { goferId },
+    });
+    if (appended.length > 0) closed.push(threadId);
+  }
+  return closed;
+}
+
+/** Group `<prefix>matching.gofer-deleted` on `<prefix>gofers.events`. */
+export async function startGoferDeleted(deps: GoferDeletedDeps): Promise<RunningReactor> {
+  return startReactorLoop({
+    kafka: deps.kafka,
+    registry: deps.registry,
+    logger: deps.logger,
+    groupId: `${deps.topicPrefix}matching.gofer-deleted`,
+    topic: `${deps.topicPrefix}gofers.events`,
+    types: new Set(['GoferDeleted']),
+    handle: async (record) => {
+      const closed = await closeThreadsOf(deps.ctx, String(record.data.goferId));
+      if (closed.length > 0)
+        deps.logger.info({ closed: closed.length }, 'closed the threads of a deleted Gofer');
+    },
+  });
+}
