@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, TestConnector, TestFleet, waitFor } from '@oan/testing';
-import { interviewToReady } from './support';
+import { execFileSync } from 'node:child_process';
+import { REPO_ROOT } from '@oan/testing';
+import { corrupt, dumpTables, interviewToReady } from './support';
+
+type Digest = {
+  events: OanEventEnvelope[];
+  summary: { pendingQuestions: number; goferCount: number; decisions: number };
+};
+const state: { threadId?: string; ga?: string; cb?: TestConnector } = {};
 
 let fleet: TestFleet;
 const connectors: TestConnector[] = [];
@@ -62,6 +70,15 @@ describe('two accounts whose Gofers need each other (issue 4)', () => {
       });
       expect(pb.payload).toMatchObject({ counterpartSourcePlatform: 'dsh' });
       const threadId = pa.threadId!;
+      // Until confirmed, each side finds its pairing in the unresolved digest as a decision.
+      for (const [c, env] of [
+        [ca, pa],
+        [cb, pb],
+      ] as const) {
+        const digest = await c.rest<Digest>('GET', '/events/unresolved');
+        expect(digest.body.events).toContainEqual(env);
+        expect(digest.body.summary.decisions).toBe(1);
+      }
 
       for (const [c, g] of [
         [ca, ga],
@@ -93,6 +110,9 @@ describe('two accounts whose Gofers need each other (issue 4)', () => {
       const req = await ca.rest<{ status: string }>('POST', '/match-requests', { threadId, roleId: ga });
       expect(req).toMatchObject({ status: 201, body: { status: 'outgoing_pending' } });
       const mr = await find(cb, 'match_request', gb);
+      const open = await cb.rest<Digest>('GET', '/events/unresolved');
+      expect(open.body.events).toEqual([mr]);
+      expect(open.body.summary.decisions).toBe(1);
       expect(mr.reply?.path).toBe(`/api/v1/match-requests/${String(mr.payload.requestId)}/decision`);
       const decision = await cb.rest<{ conversationId: string }>(
         'POST',
@@ -106,6 +126,38 @@ describe('two accounts whose Gofers need each other (issue 4)', () => {
       expect(db.payload.conversationId).toBe(decision.body.conversationId);
       const twice = await cb.rest('POST', mr.reply!.path.replace(/^\/api\/v1/, ''), { accept: true });
       expect(twice.status).toBe(400);
+      expect((await cb.rest<Digest>('GET', '/events/unresolved')).body.summary.decisions).toBe(0);
+      state.threadId = threadId;
+      state.ga = ga;
+      state.cb = cb;
     },
   );
+
+  it('replaying the topics rebuilds the same threads, cards and match states', async () => {
+    const tables = ['read.threads', 'read.thread_messages', 'read.pairing_cards', 'read.match_requests'];
+    const before = await dumpTables(fleet.env.DATABASE_URL!, tables);
+    expect(before['read.pairing_cards']!.length).toBe(2);
+    await fleet.kill('projector');
+    await corrupt(fleet.env.DATABASE_URL!, [
+      `update read.threads set status = 'corrupted'`,
+      `delete from read.match_requests`,
+    ]);
+    execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...fleet.env },
+      stdio: 'pipe',
+    });
+    expect(await dumpTables(fleet.env.DATABASE_URL!, tables)).toEqual(before);
+    await fleet.restart('projector');
+  });
+
+  it('when one side deletes its Gofer, the other side reads the thread as closed', async () => {
+    expect((await connectors[0]!.rest('DELETE', `/gofers/${state.ga}`)).status).toBe(200);
+    await waitFor(
+      async () =>
+        (await state.cb!.rest<{ status: string }>('GET', `/threads/${state.threadId}`)).body.status ===
+        'closed',
+      { timeoutMs: 20_000, what: 'the thread to read as closed' },
+    );
+  });
 });
