@@ -61,6 +61,13 @@ export interface StorageSetup {
 export interface CreateStorageOptions {
   /** Epoch ms of the URL signer (tests expire URLs without sleeping). */
   now?: () => number;
+  /**
+   * fs only: whether this process serves the files (default true). A process that only signs URLs
+   * (matching's counterpart attachments) passes false: with the same signing secret its URLs are
+   * served by the listener of the process that stores the files, at STORAGE_PUBLIC_URL (default
+   * `http://<STORAGE_HOST|HOST>:<STORAGE_PORT>`).
+   */
+  listen?: boolean;
 }
 
 /** The configured adapter (and, for fs, its started listener), or null for `none`. */
@@ -73,12 +80,17 @@ export async function createStorage(
       return null;
     case 'fs': {
       const host = config.STORAGE_HOST ?? config.HOST;
+      const listen = opts.listen ?? true;
+      const hostPart = host.includes(':') ? `[${host}]` : host;
+      const publicBaseUrl =
+        config.STORAGE_PUBLIC_URL ?? (listen ? undefined : `http://${hostPart}:${config.STORAGE_PORT}`);
       const storage = new FilesystemStorage({
         dir: config.STORAGE_DIR,
         secret: config.STORAGE_SIGNING_SECRET ?? deriveSigningSecret(config.JWT_SECRET),
-        ...(config.STORAGE_PUBLIC_URL ? { publicBaseUrl: config.STORAGE_PUBLIC_URL } : {}),
+        ...(publicBaseUrl ? { publicBaseUrl } : {}),
         ...(opts.now ? { now: opts.now } : {}),
       });
+      if (!listen) return { storage };
       const listener = await startFileListener({ storage, host, port: config.STORAGE_PORT });
       return { storage, listener };
     }

@@ -57,6 +57,27 @@ describe('storage configuration', () => {
     }
   });
 
+  it('`fs` with listen:false starts no listener and signs URLs the storing process serves', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'oan-storage-cfg-'));
+    const served = await createStorage(load({ STORAGE_DIR: dir, STORAGE_PORT: '0' }));
+    try {
+      const port = served!.listener!.port;
+      const signer = await createStorage(load({ STORAGE_DIR: dir, STORAGE_PORT: String(port) }), {
+        listen: false,
+      });
+      expect(signer?.listener).toBeUndefined();
+      await served!.storage.put('g/a', Buffer.from('hello'), { contentType: 'text/plain' });
+      const { url } = await signer!.storage.signedUrl('g/a', { expiresInSeconds: 60 });
+      expect(url.startsWith(`http://127.0.0.1:${port}/files/g/a?exp=`)).toBe(true);
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('hello');
+    } finally {
+      await served?.listener?.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('`s3` needs a bucket and credentials, and then builds the S3 adapter', async () => {
     expect(() => load({ STORAGE_DRIVER: 's3' })).toThrow(
       /S3_BUCKET.*\n.*S3_ACCESS_KEY_ID.*\n.*S3_SECRET_ACCESS_KEY/,

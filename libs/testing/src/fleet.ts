@@ -43,7 +43,7 @@ export async function planFleet(
     gateway2: await port(8192),
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
-  // Object storage is the gofers service's alone; every other process gets the shared variables.
+  // Object storage is the gofers and matching services' alone; the others get the shared variables.
   const { STORAGE_DIR, ...env } = base;
   const svc = (
     name: ProcessName,
@@ -61,17 +61,18 @@ export async function planFleet(
   const edgeShared = Object.fromEntries(
     Object.entries(env).filter(([k]) => ['NODE_ENV', 'LOG_LEVEL', 'ENABLE_OPEN_API', 'HOST'].includes(k)),
   );
+  // The filesystem object store serves signed URLs from the gofers process's listener (§4.8);
+  // matching signs counterpart-attachment URLs (§4.5 (24)) for that same listener, starting none.
+  const storage = {
+    STORAGE_DRIVER: 'fs',
+    ...(STORAGE_DIR ? { STORAGE_DIR } : {}),
+    STORAGE_PORT: String(ports.storage),
+    STORAGE_PUBLIC_URL: url(ports.storage),
+  };
   const processes: ProcessSpec[] = [
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
-    svc('gofers', 'gofers', ports.gofers, {
-      GOFERS_PORT: String(ports.gofers),
-      // The filesystem object store serves signed URLs from its own listener (§4.8).
-      STORAGE_DRIVER: 'fs',
-      ...(STORAGE_DIR ? { STORAGE_DIR } : {}),
-      STORAGE_PORT: String(ports.storage),
-      STORAGE_PUBLIC_URL: url(ports.storage),
-    }),
-    svc('matching', 'matching', ports.matching, { MATCHING_PORT: String(ports.matching) }),
+    svc('gofers', 'gofers', ports.gofers, { GOFERS_PORT: String(ports.gofers), ...storage }),
+    svc('matching', 'matching', ports.matching, { MATCHING_PORT: String(ports.matching), ...storage }),
     svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
     svc('gateway1', 'gateway', ports.gateway1, {

@@ -11,6 +11,7 @@ import type { GoferContext } from './commands/context';
 import type { GofersConfig } from './config';
 import { chatRoutes } from './http/chat';
 import { goferRoutes } from './http/gofers';
+import { pairingRoutes } from './http/pairings';
 import { uploadRoutes } from './http/uploads';
 import { createGoferStore } from './infra/store';
 
@@ -82,6 +83,7 @@ export async function buildApp(deps: GoferAppDeps) {
     const routeDeps = { ctx, authenticator, storage };
     await app.register(goferRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
     await app.register(chatRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
+    await app.register(pairingRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
     // §0.5: without an adapter the upload routes do not exist (404).
     if (storage) await app.register(uploadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
   }

@@ -6,9 +6,11 @@ import type { EventStore } from '@oan/eventstore';
 import { createHttpApp, type Logger } from '@oan/http';
 import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
+import type { ObjectStorage } from '@oan/storage';
 import type { MatchingContext } from './commands/context';
 import { ThreadWrites } from './commands/writes';
 import type { MatchingConfig } from './config';
+import { counterpartAttachmentRoutes } from './http/counterpartAttachments';
 import { matchRequestRoutes } from './http/matchRequests';
 import { threadRoutes } from './http/threads';
 import { createMatchingStore } from './infra/store';
@@ -39,6 +41,11 @@ export interface MatchingAppDeps {
   /** Owned by the caller (closed after the app). */
   orm: MikroORM;
   redis: Redis;
+  /**
+   * The gofers service's object storage, used only to sign counterpart-attachment URLs (§4.5 (24));
+   * null or absent ⇒ that route answers 404 for every attachment.
+   */
+  storage?: ObjectStorage | null;
   /** Built from the other deps when absent; main.ts shares one with the reactors. */
   ctx?: MatchingContext;
   /** Replaces the factory's logger (tests). */
@@ -77,6 +84,12 @@ export async function buildApp(deps: MatchingAppDeps) {
   if (config.ENABLE_OPEN_API) {
     await app.register(threadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
     await app.register(matchRequestRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
+    await app.register(counterpartAttachmentRoutes, {
+      prefix: OAN_BASE_PATH,
+      ctx,
+      authenticator,
+      storage: deps.storage ?? null,
+    });
   }
   return app;
 }

@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
+import { createStorage } from '@oan/storage';
 import { buildApp, createMatchingContext } from './app';
 import { loadMatchingConfig } from './config';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
@@ -10,6 +11,7 @@ import { createMatchingStore, matchingMigrations } from './infra/store';
 import { runDiscoveryOnce, startDiscovery } from './reactors/discovery';
 import { startGoferDeleted } from './reactors/goferDeleted';
 import { startSession } from './reactors/session';
+import { createSessionProvider } from './session/config';
 
 const config = loadMatchingConfig();
 const logger = createLogger('matching', config.LOG_LEVEL);
@@ -22,7 +24,9 @@ const orm = await openDatabase({
 });
 const redis = new Redis(config.REDIS_URL);
 const ctx = createMatchingContext({ config, orm, redis, store });
-const app = await buildApp({ config, orm, redis, ctx, logger });
+// Signing only (§4.5 (24)): the gofers process stores the files and serves them (fs listener).
+const storage = (await createStorage(config, { listen: false }))?.storage ?? null;
+const app = await buildApp({ config, orm, redis, ctx, storage, logger });
 
 // Reactors: discovery on gofers.events, sessions on matching.events, closing threads of deleted Gofers.
 const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-matching', logger });
@@ -35,7 +39,7 @@ const reactorDeps = {
 };
 const reactors = [
   await startDiscovery({ ...reactorDeps, mode: config.PAIRING_MODE }),
-  await startSession(reactorDeps),
+  await startSession({ ...reactorDeps, provider: createSessionProvider(config) }),
   await startGoferDeleted(reactorDeps),
 ];
 // The periodic sweep of the issue ("when a Gofer becomes ready, and periodically").
@@ -54,6 +58,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   clearInterval(sweep);
   await Promise.all(reactors.map((r) => r.stop()));
   await kafka.close();
+  await storage?.close();
   await redis.quit();
   await orm.close(true);
 });

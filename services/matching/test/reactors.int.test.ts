@@ -29,7 +29,8 @@ import { discoveryIndexMigration, refreshDiscoveryTerms } from '../src/infra/dis
 import { createMatchingStore, matchingMigrations } from '../src/infra/store';
 import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery';
 import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted';
-import { runSession, startSession } from '../src/reactors/session';
+import { SessionGenerationError, runSession, startSession } from '../src/reactors/session';
+import { ScriptedSessionProvider, sessionMetrics, type SessionProvider } from '../src/session';
 import type { RunningReactor } from '../src/reactors/consume';
 import { hiring, piano, seeker } from './fixtures';
 
@@ -421,6 +422,47 @@ describe('session', () => {
     const before = (await events(threadId)).length;
     await runSession(ctx, threadId);
     expect(await events(threadId)).toHaveLength(before);
+  });
+  it('leaves the thread where it is when the provider fails every attempt, counted; a later run continues', async () => {
+    const team = await gofer(hiring);
+    const lin = await gofer(seeker);
+    const threadId = threadIdFor(team.goferId, lin.goferId);
+    await runThreadCommand(ctx, threadId, {
+      type: 'ProposePairing',
+      data: { mode: 'auto', sides: [sideOf(team), sideOf(lin)], score: 0.5 },
+    });
+    const scripted = new ScriptedSessionProvider();
+    let calls = 0;
+    // Says turns 0 and 1, then fails at turn 2 on every attempt.
+    const flaky: SessionProvider = {
+      kind: 'openai',
+      deterministic: false,
+      nextTurn: (input) => {
+        calls++;
+        return input.turnIndex < 2 ? scripted.nextTurn(input) : Promise.reject(new Error('down'));
+      },
+      summaryCard: (input) => scripted.summaryCard(input),
+    };
+    const failures = () =>
+      sessionMetrics.failures.get().then((m) => m.values.reduce((n, v) => n + v.value, 0));
+    const before = await failures();
+    await expect(
+      runSession(ctx, threadId, { provider: flaky, attempts: 3, backoffMs: 1 }),
+    ).rejects.toBeInstanceOf(SessionGenerationError);
+    expect(calls).toBe(2 + 3);
+    expect(await failures()).toBe(before + 1);
+    const stuck = await loadThread(ctx, threadId);
+    expect(stuck.state.status).toBe('active');
+    expect(stuck.state.status === 'active' && stuck.state.turnCount).toBe(2);
+
+    // The redelivery continues from turn 2 to the end and the cards; a further rerun appends nothing.
+    await runSession(ctx, threadId, { provider: scripted });
+    const done = await loadThread(ctx, threadId);
+    expect(done.state.status).toBe('session_ended');
+    expect(done.state.status === 'session_ended' && done.state.cards.size).toBe(2);
+    const all = (await events(threadId)).length;
+    await runSession(ctx, threadId, { provider: flaky });
+    expect(await events(threadId)).toHaveLength(all);
   });
 });
 

@@ -80,3 +80,31 @@ export const chatMessage = z.object({
 });
 export type ChatMessageItem = z.infer<typeof chatMessage>;
 export const chatHistory = z.array(chatMessage);
+
+/** §4.4 (18): `limit` 1–100, default 50; anything else is a 400 VALIDATION_ERROR (no cursor in v1). */
+export const pairingsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
+/** No format rule: a malformed thread id is a thread without a card (404, §6). */
+export const pairingParams = z.object({ goferId: z.string(), threadId: z.string() });
+
+/** §4.4 (18): the whitelisted `PairingSummaryCard`, exactly these keys. */
+export const pairingSummaryCard = z.object({
+  id: z.string(),
+  threadId: z.string(),
+  roleId: z.string(),
+  roleName: z.string(),
+  pairingStatus: z.string(),
+  dynamicStatus: z.string(),
+  pairedAt: z.string(),
+  updatedAt: z.string(),
+  cardTitle: z.string().nullable(),
+  summaryPreview: z.string().nullable(),
+  opponentRoleName: z.string(),
+  opponentUserName: z.string().nullable(),
+  opponentUserAvatarUrl: z.string().nullable(),
+  opponentProfileTitle: z.string().nullable(),
+  opponentProfileInfoText: z.string().nullable(),
+  coverPhoto: z.record(z.string(), z.unknown()).nullable(),
+  photoCount: z.number(),
+});
+export type PairingSummaryCard = z.infer<typeof pairingSummaryCard>;
+export const pairingList = z.object({ items: z.array(pairingSummaryCard) });

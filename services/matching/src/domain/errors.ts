@@ -9,8 +9,9 @@ import * as Kind from '@oan/domain';
 /**
  * `THREAD_NOT_FOUND`: `/threads/:id…` on an unknown thread (404, §4.5), and `POST /match-requests`
  * on an unknown thread **or** one the caller's Gofer is not in (404 for both, §4.6 (25)).
+ * `ATTACHMENT_NOT_FOUND`: §4.5 (24), an attachment unknown, deleted or not the counterpart's (404).
  */
-export type NotFoundCode = 'THREAD_NOT_FOUND';
+export type NotFoundCode = 'THREAD_NOT_FOUND' | 'ATTACHMENT_NOT_FOUND';
 /**
  * `THREAD_FORBIDDEN`: the thread exists but the caller's Gofer is not in it (403, frozen, §4.5).
  * `MATCH_REQUEST_FORBIDDEN`: unknown request id or caller not its recipient — one byte-identical

@@ -36,39 +36,52 @@ export function itemsMet(wanted: readonly string[], offerer: PublicProfile): str
 const joined = (t: SessionTexts, items: readonly string[]) =>
   items.length === 0 ? t.nothing : t.list(items.map((i) => i.trim()));
 
+/** The scripted session's length: introductions, what each looks for, what each values. */
+export const SCRIPTED_TURNS = 6;
+
+/**
+ * Turn `turnIndex` of the script between `opener` (speaks the even turns) and `responder` (the
+ * odd ones), from the two public profiles only. Each side speaks from its own profile; the other's
+ * fields are quoted as data.
+ */
+export function scriptTurn(opener: PublicProfile, responder: PublicProfile, turnIndex: number): string {
+  if (!Number.isInteger(turnIndex) || turnIndex < 0 || turnIndex >= SCRIPTED_TURNS)
+    throw new RangeError(`the script has no turn ${turnIndex}`);
+  const opens = turnIndex % 2 === 0;
+  const [self, other] = opens ? [opener, responder] : [responder, opener];
+  const t = textsFor(ownText(self));
+  const step = Math.floor(turnIndex / 2);
+  if (step === 0)
+    return opens
+      ? t.intro(self.name, self.description)
+      : t.greetBack(quote(other.name, 40), self.name, self.description);
+  if (step === 1) {
+    const met = itemsMet(self.demands, other);
+    return `${t.wants(joined(t, self.demands), quote(other.description))} ${
+      met.length > 0 ? t.overlap(joined(t, met)) : t.noOverlap
+    }`;
+  }
+  const values = t.values(joined(t, self.values));
+  return opens ? values : `${values} ${t.closing}`;
+}
+
+/** The side that opens a session between two Gofers: the lower goferId, whichever order they come in. */
+export const openerOf = <T extends { goferId: string }>(x: T, y: T): [T, T] =>
+  x.goferId < y.goferId ? [x, y] : [y, x];
+
 /** Six turns, alternating: introductions, what each looks for, what each values. */
 export function scriptSession(x: SessionParty, y: SessionParty): ScriptedTurn[] {
   // Side `a` (the lower goferId) opens, whichever order the reactor passes them in.
-  const [a, b] = x.goferId < y.goferId ? [x, y] : [y, x];
-  const lines: [SessionParty, string][] = [];
-  for (const [self, other] of [
-    [a, b],
-    [b, a],
-  ] as const) {
-    const t = textsFor(ownText(self.profile));
-    const met = itemsMet(self.profile.demands, other.profile);
-    lines.push([
-      self,
-      self === a
-        ? t.intro(self.profile.name, self.profile.description)
-        : t.greetBack(quote(other.profile.name, 40), self.profile.name, self.profile.description),
-    ]);
-    lines.push([
-      self,
-      `${t.wants(joined(t, self.profile.demands), quote(other.profile.description))} ${
-        met.length > 0 ? t.overlap(joined(t, met)) : t.noOverlap
-      }`,
-    ]);
-    const values = t.values(joined(t, self.profile.values));
-    lines.push([self, self === b ? `${values} ${t.closing}` : values]);
-  }
-  // Interleave: a-intro, b-intro, a-wants, b-wants, a-values, b-values.
-  const order = [0, 3, 1, 4, 2, 5];
-  return order.map((i, turnIndex) => {
-    const [sender, content] = lines[i]!;
-    return { turnIndex, senderGoferId: sender.goferId, content };
-  });
+  const [a, b] = openerOf(x, y);
+  return Array.from({ length: SCRIPTED_TURNS }, (_, turnIndex) => ({
+    turnIndex,
+    senderGoferId: (turnIndex % 2 === 0 ? a : b).goferId,
+    content: scriptTurn(a.profile, b.profile, turnIndex),
+  }));
 }
+
+/** A side as the card needs it: its profile (its goferId is not used). */
+export type CardParty = Pick<SessionParty, 'profile'> & Partial<Pick<SessionParty, 'goferId'>>;
 
 export function recommendationFor(score: number): MatchRecommendation {
   if (score >= STRONG_MATCH_SCORE) return 'strong';
@@ -81,9 +94,9 @@ export function recommendationFor(score: number): MatchRecommendation {
  * language. Deterministic: a regenerated card with the same inputs is the same card.
  */
 export function summarizeSession(
-  transcript: readonly ScriptedTurn[],
-  self: SessionParty,
-  counterpart: SessionParty,
+  transcript: readonly { content: string }[],
+  self: CardParty,
+  counterpart: CardParty,
 ): SessionCardFields {
   const t = textsFor(ownText(self.profile));
   const me = self.profile;

@@ -7,6 +7,9 @@ export function toHttpError(err: DomainError): HttpError {
     case 'THREAD_NOT_FOUND':
       // §4.5: unknown thread. §4.6 (25): unknown thread, or a thread/Gofer not the caller's.
       return notFound('Thread not found');
+    case 'ATTACHMENT_NOT_FOUND':
+      // §4.5 (24): unknown, deleted and not-the-counterpart's are one final 404 (clients never retry).
+      return notFound('Attachment not found');
     case 'THREAD_FORBIDDEN':
       // §4.5/§6: the thread exists but the caller's Gofer is not in it (frozen, not probe-safe).
       return forbidden();

@@ -5,6 +5,10 @@ const id = z.string().max(128);
 
 export const threadParams = z.object({ id: z.string() });
 export const requestParams = z.object({ requestId: z.string() });
+/** §4.5 (24): a malformed attachment id is answered like an unknown one (404). */
+export const counterpartAttachmentParams = z.object({ threadId: z.string(), attachmentId: z.string() });
+/** §4.5 (24): `expiresAt` in epoch milliseconds. */
+export const signedUrlResponse = z.object({ url: z.string(), expiresAt: z.number() });
 
 /** A14: `limit` default 50, max 200; `offset` from 0. Anything else is a 400 VALIDATION_ERROR. */
 export const messagesQuery = z.object({

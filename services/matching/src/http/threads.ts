@@ -13,7 +13,7 @@ export interface ThreadRouteDeps {
 }
 
 /** §4.5 (frozen, not probe-safe): unknown thread ⇒ 404; exists but none of the caller's Gofers in it ⇒ 403. */
-function assertCallerIn(state: ThreadState, accountId: string): asserts state is ExistingThread {
+export function assertCallerIn(state: ThreadState, accountId: string): asserts state is ExistingThread {
   if (state.status === 'none') throw new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
   if (state.a.accountId !== accountId && state.b.accountId !== accountId) {
     throw new ForbiddenError('THREAD_FORBIDDEN', 'Forbidden');

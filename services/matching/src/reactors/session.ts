@@ -3,9 +3,12 @@ import type { KafkaHandle, Logger, SchemaRegistry } from '@oan/log';
 import { loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
 import type { PublicProfile } from '../domain/discovery';
 import type { SessionTurnAdded, ThreadEvent, ThreadSide } from '../domain/events';
-import { scriptSession, summarizeSession, type ScriptedTurn, type SessionParty } from '../domain/session';
+import { SCRIPTED_TURNS, openerOf, type ScriptedTurn, type SessionParty } from '../domain/session';
 import type { RecordSummaryCard } from '../domain/summaryCard';
 import { strings } from '../infra/discoveryIndex';
+import { sessionMetrics } from '../session/metrics';
+import type { SessionProvider, SessionTranscriptTurn } from '../session/provider';
+import { ScriptedSessionProvider } from '../session/scripted';
 import { startReactorLoop, type RunningReactor } from './consume';
 
 export interface SessionDeps {
@@ -14,7 +17,61 @@ export interface SessionDeps {
   ctx: MatchingContext;
   logger: Logger;
   topicPrefix: string;
+  /** The session's provider (main.ts: `createSessionProvider(config)`); scripted when omitted. */
+  provider?: SessionProvider;
 }
+
+export interface RunSessionOptions {
+  logger?: Logger | undefined;
+  /** Scripted when omitted. */
+  provider?: SessionProvider | undefined;
+  /** Attempts per turn or card before the run gives up (the thread stays where it is). Default 3. */
+  attempts?: number | undefined;
+  /** The first pause between attempts, doubled each time. Default 250 ms. */
+  backoffMs?: number | undefined;
+}
+
+/** A session step that failed every attempt: counted, and the thread left where it is. */
+export class SessionGenerationError extends Error {
+  override readonly name = 'SessionGenerationError';
+}
+
+const defaultProvider = new ScriptedSessionProvider();
+
+async function withRetries<T>(
+  step: 'turn' | 'card',
+  opts: RunSessionOptions,
+  provider: SessionProvider,
+  context: Record<string, unknown>,
+  run: () => Promise<T>,
+): Promise<T> {
+  const attempts = Math.max(1, opts.attempts ?? 3);
+  const backoff = opts.backoffMs ?? 250;
+  let last: unknown;
+  for (let i = 0; i < attempts; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, backoff * 2 ** (i - 1)));
+    try {
+      return await run();
+    } catch (err) {
+      last = err;
+      // Names and codes only: a message may quote profile text.
+      opts.logger?.warn(
+        { ...context, step, attempt: i + 1, err: err instanceof Error ? err.name : typeof err },
+        'session step failed',
+      );
+    }
+  }
+  sessionMetrics.failures.inc({ provider: provider.kind, step });
+  throw new SessionGenerationError(`session ${step} failed after ${attempts} attempts`, { cause: last });
+}
+
+/** The transcript as `self` sees it: its own turns and the counterpart's. */
+const seenBy = (transcript: readonly ScriptedTurn[], selfId: string): SessionTranscriptTurn[] =>
+  transcript.map((t) => ({
+    turnIndex: t.turnIndex,
+    speaker: t.senderGoferId === selfId ? 'self' : 'counterpart',
+    content: t.content,
+  }));
 
 /** A side's public profile from `read.gofers`; null when the Gofer is deleted. */
 async function partyOf(ctx: MatchingContext, s: ThreadSide): Promise<SessionParty | null> {
@@ -87,24 +144,49 @@ const transcriptOf = (events: ThreadEvent[]): ScriptedTurn[] =>
     }));
 
 /**
- * Runs one activated thread's scripted session to its cards. Every step is idempotent on the
- * stream (turns by `turnIndex`, `SessionEnded` once, a card only when its content changed), so a
+ * Runs one activated thread's session to its cards, through the provider (scripted by default):
+ * each side speaks with its own profile, the counterpart's public fields and the transcript. Every
+ * step is idempotent on the stream (turns by `turnIndex`, `SessionEnded` once, a card only when its
+ * content changed — and, for a non-deterministic provider, only when the side has none yet), so a
  * redelivered `ThreadActivated` resumes where the last run stopped. A closed thread (rejected, a
- * Gofer deleted) stops it: nothing more is appended.
+ * Gofer deleted) stops it: nothing more is appended. A step that fails every attempt is counted
+ * (`oan_session_generation_failures_total`) and throws `SessionGenerationError`, appending nothing:
+ * the reactor's redelivery (or a later run) continues from the same turn.
  */
-export async function runSession(ctx: MatchingContext, threadId: string, logger?: Logger): Promise<void> {
-  const { state } = await loadThread(ctx, threadId);
+export async function runSession(
+  ctx: MatchingContext,
+  threadId: string,
+  opts: RunSessionOptions = {},
+): Promise<void> {
+  const provider = opts.provider ?? defaultProvider;
+  const { state, events: before } = await loadThread(ctx, threadId);
   if (state.status !== 'active' && state.status !== 'session_ended') return;
   const [a, b] = await Promise.all([partyOf(ctx, state.a), partyOf(ctx, state.b)]);
   // A deleted side: the GoferDeleted reactor closes the thread; nothing is said for it meanwhile.
   if (!a || !b) return;
   const callers = [state.a.accountId, state.b.accountId];
   if (state.status === 'active') {
-    // The counterpart's profile is quoted as data by the script, never followed (§4.5).
-    for (const turn of scriptSession(a, b)) {
-      if (turn.turnIndex < state.turnCount) continue;
+    // Side `opener` (the lower goferId) speaks the even turns.
+    const [opener, responder] = openerOf(a, b);
+    const transcript = transcriptOf(before);
+    for (let turnIndex = state.turnCount; turnIndex < SCRIPTED_TURNS; turnIndex++) {
+      const opens = turnIndex % 2 === 0;
+      const [self, other] = opens ? [opener, responder] : [responder, opener];
+      // The counterpart's public fields only; its words are data, never followed (§4.5).
+      const { content } = await withRetries('turn', opts, provider, { threadId, turnIndex }, () =>
+        provider.nextTurn({
+          self: { goferId: self.goferId, profile: self.profile },
+          counterpart: publicFields(other),
+          transcript: seenBy(transcript, self.goferId),
+          turnIndex,
+          totalTurns: SCRIPTED_TURNS,
+          opens,
+        }),
+      );
+      const turn = { turnIndex, senderGoferId: self.goferId, content };
       const r = await runThreadCommand(ctx, threadId, { type: 'AddSessionTurn', data: turn }, callers);
       if (r.state.status !== 'active') return;
+      transcript.push(turn);
     }
     const ended = await runThreadCommand(ctx, threadId, { type: 'EndSession', data: {} }, callers);
     if (ended.state.status !== 'session_ended') return;
@@ -116,8 +198,16 @@ export async function runSession(ctx: MatchingContext, threadId: string, logger?
     [a, b],
     [b, a],
   ] as const) {
+    // A model's card differs on every call: regenerating it on a redelivery would version it forever.
+    if (!provider.deterministic && now.cards.has(self.goferId)) continue;
     const assets = await assetsOf(ctx, other.goferId);
-    const card = summarizeSession(transcript, self, other);
+    const card = await withRetries('card', opts, provider, { threadId, goferId: self.goferId }, () =>
+      provider.summaryCard({
+        self: { goferId: self.goferId, profile: self.profile },
+        counterpart: publicFields(other),
+        transcript: seenBy(transcript, self.goferId),
+      }),
+    );
     const r = await runThreadCommand(
       ctx,
       threadId,
@@ -126,8 +216,19 @@ export async function runSession(ctx: MatchingContext, threadId: string, logger?
     );
     if (r.state.status === 'closed') return;
   }
-  logger?.info({ threadId, turns: transcript.length }, 'session ended with its cards');
+  opts.logger?.info(
+    { threadId, turns: transcript.length, provider: provider.kind },
+    'session ended with its cards',
+  );
 }
+
+/** The counterpart's public profile fields, and nothing else of it. */
+const publicFields = (p: SessionParty) => ({
+  name: p.profile.name,
+  description: p.profile.description,
+  values: [...p.profile.values],
+  demands: [...p.profile.demands],
+});
 
 /** Session reactor (group `<prefix>matching.session` on `<prefix>matching.events`). */
 export async function startSession(deps: SessionDeps): Promise<RunningReactor> {
@@ -138,6 +239,7 @@ export async function startSession(deps: SessionDeps): Promise<RunningReactor> {
     groupId: `${deps.topicPrefix}matching.session`,
     topic: `${deps.topicPrefix}matching.events`,
     types: new Set(['ThreadActivated']),
-    handle: (record) => runSession(deps.ctx, String(record.data.threadId), deps.logger),
+    handle: (record) =>
+      runSession(deps.ctx, String(record.data.threadId), { logger: deps.logger, provider: deps.provider }),
   });
 }

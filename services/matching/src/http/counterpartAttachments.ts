@@ -1,0 +1,74 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
+import { sql } from '@oan/db';
+import type { ObjectStorage } from '@oan/storage';
+import { loadThread, plausibleId, type MatchingContext } from '../commands/context';
+import { NotFoundError } from '../domain/errors';
+import { rethrowMapped } from './errors';
+import * as s from './schemas';
+import { assertCallerIn } from './threads';
+
+export interface CounterpartAttachmentRouteDeps {
+  ctx: MatchingContext;
+  authenticator: Authenticator;
+  /** The gofers service's object storage (signing only); null ⇒ every attachment is 404 (§0.5). */
+  storage: Pick<ObjectStorage, 'signedUrl'> | null;
+}
+
+/** §4.8: short-lived, like the upload response's URL (§4.4 (16)). */
+export const COUNTERPART_URL_TTL_SECONDS = 3600;
+
+interface AttachmentRow {
+  storage_key: string;
+  name: string;
+  mime_type: string;
+}
+
+const attachmentNotFound = () => new NotFoundError('ATTACHMENT_NOT_FOUND', 'Attachment not found');
+
+/**
+ * §4.5 (24) under `/api/v1`: a signed download URL for an attachment (photo or document) of the
+ * **other** side's Gofer, not tied to any message. Thread unknown ⇒ 404 (A28), caller not in it ⇒
+ * 403 (the threads group's frozen convention, read from the thread's stream); then an attachment
+ * unknown, deleted or not the counterpart's ⇒ one final 404 (read from `read.gofer_attachments`).
+ */
+export const counterpartAttachmentRoutes: FastifyPluginAsyncZod<CounterpartAttachmentRouteDeps> = async (
+  app,
+  deps,
+) => {
+  app.setErrorHandler(rethrowMapped);
+  const { ctx, storage } = deps;
+
+  app.get(
+    '/threads/:threadId/counterpart-attachments/:attachmentId/url',
+    {
+      preHandler: requireAuth(deps.authenticator, { mode: 'multi-open', permission: 'thread:read' }),
+      schema: { params: s.counterpartAttachmentParams, response: { 200: s.signedUrlResponse } },
+    },
+    async (req) => {
+      const accountId = principalOf(req).accountId;
+      const { threadId, attachmentId } = req.params;
+      const { state } = await loadThread(ctx, threadId);
+      assertCallerIn(state, accountId);
+      if (!storage || !plausibleId(attachmentId)) throw attachmentNotFound();
+      // The side(s) facing the caller's Gofer: both when one account owns both Gofers.
+      const counterparts = [
+        ...(state.a.accountId === accountId ? [state.b.goferId] : []),
+        ...(state.b.accountId === accountId ? [state.a.goferId] : []),
+      ];
+      const [row] = await sql<AttachmentRow>(
+        ctx.orm.em.fork(),
+        `select storage_key, name, mime_type from read.gofer_attachments
+          where id = ? and gofer_id in (${counterparts.map(() => '?').join(', ')}) and deleted_at is null`,
+        [attachmentId, ...counterparts],
+      );
+      if (!row) throw attachmentNotFound();
+      const { url, expiresAt } = await storage.signedUrl(row.storage_key, {
+        expiresInSeconds: COUNTERPART_URL_TTL_SECONDS,
+        fileName: row.name,
+        contentType: row.mime_type,
+      });
+      return { url, expiresAt };
+    },
+  );
+};
