@@ -102,6 +102,22 @@ describe('two accounts whose Gofers need each other (issue 4)', () => {
         expect(Array.isArray(s.payload.photos) && Array.isArray(s.payload.documents)).toBe(true);
         expect(s.payload.threadId).toBe(threadId);
       }
+      // The card is on the Gofer face too, and the pairing is announced in the role-chat.
+      const cards = await ca.rest<{
+        items: { threadId: string; dynamicStatus: string; cardTitle: string | null }[];
+      }>('GET', `/gofers/${ga}/pairings`);
+      expect(cards.body.items).toHaveLength(1);
+      expect(cards.body.items[0]).toMatchObject({ threadId });
+      expect(cards.body.items[0]!.dynamicStatus).not.toBe('pending');
+      expect((await ca.rest('GET', `/gofers/${ga}/pairings/${threadId}`)).status).toBe(200);
+      const chat = await ca.rest<{ role: string; kind?: string; pairing?: { threadId: string } }[]>(
+        'GET',
+        `/gofers/${ga}/chat/messages`,
+      );
+      expect(chat.body.find((m) => m.kind === 'pairing')).toMatchObject({
+        role: 'system',
+        pairing: { threadId },
+      });
       const transcript = await ca.rest<unknown[]>('GET', `/threads/${threadId}/messages`);
       expect(transcript.status).toBe(200);
       expect(transcript.body.length).toBeGreaterThan(0);
