@@ -33,6 +33,40 @@ export const envList = z
   )
   .pipe(z.array(z.string()).min(1));
 
+/** Unset and empty are the same thing for optional variables (`FOO=` in an env file). */
+export const envOptional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
+
+/** An absolute http(s) URL, without a trailing slash. */
+export const envHttpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), 'must be an absolute http(s) URL')
+  .transform((u) => u.replace(/\/+$/, ''));
+
+/**
+ * The model provider of the Gofer brain and of Gofer-to-Gofer sessions (ARCHITECTURE §5): the
+ * deterministic offline `scripted` one, or any OpenAI-compatible chat-completions endpoint.
+ * Check with `refineLlmEnv` in the service's `superRefine`.
+ */
+export const llmEnv = z.object({
+  GOFER_BRAIN: z.enum(['scripted', 'openai']).default('scripted'),
+  OPENAI_BASE_URL: envOptional(envHttpUrl),
+  /** Self-hosted compatible endpoints often take no key. */
+  OPENAI_API_KEY: envOptional(z.string().min(1)),
+  OPENAI_MODEL: envOptional(z.string().min(1)),
+  OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+});
+
+/** Refused at start rather than at the first generation: a bad deployment fails before it listens. */
+export function refineLlmEnv(env: z.infer<typeof llmEnv>, ctx: z.RefinementCtx): void {
+  if (env.GOFER_BRAIN !== 'openai') return;
+  for (const key of ['OPENAI_BASE_URL', 'OPENAI_MODEL'] as const) {
+    if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'required when GOFER_BRAIN=openai' });
+  }
+}
+
 /** Variables every process of the fleet reads. */
 export const commonEnv = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -49,15 +83,7 @@ export const commonEnv = z.object({
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
   // Empty counts as unset (`OAN_WEB_BASE_URL=` in an env file, compose's `${OAN_WEB_BASE_URL:-}`):
   // §0.5 then omits `webUrl`, rather than the whole fleet refusing to start.
-  OAN_WEB_BASE_URL: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z
-      .string()
-      .url()
-      .refine((u) => /^https?:\/\//.test(u), 'must be an absolute http(s) URL')
-      .transform((u) => u.replace(/\/+$/, ''))
-      .optional(),
-  ),
+  OAN_WEB_BASE_URL: envOptional(envHttpUrl),
 });
 export type CommonEnv = z.infer<typeof commonEnv>;
 
