@@ -12,6 +12,9 @@ export const matchingEnv = commonEnv
     PAIRING_MODE: z.enum(['confirm', 'auto']).default('confirm'),
     /** How often discovery re-runs over every ready Gofer (besides reacting to each one becoming ready). */
     DISCOVERY_SWEEP_MS: z.coerce.number().int().min(1000).default(60_000),
+    /** Pairing-frequency caps per Gofer (domain/discovery.ts): open threads, and proposals per 24 h. */
+    PAIRING_MAX_OPEN: z.coerce.number().int().min(1).max(1000).default(3),
+    PAIRING_MAX_PER_DAY: z.coerce.number().int().min(1).max(10_000).default(10),
     /**
      * The Gofer-to-Gofer session's provider (src/session): the same variables and rules as the
      * gofers brain — deterministic and offline, or any OpenAI-compatible endpoint.

@@ -37,14 +37,15 @@ const reactorDeps = {
   logger,
   topicPrefix: config.TOPIC_PREFIX,
 };
+const caps = { maxOpenPairings: config.PAIRING_MAX_OPEN, maxProposalsPerDay: config.PAIRING_MAX_PER_DAY };
 const reactors = [
-  await startDiscovery({ ...reactorDeps, mode: config.PAIRING_MODE }),
+  await startDiscovery({ ...reactorDeps, mode: config.PAIRING_MODE, caps }),
   await startSession({ ...reactorDeps, provider: createSessionProvider(config) }),
   await startGoferDeleted(reactorDeps),
 ];
 // The periodic sweep of the issue ("when a Gofer becomes ready, and periodically").
 const sweep = setInterval(() => {
-  runDiscoveryOnce({ ctx, logger, mode: config.PAIRING_MODE }).catch((err: unknown) =>
+  runDiscoveryOnce({ ctx, logger, mode: config.PAIRING_MODE, caps }).catch((err: unknown) =>
     logger.warn({ err: (err as Error).message }, 'discovery sweep failed'),
   );
 }, config.DISCOVERY_SWEEP_MS);
