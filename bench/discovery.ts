@@ -12,7 +12,7 @@ import { createLogger } from '@oan/http';
 import { migrations as projectorMigrations } from '../services/projector/src/migrations';
 import { createMatchingContext } from '../services/matching/src/app';
 import { loadMatchingConfig } from '../services/matching/src/config';
-import { discoveryIndexMigration } from '../services/matching/src/infra/discoveryIndex';
+import { discoveryIndexMigrations } from '../services/matching/src/infra/discoveryIndex';
 import { createMatchingStore, matchingMigrations } from '../services/matching/src/infra/store';
 import { discoverFor } from '../services/matching/src/reactors/discovery';
 import { fmt, percentiles } from './stats';
@@ -32,7 +32,7 @@ const store = createMatchingStore();
 const orm = await openDatabase({
   url,
   schema: 'matching',
-  migrations: [...matchingMigrations(store), discoveryIndexMigration],
+  migrations: [...matchingMigrations(store), ...discoveryIndexMigrations],
 });
 const redis = new Redis(config.REDIS_URL);
 const ctx = createMatchingContext({ config, orm, redis, store });

@@ -6,7 +6,7 @@ import { createStorage } from '@oan/storage';
 import { buildApp, createMatchingContext } from './app';
 import { loadMatchingConfig } from './config';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
-import { discoveryIndexMigration } from './infra/discoveryIndex';
+import { discoveryIndexMigrations } from './infra/discoveryIndex';
 import { createMatchingStore, matchingMigrations } from './infra/store';
 import { runDiscoveryOnce, startDiscovery } from './reactors/discovery';
 import { startGoferDeleted } from './reactors/goferDeleted';
@@ -20,7 +20,7 @@ const store = createMatchingStore();
 const orm = await openDatabase({
   url: config.DATABASE_URL,
   schema: 'matching',
-  migrations: [...matchingMigrations(store), discoveryIndexMigration],
+  migrations: [...matchingMigrations(store), ...discoveryIndexMigrations],
 });
 const redis = new Redis(config.REDIS_URL);
 const ctx = createMatchingContext({ config, orm, redis, store });

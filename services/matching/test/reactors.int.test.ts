@@ -25,7 +25,7 @@ import {
   type ThreadSide,
 } from '../src/domain/events';
 import { threadIdFor } from '../src/domain/ids';
-import { discoveryIndexMigration, refreshDiscoveryTerms } from '../src/infra/discoveryIndex';
+import { discoveryIndexMigrations, refreshDiscoveryTerms } from '../src/infra/discoveryIndex';
 import { createMatchingStore, matchingMigrations } from '../src/infra/store';
 import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery';
 import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted';
@@ -58,7 +58,7 @@ beforeAll(async () => {
   orm = await openDatabase({
     url: dbUrl,
     schema: 'matching',
-    migrations: [...matchingMigrations(store), discoveryIndexMigration],
+    migrations: [...matchingMigrations(store), ...discoveryIndexMigrations],
   });
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   ctx = {

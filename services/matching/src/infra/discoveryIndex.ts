@@ -38,10 +38,33 @@ class CreateDiscoveryTerms extends Migration {
  * a partial index on `read.gofers`, so the projector's `read-0004-gofers` must have run (both open the
  * same database; the projector creates `read` first in every deployment and test fleet).
  */
-export const discoveryIndexMigration: MigrationDef = {
-  name: 'matching-0002-discovery-terms',
-  class: CreateDiscoveryTerms,
-};
+/**
+ * Readiness as discovery itself consumed it. The read model (`read.gofers`) is built by another
+ * consumer of the same topic and may lag: two Gofers turning ready at once could each look for the
+ * other before the projector applied it, and neither would find the other until a sweep. Each handler
+ * records its own Gofer's readiness before it searches, so the later of the two always finds the first.
+ */
+class AddDiscoveryReadiness extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table matching.discovery_terms add column if not exists ready boolean');
+  }
+}
+
+export const discoveryIndexMigrations: MigrationDef[] = [
+  { name: 'matching-0002-discovery-terms', class: CreateDiscoveryTerms },
+  { name: 'matching-0003-discovery-readiness', class: AddDiscoveryReadiness },
+];
+
+/** Records a Gofer's readiness as the discovery reactor read it from the log (null = not seen yet). */
+export async function recordReadiness(em: EntityManager, goferId: string, ready: boolean): Promise<void> {
+  await sql(
+    em,
+    `insert into matching.discovery_terms (gofer_id, demand_tsv, offer_tsv, profile_at, ready)
+     values (?, ''::tsvector, ''::tsvector, 'epoch', ?)
+     on conflict (gofer_id) do update set ready = excluded.ready`,
+    [goferId, ready],
+  );
+}
 
 /**
  * A `text[]` parameter: the driver layer expands JS arrays into value lists, so arrays travel as

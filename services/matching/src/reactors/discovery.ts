@@ -11,7 +11,13 @@ import {
 } from '../domain/discovery';
 import type { PairingMode, ThreadSide } from '../domain/events';
 import { threadIdFor } from '../domain/ids';
-import { refreshDiscoveryTerms, strings, TEXT_ARRAY, upsertDiscoveryTerms } from '../infra/discoveryIndex';
+import {
+  recordReadiness,
+  refreshDiscoveryTerms,
+  strings,
+  TEXT_ARRAY,
+  upsertDiscoveryTerms,
+} from '../infra/discoveryIndex';
 import { startReactorLoop, type RunningReactor } from './consume';
 
 export interface DiscoveryDeps {
@@ -79,7 +85,7 @@ async function rank(em: EntityManager, seed: GoferRow, limit: number): Promise<R
          from matching.discovery_terms t
          join read.gofers g on g.id = t.gofer_id
         where t.offer_tsv @@ ?::tsquery and t.demand_tsv @@ ?::tsquery
-          and g.discovery_status = 'ready_for_pairing' and g.deleted_at is null
+          and coalesce(t.ready, g.discovery_status = 'ready_for_pairing') and g.deleted_at is null
           and g.account_id <> ? and g.id <> ?
           and not exists (
             select 1 from matching.gofer_threads x
@@ -249,6 +255,9 @@ export async function startDiscovery(deps: DiscoveryDeps): Promise<RunningReacto
         );
         return;
       }
+      // Committed before the search (see recordReadiness): of two Gofers turning ready at once, the
+      // later handler finds the earlier one even when the projector has applied neither yet.
+      await recordReadiness(ctx.orm.em.fork(), goferId, d.status === 'ready_for_pairing');
       if (d.status !== 'ready_for_pairing') return;
       await discoverFor(deps, goferId, { statusFromLog: true });
     },
