@@ -59,6 +59,30 @@ export const llmEnv = z.object({
   OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
 });
 
+export type LlmConfig = z.infer<typeof llmEnv>;
+
+/** The options of an OpenAI-compatible client, or null when the deployment runs the scripted provider. */
+export function openAiOptions(config: LlmConfig): {
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  timeoutMs: number;
+  maxRetries: number;
+} | null {
+  if (config.GOFER_BRAIN === 'scripted') return null;
+  if (!config.OPENAI_BASE_URL || !config.OPENAI_MODEL) {
+    throw new Error('GOFER_BRAIN=openai needs OPENAI_BASE_URL and OPENAI_MODEL');
+  }
+  return {
+    baseUrl: config.OPENAI_BASE_URL,
+    // Self-hosted compatible endpoints often take no key; the client insists on one.
+    apiKey: config.OPENAI_API_KEY ?? 'unused',
+    model: config.OPENAI_MODEL,
+    timeoutMs: config.OPENAI_TIMEOUT_MS,
+    maxRetries: config.OPENAI_MAX_RETRIES,
+  };
+}
+
 /** Refused at start rather than at the first generation: a bad deployment fails before it listens. */
 export function refineLlmEnv(env: z.infer<typeof llmEnv>, ctx: z.RefinementCtx): void {
   if (env.GOFER_BRAIN !== 'openai') return;
