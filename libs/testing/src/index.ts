@@ -6,3 +6,4 @@ export * from './connector';
 export * from './join';
 export * from './openapi';
 export * from './credentials';
+export * from './fakeChat';

@@ -1,4 +1,9 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import {
+  chatAnswer as answer,
+  chatCompletion as completion,
+  FakeChatCompletions,
+  type ChatResponder as Responder,
+} from '@oan/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   BrainError,
@@ -8,55 +13,14 @@ import {
   type OpenAiBrainOptions,
 } from '../src/brain';
 
-/** A local stand-in for an OpenAI-compatible endpoint: records every request, answers from a script. */
-type Responder = (body: ChatRequest) => Promise<{ status: number; body: unknown }>;
-interface ChatRequest {
-  model: string;
-  messages: { role: string; content: string }[];
-  response_format?: { type: string };
-}
-interface Recorded {
-  headers: Record<string, unknown>;
-  body: ChatRequest;
-}
-
-let fake: FastifyInstance;
+let fake: FakeChatCompletions;
 let baseUrl: string;
-const recorded: Recorded[] = [];
-let script: Responder[] = [];
-
-const completion = (content: string) => ({
-  status: 200,
-  body: {
-    id: 'chatcmpl-1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'fake-model',
-    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-  },
-});
-const answer =
-  (out: unknown): Responder =>
-  async () =>
-    completion(JSON.stringify(out));
-
 beforeAll(async () => {
-  fake = Fastify({ forceCloseConnections: true });
-  fake.post('/v1/chat/completions', async (req, reply) => {
-    recorded.push({ headers: req.headers, body: req.body as ChatRequest });
-    const next = script.shift() ?? (async () => ({ status: 500, body: { error: { message: 'no script' } } }));
-    const res = await next(req.body as ChatRequest);
-    return reply.code(res.status).send(res.body);
-  });
-  const address = await fake.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `${address}/v1`;
+  fake = await FakeChatCompletions.start();
+  baseUrl = fake.baseUrl;
 });
 afterAll(() => fake.close());
-beforeEach(() => {
-  recorded.length = 0;
-  script = [];
-});
+beforeEach(() => fake.reset());
 
 const brain = (opts: Partial<OpenAiBrainOptions> = {}) =>
   new OpenAiBrain({
@@ -102,19 +66,19 @@ const good: BrainOutput = {
 
 describe('given an endpoint that answers with a BrainOutput object', () => {
   it('then the reply is that object, and the request is a JSON-mode chat completion', async () => {
-    script = [answer({ ...good, discoveryStatus: null })];
+    fake.script = [answer({ ...good, discoveryStatus: null })];
     await expect(brain().reply(input)).resolves.toEqual(good);
-    expect(recorded).toHaveLength(1);
-    const { headers, body } = recorded[0]!;
+    expect(fake.recorded).toHaveLength(1);
+    const { headers, body } = fake.recorded[0]!;
     expect(headers.authorization).toBe('Bearer sk-test');
     expect(body.model).toBe('fake-model');
     expect(body.response_format).toEqual({ type: 'json_object' });
   });
 
   it('then only the Gofer’s own profile is in the system message; everything else is in user turns', async () => {
-    script = [answer(good)];
+    fake.script = [answer(good)];
     await brain().reply(input);
-    const { messages } = recorded[0]!.body;
+    const { messages } = fake.recorded[0]!.body;
     expect(messages.filter((m) => m.role === 'system')).toHaveLength(1);
     const system = messages[0]!;
     expect(system.role).toBe('system');
@@ -130,7 +94,9 @@ describe('given an endpoint that answers with a BrainOutput object', () => {
   });
 
   it('then constraints on a message that does not wait for the owner are dropped (A27)', async () => {
-    script = [answer({ content: 'Hello', pendingQuery: false, responseConstraints: { format: 'boolean' } })];
+    fake.script = [
+      answer({ content: 'Hello', pendingQuery: false, responseConstraints: { format: 'boolean' } }),
+    ];
     await expect(brain().reply(input)).resolves.toEqual({
       content: 'Hello',
       pendingQuery: false,
@@ -146,7 +112,7 @@ describe('given an endpoint whose reply is not a BrainOutput', () => {
     ['an unknown constraint format', answer({ ...good, responseConstraints: { format: 'essay' } })],
     ['no content', async () => completion('')],
   ] as [string, Responder][])('then %s is a failed generation', async (_what, responder) => {
-    script = [responder];
+    fake.script = [responder];
     const err = await brain()
       .reply(input)
       .catch((e: unknown) => e);
@@ -163,27 +129,27 @@ describe('given an endpoint slower than the timeout', () => {
       await new Promise((r) => setTimeout(r, 3000));
       return completion(JSON.stringify(good));
     };
-    script = [slow, slow];
+    fake.script = [slow, slow];
     const started = Date.now();
     const err = await brain({ timeoutMs: 300, maxRetries: 1 })
       .reply(input)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BrainError);
     expect((err as BrainError).code).toBe('BRAIN_UPSTREAM');
-    expect(recorded).toHaveLength(2);
+    expect(fake.recorded).toHaveLength(2);
     expect(Date.now() - started).toBeLessThan(2900);
   });
 });
 
 describe('given an endpoint that fails with a 500 once', () => {
   it('then the client retries and the second answer is the reply', async () => {
-    script = [async () => ({ status: 500, body: { error: { message: 'boom' } } }), answer(good)];
+    fake.script = [async () => ({ status: 500, body: { error: { message: 'boom' } } }), answer(good)];
     await expect(brain({ maxRetries: 2 }).reply(input)).resolves.toEqual(good);
-    expect(recorded).toHaveLength(2);
+    expect(fake.recorded).toHaveLength(2);
   });
 
   it('then without retries it is a failed generation', async () => {
-    script = [async () => ({ status: 500, body: { error: { message: 'boom' } } })];
+    fake.script = [async () => ({ status: 500, body: { error: { message: 'boom' } } })];
     const err = await brain({ maxRetries: 0 })
       .reply(input)
       .catch((e: unknown) => e);

@@ -1,4 +1,10 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import {
+  chatAnswer as answer,
+  chatCompletion as completion,
+  chatServerError as serverError,
+  FakeChatCompletions,
+  type ChatRequest,
+} from '@oan/testing';
 import client from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadMatchingConfig } from '../src/config';
@@ -14,51 +20,14 @@ import {
 } from '../src/session';
 import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/session';
 
-/** A local stand-in for an OpenAI-compatible endpoint: records every request, answers from a script. */
-type Responder = () => { status: number; body: unknown };
-interface ChatRequest {
-  model: string;
-  messages: { role: string; content: string }[];
-  response_format?: { type: string };
-}
-
-let fake: FastifyInstance;
+let fake: FakeChatCompletions;
 let baseUrl: string;
-const recorded: { headers: Record<string, unknown>; body: ChatRequest }[] = [];
-let script: Responder[] = [];
-
-const completion = (content: string) => ({
-  status: 200,
-  body: {
-    id: 'chatcmpl-1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'fake-model',
-    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-  },
-});
-const answer =
-  (out: unknown): Responder =>
-  () =>
-    completion(JSON.stringify(out));
-const serverError: Responder = () => ({ status: 500, body: { error: { message: 'boom' } } });
-
 beforeAll(async () => {
-  fake = Fastify({ forceCloseConnections: true });
-  fake.post('/v1/chat/completions', async (req, reply) => {
-    recorded.push({ headers: req.headers, body: req.body as ChatRequest });
-    const res = (script.shift() ?? serverError)();
-    return reply.code(res.status).send(res.body);
-  });
-  const address = await fake.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `${address}/v1`;
+  fake = await FakeChatCompletions.start();
+  baseUrl = fake.baseUrl;
 });
 afterAll(() => fake.close());
-beforeEach(() => {
-  recorded.length = 0;
-  script = [];
-});
+beforeEach(() => fake.reset());
 
 const provider = (opts: Partial<OpenAiSessionOptions> = {}) =>
   new OpenAiSessionProvider({
@@ -132,12 +101,12 @@ function expectCounterpartOnlyInUserTurns(messages: ChatRequest['messages']) {
 
 describe('OpenAiSessionProvider.nextTurn', () => {
   it('returns a good turn from a JSON-mode chat completion', async () => {
-    script = [answer({ content: 'We look for a co-founder in robotics.' })];
+    fake.script = [answer({ content: 'We look for a co-founder in robotics.' })];
     await expect(provider().nextTurn(turnInput)).resolves.toEqual({
       content: 'We look for a co-founder in robotics.',
     });
-    expect(recorded).toHaveLength(1);
-    const { headers, body } = recorded[0]!;
+    expect(fake.recorded).toHaveLength(1);
+    const { headers, body } = fake.recorded[0]!;
     expect(headers.authorization).toBe('Bearer sk-test');
     expect(body.model).toBe('fake-model');
     expect(body.response_format).toEqual({ type: 'json_object' });
@@ -146,13 +115,13 @@ describe('OpenAiSessionProvider.nextTurn', () => {
   });
 
   it('puts counterpart content (an injection attempt included) only in labelled user turns', async () => {
-    script = [answer({ content: 'ok' })];
+    fake.script = [answer({ content: 'ok' })];
     await provider().nextTurn(turnInput);
-    expectCounterpartOnlyInUserTurns(recorded[0]!.body.messages);
+    expectCounterpartOnlyInUserTurns(fake.recorded[0]!.body.messages);
   });
 
   it('fails on malformed output: not JSON, the wrong shape, empty content', async () => {
-    script = [
+    fake.script = [
       () => completion('not json at all'),
       answer({ text: 'wrong field' }),
       answer({ content: '   ' }),
@@ -167,18 +136,18 @@ describe('OpenAiSessionProvider.nextTurn', () => {
   });
 
   it('fails on an upstream error without retries, and retries a 500 when allowed', async () => {
-    script = [serverError];
+    fake.script = [serverError];
     const err = await provider()
       .nextTurn(turnInput)
       .catch((e: unknown) => e);
     expect((err as SessionProviderError).code).toBe('SESSION_UPSTREAM');
 
-    recorded.length = 0;
-    script = [serverError, answer({ content: 'second time lucky' })];
+    fake.recorded.length = 0;
+    fake.script = [serverError, answer({ content: 'second time lucky' })];
     await expect(provider({ maxRetries: 1 }).nextTurn(turnInput)).resolves.toEqual({
       content: 'second time lucky',
     });
-    expect(recorded).toHaveLength(2);
+    expect(fake.recorded).toHaveLength(2);
   });
 });
 
@@ -193,17 +162,17 @@ describe('OpenAiSessionProvider.summaryCard', () => {
   };
 
   it('returns the card fields, the counterpart name from its profile, counterpart text only in user turns', async () => {
-    script = [answer(card)];
+    fake.script = [answer(card)];
     await expect(provider().summaryCard(cardInput)).resolves.toEqual({
       ...card,
       content: 'A possible co-founder\nThey build robots.',
       opponentRoleName: 'Evil Gofer',
     });
-    expectCounterpartOnlyInUserTurns(recorded[0]!.body.messages);
+    expectCounterpartOnlyInUserTurns(fake.recorded[0]!.body.messages);
   });
 
   it('fails on a card that does not validate', async () => {
-    script = [answer({ ...card, matchRecommendation: 'perfect' })];
+    fake.script = [answer({ ...card, matchRecommendation: 'perfect' })];
     await expect(provider().summaryCard(cardInput)).rejects.toMatchObject({ code: 'SESSION_INVALID_OUTPUT' });
   });
 });
