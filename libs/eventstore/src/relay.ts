@@ -148,6 +148,10 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
       try {
         const r = await c.query<{ n: string }>(`select count(*)::text as n from "${s}".outbox`);
         return Number(r.rows[0]?.n ?? 0);
+      } catch (err) {
+        // 42P01: the store's service has not created its tables yet; nothing is waiting.
+        if ((err as { code?: unknown }).code === '42P01') return 0;
+        throw err;
       } finally {
         await c.end();
       }

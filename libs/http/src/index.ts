@@ -2,3 +2,4 @@ export * from './app';
 export * from './errors';
 export * from './logger';
 export type { ZodTypeProvider } from 'fastify-type-provider-zod';
+export * from './multipart';

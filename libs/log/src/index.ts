@@ -20,3 +20,4 @@ export { InvalidMessageError, SchemaLoadError, SchemaValidationError, UnknownSch
 // kafkajs client types, so callers can name what the handle returns without importing kafkajs.
 export type { Admin, Consumer, Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
 export { avroEventValidator, EventSchemaError } from './validator';
+export { startReactorLoop, type ReactorLoop, type RunningReactor } from './reactor';

@@ -27,3 +27,16 @@ export {
   type StorageEnv,
   type StorageSetup,
 } from './config';
+export {
+  contentMatches,
+  declaredMime,
+  DOCUMENT_MIMES,
+  isDocumentMime,
+  isPhotoMime,
+  mimeOfExtension,
+  photoDimensions,
+  PHOTO_MIMES,
+  type DocumentMime,
+  type PhotoMime,
+  type UploadMime,
+} from './sniff';

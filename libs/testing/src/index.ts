@@ -7,3 +7,5 @@ export * from './join';
 export * from './openapi';
 export * from './credentials';
 export * from './fakeChat';
+export * from './inProcess';
+export * from './samples';

@@ -31,7 +31,7 @@ import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/d
 import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted';
 import { SessionGenerationError, runSession, startSession } from '../src/reactors/session';
 import { ScriptedSessionProvider, sessionMetrics, type SessionProvider } from '../src/session';
-import type { RunningReactor } from '../src/reactors/consume';
+import type { RunningReactor } from '@oan/log';
 import { hiring, piano, seeker } from './fixtures';
 
 const id = randomBytes(4).toString('hex');

@@ -1,14 +1,19 @@
-import type { FastifyRequest } from 'fastify';
-import multipart from '@fastify/multipart';
-import { validatorCompiler, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
-import { HttpError, validation } from '@oan/http';
+import { HttpError, multipartFileBody, readFilePart, registerUploadScope, validation } from '@oan/http';
 import { ErrorCodes } from '@oan/protocol';
-import { sanitizeFileName, type ObjectStorage } from '@oan/storage';
+import {
+  contentMatches,
+  declaredMime,
+  isDocumentMime,
+  isPhotoMime,
+  photoDimensions,
+  sanitizeFileName,
+  type ObjectStorage,
+} from '@oan/storage';
 import { addAttachment, type NewAttachment } from '../commands/attachments';
 import { assertOwnsActiveGofer, type GoferContext } from '../commands/context';
-import { contentMatches, declaredMime, isDocumentMime, isPhotoMime, photoDimensions } from '../infra/sniff';
 import { rethrowMapped } from './errors';
 
 export interface UploadRouteDeps {
@@ -19,22 +24,13 @@ export interface UploadRouteDeps {
   urlTtlSeconds?: number;
 }
 
-/** §7: 10 × 1024 × 1024 bytes per file, enforced while the part streams in. */
-export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
-
 const params = z.object({ goferId: z.string() });
-/** For the OpenAPI document only: the part is read from the stream, never validated as a body. */
-const multipartBody = z.object({
-  file: z.string().meta({ format: 'binary', description: 'the file; part content type = its MIME type' }),
-});
 const uploadSchema = <R extends z.ZodType>(response: R) => ({
   params,
   consumes: ['multipart/form-data'],
-  body: multipartBody,
+  body: multipartFileBody,
   response: { 201: response },
 });
-const skipBodyValidation: typeof validatorCompiler = (route) =>
-  route.httpPart === 'body' ? () => ({ value: undefined }) : validatorCompiler(route);
 const documentResponse = z.object({
   attachment: z.object({
     id: z.string(),
@@ -58,8 +54,6 @@ const photoResponse = z.object({
   }),
 });
 
-const tooLarge = () =>
-  new HttpError(413, ErrorCodes.payloadTooLarge, `File larger than ${MAX_UPLOAD_BYTES} bytes`);
 /** §4.4 (17): exactly this body (with the recommended code) for any photo that is not one. */
 const unsupportedMime = () => new HttpError(415, ErrorCodes.unsupportedMime, 'UNSUPPORTED_MIME');
 const DOCUMENT_TYPES = 'PDF, Word (.doc, .docx), plain text (.txt) or CSV';
@@ -71,14 +65,7 @@ const DOCUMENT_TYPES = 'PDF, Word (.doc, .docx), plain text (.txt) or CSV';
  */
 export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
-  app.setValidatorCompiler(skipBodyValidation);
-  // Scoped to these routes: no other route of the service accepts multipart.
-  await app.register(multipart, {
-    throwFileSizeLimit: true,
-    limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 },
-  });
-  // Any other body type reaches the handler (after auth) and is refused there as a 400.
-  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  await registerUploadScope(app);
   const { ctx, storage } = deps;
   const ttl = deps.urlTtlSeconds ?? 3600;
   const auth = requireAuth(deps.authenticator, { mode: 'multi+realm', permission: 'role:update' });
@@ -120,7 +107,7 @@ export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, 
       const { accountId } = principalOf(req);
       const { goferId } = req.params;
       await assertOwnsActiveGofer(ctx, accountId, goferId);
-      const file = await readFilePart(req);
+      const file = await readUpload(req);
       const mimeType = declaredMime(file.partType, file.name);
       if (!isDocumentMime(mimeType))
         throw validation(`Unsupported file type: documents must be ${DOCUMENT_TYPES}`);
@@ -155,7 +142,7 @@ export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, 
       const { accountId } = principalOf(req);
       const { goferId } = req.params;
       await assertOwnsActiveGofer(ctx, accountId, goferId);
-      const file = await readFilePart(req);
+      const file = await readUpload(req);
       const mimeType = declaredMime(file.partType, file.name);
       if (!isPhotoMime(mimeType) || !(await contentMatches(mimeType, file.bytes))) throw unsupportedMime();
       const { width, height } = photoDimensions(file.bytes);
@@ -179,30 +166,8 @@ export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, 
   );
 };
 
-interface FilePart {
-  name: string;
-  /** The part's Content-Type as the parser reports it. */
-  partType: string;
-  bytes: Buffer;
-}
-
-/** The single part named `file` (§10.8), read into memory up to MAX_UPLOAD_BYTES. */
-async function readFilePart(req: FastifyRequest): Promise<FilePart> {
-  if (!req.isMultipart()) throw validation('Expected multipart/form-data with a file part named "file"');
-  try {
-    const part = await req.file();
-    if (!part || part.fieldname !== 'file') throw validation('A file part named "file" is required');
-    const bytes = await part.toBuffer();
-    // toBuffer throws past the limit; `truncated` is the parser's own word for the same thing.
-    if (part.file.truncated) throw tooLarge();
-    return { name: sanitizeFileName(part.filename), partType: part.mimetype, bytes };
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    const status = (err as { statusCode?: unknown }).statusCode;
-    if (status === 413) throw tooLarge();
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      throw validation(`Malformed multipart request: ${(err as Error).message}`);
-    }
-    throw err;
-  }
+/** The `file` part with its name made safe to store and echo. */
+async function readUpload(req: Parameters<typeof readFilePart>[0]) {
+  const part = await readFilePart(req);
+  return { name: sanitizeFileName(part.fileName), partType: part.partType, bytes: part.bytes };
 }

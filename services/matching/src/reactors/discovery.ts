@@ -1,5 +1,11 @@
 import { sql, type EntityManager } from '@oan/db';
-import type { KafkaHandle, Logger, SchemaRegistry } from '@oan/log';
+import {
+  startReactorLoop,
+  type KafkaHandle,
+  type Logger,
+  type RunningReactor,
+  type SchemaRegistry,
+} from '@oan/log';
 import { runThreadCommand, type MatchingContext } from '../commands/context';
 import {
   DEFAULT_PAIRING_CAPS,
@@ -18,7 +24,6 @@ import {
   TEXT_ARRAY,
   upsertDiscoveryTerms,
 } from '../infra/discoveryIndex';
-import { startReactorLoop, type RunningReactor } from './consume';
 
 export interface DiscoveryDeps {
   kafka: KafkaHandle;

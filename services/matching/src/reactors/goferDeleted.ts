@@ -1,7 +1,12 @@
 import { sql } from '@oan/db';
-import type { KafkaHandle, Logger, SchemaRegistry } from '@oan/log';
+import {
+  startReactorLoop,
+  type KafkaHandle,
+  type Logger,
+  type RunningReactor,
+  type SchemaRegistry,
+} from '@oan/log';
 import { runThreadCommand, type MatchingContext } from '../commands/context';
-import { startReactorLoop, type RunningReactor } from './consume';
 
 export interface GoferDeletedDeps {
   kafka: KafkaHandle;

@@ -1,5 +1,11 @@
 import { sql } from '@oan/db';
-import type { KafkaHandle, Logger, SchemaRegistry } from '@oan/log';
+import {
+  startReactorLoop,
+  type KafkaHandle,
+  type Logger,
+  type RunningReactor,
+  type SchemaRegistry,
+} from '@oan/log';
 import { loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
 import type { PublicProfile } from '../domain/discovery';
 import type { SessionTurnAdded, ThreadEvent, ThreadSide } from '../domain/events';
@@ -9,7 +15,6 @@ import { strings } from '../infra/discoveryIndex';
 import { sessionMetrics } from '../session/metrics';
 import type { SessionProvider, SessionTranscriptTurn } from '../session/provider';
 import { ScriptedSessionProvider } from '../session/scripted';
-import { startReactorLoop, type RunningReactor } from './consume';
 
 export interface SessionDeps {
   kafka: KafkaHandle;

@@ -1,13 +1,8 @@
-import {
-  fromKafkaMessage,
-  HEADER_TYPE,
-  runConsumer,
-  type KafkaHandle,
-  type LogRecord,
-  type Logger,
-  type RunningConsumer,
-  type SchemaRegistry,
-} from '@oan/log';
+import { runConsumer, type RunningConsumer } from './consumer';
+import type { KafkaHandle } from './kafka';
+import type { Logger } from './logger';
+import { fromKafkaMessage, type LogRecord } from './message';
+import { HEADER_TYPE, type SchemaRegistry } from './schema-registry';
 
 export interface ReactorLoop {
   kafka: KafkaHandle;
@@ -27,7 +22,7 @@ export interface RunningReactor {
 }
 
 /**
- * The matching reactors' loop (the brain's model, services/gofers/src/reactors/brain.ts): one
+ * A reactor's loop (the matching and conversations reactors; the gofers brain has its own): one
  * partition's records in order, each handled before its offset is committed, so a crash redelivers
  * and the idempotent commands (deterministic ids, stream versions) turn the redelivery into
  * nothing. A failed handler throws: kafkajs restarts the batch from the last committed offset.
