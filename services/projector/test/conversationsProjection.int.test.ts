@@ -1,0 +1,376 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { envelopeSchema } from '@oan/protocol';
+import { READ_TABLES, migrations } from '../src/migrations';
+import { projections, type DomainEvent } from '../src/projections';
+import { projectDomainEvents } from '../src/stages/domain';
+import { envelopeText, toEnvelope, type Notification } from '../src/notifications';
+
+const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
+let orm: MikroORM;
+beforeAll(async () => {
+  orm = await openDatabase({ url, schema: 'projector', migrations });
+});
+afterAll(async () => {
+  await orm.close(true);
+  await dropDatabase(url);
+});
+
+const registry = new SchemaRegistry(SCHEMAS_DIR);
+const suffix = randomBytes(3).toString('hex');
+const A = { accountId: `acc-a-${suffix}`, goferId: `g-a-${suffix}` };
+const B = { accountId: `acc-b-${suffix}`, goferId: `g-b-${suffix}` };
+const CONV = `conv-${suffix}`;
+const at = (s: number) => `2026-11-29T09:00:${String(s).padStart(2, '0')}.000Z`;
+let position = 0n;
+
+/**
+ * An event as the projector receives it off `conversations.events`: the data goes through its Avro
+ * schema (so a field the schemas do not have fails here) and the key is the acting account.
+ */
+function ev(type: string, key: string, data: Record<string, unknown>): DomainEvent {
+  const { value } = registry.encode(type, data);
+  return {
+    eventId: randomUUID(),
+    type,
+    streamId: `conversation-${CONV}`,
+    accountId: key,
+    occurredAt: at(0),
+    position: ++position,
+    data: registry.decode(type, registry.latestVersion(type), value),
+  };
+}
+
+const photo = {
+  attachmentId: `a-photo-${suffix}`,
+  kind: 'photo',
+  name: 'me.png',
+  mimeType: 'image/png',
+  size: 2048,
+};
+const doc = {
+  attachmentId: `z-doc-${suffix}`,
+  kind: 'document',
+  name: 'cv.pdf',
+  mimeType: 'application/pdf',
+};
+const uploaded = (by: string, a: Record<string, unknown>, s: number) =>
+  ev('ConversationAttachmentUploaded', by, {
+    conversationId: CONV,
+    uploaderAccountId: by,
+    width: null,
+    height: null,
+    storageKey: `conversations/${CONV}/${String(a.attachmentId)}`,
+    uploadedAt: at(s),
+    ...a,
+  });
+const sent = (
+  id: string,
+  from: string,
+  to: string,
+  content: string,
+  attachments: Record<string, unknown>[],
+  seq: number,
+) =>
+  ev('ConversationMessageSent', from, {
+    conversationId: CONV,
+    messageId: id,
+    senderAccountId: from,
+    recipientAccountId: to,
+    content,
+    attachments: attachments.map((a) => ({ width: null, height: null, ...a })),
+    changeSequence: seq,
+    createdAt: at(10 + seq),
+  });
+
+const opened = ev('ConversationOpened', A.accountId, {
+  conversationId: CONV,
+  matchId: `m-${suffix}`,
+  threadId: `t-${suffix}`,
+  accountA: A.accountId,
+  goferA: A.goferId,
+  accountB: B.accountId,
+  goferB: B.goferId,
+  openedAt: at(1),
+});
+const uploads = [
+  uploaded(A.accountId, { ...photo, width: 640, height: 480 }, 2),
+  uploaded(A.accountId, { ...doc, size: 3 }, 3),
+  uploaded(
+    B.accountId,
+    { attachmentId: `pb-${suffix}`, kind: 'photo', name: 'b.jpg', mimeType: 'image/jpeg', size: 9 },
+    4,
+  ),
+];
+// The message lists the document before the photo: its order, not the upload order, is kept.
+const withFiles = sent(
+  `msg-1-${suffix}`,
+  A.accountId,
+  B.accountId,
+  'my CV and me',
+  [
+    { ...doc, size: 3 },
+    { ...photo, width: 640, height: 480 },
+  ],
+  1,
+);
+const textOnly = sent(`msg-2-${suffix}`, B.accountId, A.accountId, 'thanks!', [], 2);
+const history = [opened, ...uploads, withFiles, textOnly];
+
+const apply = (events: DomainEvent[]) =>
+  orm.em.fork().transactional((em) => projectDomainEvents(em, events, projections, {}));
+/** Rows with every `*_at` timestamp as ISO-8601, so expectations read like the events. */
+const rows = async <T = Record<string, unknown>>(q: string, params: unknown[] = []) =>
+  (await sql<Record<string, unknown>>(orm.em.fork(), q, params)).map((r) =>
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => [
+        k,
+        k.endsWith('_at') && (typeof v === 'string' || v instanceof Date) ? new Date(v).toISOString() : v,
+      ]),
+    ),
+  ) as T[];
+const snapshot = async () => ({
+  conversations: await rows('select * from read.conversations order by id'),
+  attachments: await rows('select * from read.conversation_attachments order by id'),
+  messages: await rows('select * from read.conversation_messages order by conversation_id, change_sequence'),
+});
+const attachment = async (id: string) =>
+  (await rows('select * from read.conversation_attachments where id = ?', [id]))[0];
+
+let notes: Notification[] = [];
+
+describe('the conversations projection over an open conversation', () => {
+  it('opens the conversation and records the uploads, notifying nobody', async () => {
+    expect(await apply([opened, ...uploads])).toEqual([]);
+    expect(await rows('select * from read.conversations')).toEqual([
+      {
+        id: CONV,
+        match_id: `m-${suffix}`,
+        thread_id: `t-${suffix}`,
+        account_a: A.accountId,
+        gofer_a: A.goferId,
+        account_b: B.accountId,
+        gofer_b: B.goferId,
+        status: 'open',
+        closed_reason: null,
+        opened_at: at(1),
+        closed_at: null,
+      },
+    ]);
+    expect(await attachment(photo.attachmentId)).toEqual({
+      id: photo.attachmentId,
+      conversation_id: CONV,
+      uploader_account_id: A.accountId,
+      kind: 'photo',
+      name: 'me.png',
+      mime_type: 'image/png',
+      size: '2048',
+      width: 640,
+      height: 480,
+      storage_key: `conversations/${CONV}/${photo.attachmentId}`,
+      message_id: null,
+      created_at: at(2),
+      deleted_at: null,
+    });
+    expect(await attachment(doc.attachmentId)).toMatchObject({ kind: 'document', width: null, height: null });
+  });
+
+  it('records each message and sends relay_message to the recipient only', async () => {
+    notes = await apply([withFiles, textOnly]);
+    expect(notes.map((n) => [n.accountId, n.type])).toEqual([
+      [B.accountId, 'relay_message'],
+      [A.accountId, 'relay_message'],
+    ]);
+    expect(await rows('select * from read.conversation_messages order by change_sequence')).toEqual([
+      {
+        id: `msg-1-${suffix}`,
+        conversation_id: CONV,
+        sender_account_id: A.accountId,
+        recipient_account_id: B.accountId,
+        content: 'my CV and me',
+        attachment_ids: [doc.attachmentId, photo.attachmentId],
+        change_sequence: '1',
+        created_at: at(11),
+        recalled_at: null,
+      },
+      {
+        id: `msg-2-${suffix}`,
+        conversation_id: CONV,
+        sender_account_id: B.accountId,
+        recipient_account_id: A.accountId,
+        content: 'thanks!',
+        attachment_ids: [],
+        change_sequence: '2',
+        created_at: at(12),
+        recalled_at: null,
+      },
+    ]);
+    const attached = await rows<{ id: string; message_id: string | null }>(
+      'select id, message_id from read.conversation_attachments order by id',
+    );
+    expect(attached).toEqual([
+      { id: photo.attachmentId, message_id: `msg-1-${suffix}` },
+      { id: `pb-${suffix}`, message_id: null },
+      { id: doc.attachmentId, message_id: `msg-1-${suffix}` },
+    ]);
+  });
+
+  it('shapes relay_message per §8.6/§8.7: conversationId, reply, no goferId, attachments in message order', () => {
+    const [toB] = notes;
+    const path = `/api/v1/conversations/${CONV}/messages`;
+    expect(envelopeText(toB!, 5n)).toBe(
+      JSON.stringify({
+        v: 1,
+        seq: '5',
+        eventId: toB!.eventId,
+        type: 'relay_message',
+        conversationId: CONV,
+        source: 'counterpart_party',
+        reply: { method: 'POST', path },
+        payload: {
+          messageId: `msg-1-${suffix}`,
+          content: 'my CV and me',
+          createdAt: at(11),
+          attachments: [
+            {
+              attachmentId: doc.attachmentId,
+              kind: 'document',
+              name: 'cv.pdf',
+              mimeType: 'application/pdf',
+              size: 3,
+            },
+            {
+              attachmentId: photo.attachmentId,
+              kind: 'photo',
+              name: 'me.png',
+              mimeType: 'image/png',
+              size: 2048,
+              width: 640,
+              height: 480,
+            },
+          ],
+        },
+        createdAt: at(11),
+      }),
+    );
+    expect(envelopeSchema.parse(toEnvelope(toB!, 5n))).toEqual(toEnvelope(toB!, 5n));
+  });
+
+  it('omits attachments entirely (not []) from a text-only message', () => {
+    const toA = notes[1]!;
+    expect(toA.goferId).toBeNull();
+    expect(envelopeText(toA, 6n)).toBe(
+      JSON.stringify({
+        v: 1,
+        seq: '6',
+        eventId: toA.eventId,
+        type: 'relay_message',
+        conversationId: CONV,
+        source: 'counterpart_party',
+        reply: { method: 'POST', path: `/api/v1/conversations/${CONV}/messages` },
+        payload: { messageId: `msg-2-${suffix}`, content: 'thanks!', createdAt: at(12) },
+        createdAt: at(12),
+      }),
+    );
+  });
+
+  it('never notifies the sender, even of a message addressed to itself', async () => {
+    const self = sent(`msg-self-${suffix}`, A.accountId, A.accountId, 'note to self', [], 9);
+    expect(await apply([self])).toEqual([]);
+    expect(
+      await rows('select id from read.conversation_messages where id = ?', [`msg-self-${suffix}`]),
+    ).toEqual([{ id: `msg-self-${suffix}` }]);
+    await rows('delete from read.conversation_messages where id = ?', [`msg-self-${suffix}`]);
+  });
+
+  it('applied twice, changes nothing and yields the same notification ids', async () => {
+    const before = await snapshot();
+    const again = await apply(history);
+    expect(again.map((n) => n.eventId)).toEqual(notes.map((n) => n.eventId));
+    expect(again.map((n) => n.payload)).toEqual(notes.map((n) => n.payload));
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+const recalled = ev('ConversationMessageRecalled', A.accountId, {
+  conversationId: CONV,
+  messageId: `msg-1-${suffix}`,
+  senderAccountId: A.accountId,
+  recipientAccountId: B.accountId,
+  changeSequence: 1,
+  attachmentIds: [doc.attachmentId, photo.attachmentId],
+  recalledAt: at(30),
+});
+const closed = ev('ConversationClosed', B.accountId, {
+  conversationId: CONV,
+  reason: 'gofer_deleted',
+  goferId: B.goferId,
+  attachmentIds: [doc.attachmentId, photo.attachmentId, `pb-${suffix}`],
+  closedAt: at(40),
+});
+
+describe('when a message is recalled and then the conversation is closed', () => {
+  it('marks the message recalled and its attachments deleted, notifying nobody', async () => {
+    expect(await apply([recalled])).toEqual([]);
+    const [m] = await rows('select recalled_at from read.conversation_messages where id = ?', [
+      `msg-1-${suffix}`,
+    ]);
+    expect(m).toEqual({ recalled_at: at(30) });
+    expect(await attachment(doc.attachmentId)).toMatchObject({ deleted_at: at(30) });
+    expect(await attachment(photo.attachmentId)).toMatchObject({ deleted_at: at(30) });
+    expect(await attachment(`pb-${suffix}`)).toMatchObject({ deleted_at: null });
+    const [other] = await rows('select recalled_at from read.conversation_messages where id = ?', [
+      `msg-2-${suffix}`,
+    ]);
+    expect(other).toEqual({ recalled_at: null });
+  });
+
+  it('closes it with its reason and deletes the rest, keeping earlier deletion times', async () => {
+    expect(await apply([closed])).toEqual([]);
+    const [c] = await rows('select status, closed_reason, closed_at from read.conversations where id = ?', [
+      CONV,
+    ]);
+    expect(c).toEqual({ status: 'closed', closed_reason: 'gofer_deleted', closed_at: at(40) });
+    expect(await attachment(`pb-${suffix}`)).toMatchObject({ deleted_at: at(40) });
+    expect(await attachment(doc.attachmentId)).toMatchObject({ deleted_at: at(30) });
+  });
+
+  it('applied twice, changes nothing; a later second close does not move it either', async () => {
+    const before = await snapshot();
+    expect((await apply([...history, recalled, closed])).map((n) => n.eventId)).toEqual(
+      notes.map((n) => n.eventId),
+    );
+    expect(await snapshot()).toEqual(before);
+    const closedAgain = ev('ConversationClosed', A.accountId, {
+      conversationId: CONV,
+      reason: 'other_reason',
+      goferId: A.goferId,
+      attachmentIds: [doc.attachmentId, photo.attachmentId, `pb-${suffix}`],
+      closedAt: at(50),
+    });
+    expect(await apply([closedAgain])).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('an upload applied after the close (keyed by the other account) is born deleted', async () => {
+    const late = uploaded(A.accountId, { ...doc, attachmentId: `late-${suffix}`, size: 1 }, 39);
+    try {
+      await apply([late]);
+      expect(await attachment(`late-${suffix}`)).toMatchObject({ deleted_at: at(40) });
+    } finally {
+      await rows('delete from read.conversation_attachments where id = ?', [`late-${suffix}`]);
+    }
+  });
+
+  it('is replay-ready: every conversations table is emptied by replay and rebuilt identically', async () => {
+    for (const t of ['read.conversations', 'read.conversation_attachments', 'read.conversation_messages'])
+      expect(READ_TABLES).toContain(t);
+    const before = await snapshot();
+    await rows(`truncate ${READ_TABLES.join(', ')}`);
+    expect((await snapshot()).messages).toEqual([]);
+    await apply([...history, recalled, closed]);
+    expect(await snapshot()).toEqual(before);
+  });
+});
