@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import type { z } from 'zod';
 import { planFleet, REPO_ROOT } from '@oan/testing';
 import { authEnv } from '../services/auth/src/config';
+import { conversationsEnv } from '../services/conversations/src/config';
 import { edgeEnv } from '../services/edge/src/config';
 import { gatewayEnv } from '../services/gateway/src/config';
 import { gofersEnv } from '../services/gofers/src/config';
@@ -15,6 +16,7 @@ import { relayEnv } from '../services/relay/src/config';
 /** The env schema each service validates at start: the names it can read. */
 const schemas: Record<string, z.ZodObject> = {
   auth: authEnv,
+  conversations: conversationsEnv,
   edge: edgeEnv,
   gateway: gatewayEnv,
   gofers: gofersEnv,

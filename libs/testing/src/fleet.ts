@@ -7,7 +7,7 @@ import { freePort, waitFor } from './ports';
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 export type ProcessName =
-  'auth' | 'gofers' | 'matching' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
+  'auth' | 'gofers' | 'matching' | 'conversations' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
 
 export interface ProcessSpec {
   name: ProcessName;
@@ -37,13 +37,14 @@ export async function planFleet(
     gofers: await port(8182),
     storage: await port(8183),
     matching: await port(8184),
+    conversations: await port(8185),
     projector: await port(8188),
     relay: await port(8189),
     gateway1: await port(8191),
     gateway2: await port(8192),
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
-  // Object storage is the gofers and matching services' alone; the others get the shared variables.
+  // Object storage is the gofers, matching and conversations services' alone; the others get the shared variables.
   const { STORAGE_DIR, ...env } = base;
   const svc = (
     name: ProcessName,
@@ -62,7 +63,8 @@ export async function planFleet(
     Object.entries(env).filter(([k]) => ['NODE_ENV', 'LOG_LEVEL', 'ENABLE_OPEN_API', 'HOST'].includes(k)),
   );
   // The filesystem object store serves signed URLs from the gofers process's listener (§4.8);
-  // matching signs counterpart-attachment URLs (§4.5 (24)) for that same listener, starting none.
+  // matching signs counterpart-attachment URLs (§4.5 (24)) and conversations stores and signs its
+  // attachments (§4.7) for that same listener and directory, starting none.
   const storage = {
     STORAGE_DRIVER: 'fs',
     ...(STORAGE_DIR ? { STORAGE_DIR } : {}),
@@ -73,6 +75,10 @@ export async function planFleet(
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
     svc('gofers', 'gofers', ports.gofers, { GOFERS_PORT: String(ports.gofers), ...storage }),
     svc('matching', 'matching', ports.matching, { MATCHING_PORT: String(ports.matching), ...storage }),
+    svc('conversations', 'conversations', ports.conversations, {
+      CONVERSATIONS_PORT: String(ports.conversations),
+      ...storage,
+    }),
     svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
     svc('gateway1', 'gateway', ports.gateway1, {
@@ -94,6 +100,7 @@ export async function planFleet(
         AUTH_URL: url(ports.auth),
         GOFERS_URL: url(ports.gofers),
         MATCHING_URL: url(ports.matching),
+        CONVERSATIONS_URL: url(ports.conversations),
         GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
       },
       edgeShared,

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createAuthenticator } from '@oan/auth';
+import { sql, type MikroORM } from '@oan/db';
+import type { EventStore } from '@oan/eventstore';
+import { createHttpApp, type Logger } from '@oan/http';
+import { WriteTracker } from '@oan/projection';
+import { OAN_BASE_PATH } from '@oan/protocol';
+import type { ObjectStorage } from '@oan/storage';
+import type { ConversationContext } from './commands/context';
+import type { ConversationsConfig } from './config';
+import { attachmentRoutes } from './http/attachments';
+import { messageRoutes } from './http/messages';
+import { createConversationStore } from './infra/store';
+
+export interface ConversationContextDeps {
+  config: Pick<ConversationsConfig, 'REDIS_PREFIX'>;
+  orm: MikroORM;
+  redis: Redis;
+  store?: EventStore;
+  now?: () => Date;
+  ids?: () => string;
+}
+
+/** The commands' context, shared by the routes and the reactors of one process (main.ts). */
+export function createConversationContext(deps: ConversationContextDeps): ConversationContext {
+  return {
+    orm: deps.orm,
+    store: deps.store ?? createConversationStore(),
+    writes: new WriteTracker(deps.redis, deps.config.REDIS_PREFIX),
+    now: deps.now ?? (() => new Date()),
+    ids: deps.ids ?? randomUUID,
+  };
+}
+
+export interface ConversationAppDeps {
+  config: ConversationsConfig;
+  /** Owned by the caller (closed after the app). */
+  orm: MikroORM;
+  redis: Redis;
+  /** The configured object-storage adapter; null or absent ⇒ no attachments (§0.5). */
+  storage?: ObjectStorage | null;
+  /** Built from the other deps when absent; main.ts shares one with the reactors. */
+  ctx?: ConversationContext;
+  /** Replaces the factory's logger (tests). */
+  logger?: Logger;
+  /** prom-client keeps one registry per process: only one app per process may expose metrics. */
+  metrics?: boolean;
+}
+
+/** JSON bodies here are a message (≤ 20 000 characters) and up to ten ids. */
+const BODY_LIMIT = 256 * 1024;
+
+/** The composition root of the conversations service. */
+export async function buildApp(deps: ConversationAppDeps) {
+  const { config, orm, redis } = deps;
+  const storage = deps.storage ?? null;
+  const app = await createHttpApp({
+    name: 'conversations',
+    logLevel: config.LOG_LEVEL,
+    openapi: { title: 'OAN conversations' },
+    bodyLimit: BODY_LIMIT,
+    metrics: deps.metrics,
+    readiness: {
+      postgres: () => sql(orm.em.fork(), 'select 1'),
+      redis: () => redis.ping(),
+    },
+    ...(deps.logger ? { fastify: { loggerInstance: deps.logger } } : {}),
+  });
+  const ctx = deps.ctx ?? createConversationContext({ config, orm, redis });
+  const authenticator = createAuthenticator({
+    orm,
+    jwtSecret: config.JWT_SECRET,
+    onBackgroundError: (err) => app.log.warn({ err }, 'could not record API key last use'),
+  });
+  app.addHook('onClose', () => authenticator.drain());
+
+  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  if (config.ENABLE_OPEN_API) {
+    await app.register(messageRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
+    if (storage) await app.register(attachmentRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
+  }
+  return app;
+}

@@ -1,0 +1,190 @@
+import { sql, type EntityManager, type MikroORM } from '@oan/db';
+import { ConcurrencyError, type EventStore, type StoredEvent } from '@oan/eventstore';
+import type { WriteTracker } from '@oan/projection';
+import { v5 as uuidv5 } from 'uuid';
+import { assertParticipant, type Conversation } from '../domain/conversation';
+import { conversationForbidden } from '../domain/errors';
+import { conversationStreamId, type ConversationEvent, type ConversationOpened } from '../domain/events';
+import { applyToWriteState, loadConversation } from '../infra/store';
+
+/** What every command handler, route and reactor of the conversations service needs. */
+export interface ConversationContext {
+  orm: MikroORM;
+  /** `EventStore('conversations', avroEventValidator(registry))` (src/infra/store.ts). */
+  store: EventStore;
+  /** Records each command's last position so the writer's next reads wait for the projector. */
+  writes: WriteTracker;
+  now: () => Date;
+  /** Fresh ids (randomUUID) for messages and attachments. */
+  ids: () => string;
+}
+
+/** The read-your-writes source name of this event store (topic `conversations.events`). */
+export const WRITE_SOURCE = 'conversations';
+
+/** Namespace of the ids of the events an opener writes (never change it). */
+const EVENT_NAMESPACE = '3b7d2f4e-8a61-4c0f-9e25-6d1a7c9b0e43';
+
+/** An id that can exist (UUIDs); anything else is answered as unknown without a query. */
+export const plausibleId = (id: string) => /^[A-Za-z0-9_-]{1,128}$/.test(id);
+
+export interface Decided {
+  /** The Kafka key of the events: the acting account (its partition orders them). */
+  accountId: string;
+  events: ConversationEvent[];
+}
+
+/**
+ * One command on an existing conversation: lock its write-state row, decide on it (reading what else
+ * the decision needs in the same transaction), append with the row's version as the expected stream
+ * version, and update the write state — all in one transaction. The row lock serializes commands on
+ * one conversation (two sends queue instead of failing their optimistic check); the version check
+ * stays as the store's guarantee. Then the actor's position is remembered for its next reads.
+ */
+export async function runConversationCommand(
+  ctx: ConversationContext,
+  conversationId: string,
+  decide: (em: EntityManager, conv: Conversation | null, now: string) => Promise<Decided | null>,
+): Promise<StoredEvent[]> {
+  if (!plausibleId(conversationId)) throw conversationForbidden();
+  const appended = await ctx.orm.em.fork().transactional(async (em) => {
+    const loaded = await loadConversation(em, conversationId, true);
+    const now = ctx.now().toISOString();
+    const decided = await decide(em, loaded?.conversation ?? null, now);
+    if (!loaded || !decided || decided.events.length === 0) return [];
+    const stored = await ctx.store.append(em, [
+      {
+        streamId: conversationStreamId(conversationId),
+        expectedVersion: loaded.version,
+        events: decided.events.map((e) => ({
+          type: e.type,
+          data: e.data,
+          accountId: decided.accountId,
+          occurredAt: now,
+        })),
+      },
+    ]);
+    for (const s of stored) await applyToWriteState(em, s);
+    return stored;
+  });
+  const last = appended.at(-1);
+  if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
+  return appended;
+}
+
+/**
+ * Starts a conversation's stream (the opener reactor, or a route that meets a conversation the
+ * reactor has not opened yet). Idempotent: the stream can be started once; a second opener's append
+ * fails its `no_stream` check and it returns false. A Gofer already deleted closes it at once.
+ */
+export async function openConversation(
+  ctx: ConversationContext,
+  opened: ConversationOpened,
+  deletedGoferId: string | null,
+): Promise<boolean> {
+  try {
+    await ctx.orm.em.fork().transactional(async (em) => {
+      const events: ConversationEvent[] = [{ type: 'ConversationOpened', data: opened }];
+      if (deletedGoferId) {
+        const closedAt = ctx.now().toISOString();
+        const data = { conversationId: opened.conversationId, goferId: deletedGoferId, attachmentIds: [] };
+        events.push({ type: 'ConversationClosed', data: { ...data, reason: 'gofer_deleted', closedAt } });
+      }
+      const stored = await ctx.store.append(em, [
+        {
+          streamId: conversationStreamId(opened.conversationId),
+          expectedVersion: 'no_stream',
+          events: events.map((e) => ({
+            type: e.type,
+            data: e.data,
+            accountId: opened.accountA,
+            // Deterministic: both openers would write the same events, and only one can.
+            eventId: uuidv5(`${e.type}:${opened.conversationId}`, EVENT_NAMESPACE),
+            occurredAt: opened.openedAt,
+          })),
+        },
+      ]);
+      for (const s of stored) await applyToWriteState(em, s);
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof ConcurrencyError) return false;
+    throw err;
+  }
+}
+
+interface AcceptedRequestRow {
+  thread_id: string;
+  match_id: string;
+  requester_account_id: string;
+  requester_gofer_id: string;
+  recipient_account_id: string;
+  recipient_gofer_id: string;
+  decided_at: string;
+}
+
+/** The conversation matching decided, as its projected match request shows it (or null). */
+async function acceptedMatchOf(
+  em: EntityManager,
+  conversationId: string,
+): Promise<ConversationOpened | null> {
+  const [r] = await sql<AcceptedRequestRow>(
+    em,
+    `select thread_id, match_id, requester_account_id, requester_gofer_id, recipient_account_id,
+            recipient_gofer_id,
+            to_char(decided_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as decided_at
+       from read.match_requests where conversation_id = ? and status = 'accepted' and match_id is not null
+      limit 1`,
+    [conversationId],
+  );
+  if (!r) return null;
+  return {
+    conversationId,
+    matchId: r.match_id,
+    threadId: r.thread_id,
+    accountA: r.requester_account_id,
+    goferA: r.requester_gofer_id,
+    accountB: r.recipient_account_id,
+    goferB: r.recipient_gofer_id,
+    openedAt: r.decided_at,
+  };
+}
+
+/** One of the two Gofers if it is deleted (read.gofers), else null. */
+export async function deletedGoferOf(
+  em: EntityManager,
+  opened: Pick<ConversationOpened, 'goferA' | 'goferB'>,
+): Promise<string | null> {
+  const rows = await sql<{ id: string }>(
+    em,
+    'select id from read.gofers where id in (?, ?) and deleted_at is not null order by id limit 1',
+    [opened.goferA, opened.goferB],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/**
+ * The conversation for a route: the write state, or — when a client acts on a `match_decided` before
+ * the opener reactor ran — opened here from the accepted match the projector already shows. Unknown
+ * ids stay unknown (the routes answer 403).
+ */
+export async function ensureConversation(ctx: ConversationContext, conversationId: string): Promise<void> {
+  if (!plausibleId(conversationId)) return;
+  const em = ctx.orm.em.fork();
+  if (await loadConversation(em, conversationId, false)) return;
+  const opened = await acceptedMatchOf(em, conversationId);
+  if (opened) await openConversation(ctx, opened, await deletedGoferOf(em, opened));
+}
+
+/** The caller's open conversation, read without a lock (for reads); else the probe-safe 403. */
+export async function assertParticipates(
+  ctx: ConversationContext,
+  conversationId: string,
+  accountId: string,
+): Promise<Conversation> {
+  await ensureConversation(ctx, conversationId);
+  const loaded = plausibleId(conversationId)
+    ? await loadConversation(ctx.orm.em.fork(), conversationId, false)
+    : null;
+  return assertParticipant(loaded?.conversation ?? null, accountId);
+}

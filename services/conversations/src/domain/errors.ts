@@ -1,0 +1,29 @@
+import * as Kind from '@oan/domain';
+
+/**
+ * Coded refusals of the conversations context; src/http/errors.ts maps them to statuses and bodies.
+ * `CONVERSATION_FORBIDDEN`: unknown, closed, or not the caller's conversation — one probe-safe 403
+ * (§4.7, §6). `MESSAGE_NOT_YOURS`: a participant recalling the other side's message (403).
+ */
+export type ForbiddenCode = 'CONVERSATION_FORBIDDEN' | 'MESSAGE_NOT_YOURS';
+/** §4.7 (30): unknown, deleted or another conversation's attachment; the recall of an unknown message. */
+export type NotFoundCode = 'ATTACHMENT_NOT_FOUND' | 'MESSAGE_NOT_FOUND';
+/** §4.7 (28): every refusal of a message body is a 400. */
+export type RejectedCode =
+  | 'MESSAGE_EMPTY'
+  | 'MESSAGE_TOO_LONG'
+  | 'TOO_MANY_ATTACHMENTS'
+  | 'DUPLICATE_ATTACHMENT'
+  | 'ATTACHMENT_UNUSABLE';
+
+export class ForbiddenError extends Kind.ForbiddenError<ForbiddenCode> {}
+export class NotFoundError extends Kind.NotFoundError<NotFoundCode> {}
+export class RejectedError extends Kind.RejectedError<RejectedCode> {}
+
+export type DomainError = ForbiddenError | NotFoundError | RejectedError;
+
+export function isDomainError(err: unknown): err is DomainError {
+  return err instanceof ForbiddenError || err instanceof NotFoundError || err instanceof RejectedError;
+}
+
+export const conversationForbidden = () => new ForbiddenError('CONVERSATION_FORBIDDEN', 'Forbidden');

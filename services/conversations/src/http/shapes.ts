@@ -1,0 +1,15 @@
+import type { MessageAttachment } from '../domain/events';
+import type { OanConversationAttachment } from './schemas';
+
+/** §4.7: the frozen attachment shape, width/height only on photos that have them. */
+export function toOanAttachment(a: MessageAttachment): OanConversationAttachment {
+  return {
+    attachmentId: a.attachmentId,
+    kind: a.kind,
+    name: a.name,
+    mimeType: a.mimeType,
+    size: Number(a.size),
+    ...(a.kind === 'photo' && a.width !== null ? { width: a.width } : {}),
+    ...(a.kind === 'photo' && a.height !== null ? { height: a.height } : {}),
+  };
+}

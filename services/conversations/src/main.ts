@@ -1,0 +1,49 @@
+import closeWithGrace from 'close-with-grace';
+import { Redis } from 'ioredis';
+import { openDatabase } from '@oan/db';
+import { createLogger } from '@oan/http';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { createStorage } from '@oan/storage';
+import { buildApp, createConversationContext } from './app';
+import { loadConversationsConfig } from './config';
+import { conversationMigrations, createConversationStore } from './infra/store';
+import { startGoferDeleted, startOpener } from './reactors/lifecycle';
+
+const config = loadConversationsConfig();
+const logger = createLogger('conversations', config.LOG_LEVEL);
+const store = createConversationStore();
+// Schema `conversations`: the event store and its write state; the read.* tables are the projector's.
+const orm = await openDatabase({
+  url: config.DATABASE_URL,
+  schema: 'conversations',
+  migrations: conversationMigrations(store),
+});
+const redis = new Redis(config.REDIS_URL);
+// fs: files go to STORAGE_DIR and are served by the gofers process's listener (same directory and key).
+const storage = (await createStorage(config, { listen: false }))?.storage ?? null;
+const ctx = createConversationContext({ config, orm, redis, store });
+const app = await buildApp({ config, orm, redis, ctx, storage, logger });
+
+const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-conversations', logger });
+const reactorDeps = {
+  kafka,
+  registry: new SchemaRegistry(SCHEMAS_DIR),
+  ctx,
+  logger,
+  topicPrefix: config.TOPIC_PREFIX,
+};
+const reactors = [await startOpener(reactorDeps), await startGoferDeleted({ ...reactorDeps, storage })];
+
+// Stop accepting requests first, then the reactors, then close what they used, in reverse order.
+closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
+  if (err) logger.error({ err }, 'closing after an unexpected error');
+  else logger.info({ signal }, 'closing');
+  await app.close();
+  await Promise.all(reactors.map((r) => r.stop()));
+  await kafka.close();
+  await storage?.close();
+  await redis.quit();
+  await orm.close(true);
+});
+
+await app.listen({ host: config.HOST, port: config.CONVERSATIONS_PORT });
