@@ -138,10 +138,13 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
     {
       preHandler: auth('message:send'),
       schema: {
+        tags: ['extension'],
+        summary: 'Recall a message (extension to protocol v1)',
         description:
           'Extension to protocol v1: the sender recalls its own message. It disappears from both ' +
           'histories and its attachments are deleted (their URLs answer 404). No event is emitted.',
         params: s.messageParams,
+        response: { 204: s.noContent },
       },
     },
     async (req, reply) => {
@@ -152,7 +155,7 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
         // Best effort: the files are already unreachable (the URL route answers 404).
         await storage?.delete(key).catch((err: unknown) => app.log.warn({ err }, 'could not delete a file'));
       }
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 };
