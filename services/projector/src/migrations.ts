@@ -115,6 +115,15 @@ class CreateConversationsReadModels extends Migration {
   }
 }
 
+/** The conversations service opens a conversation from its accepted match request (ADR 0013). */
+class IndexMatchRequestsByConversation extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      'create index if not exists match_requests_conversation on read.match_requests (conversation_id) where conversation_id is not null',
+    );
+  }
+}
+
 export const migrations: MigrationDef[] = [
   projectorMigration,
   oanEventMigration,
@@ -123,6 +132,7 @@ export const migrations: MigrationDef[] = [
   { name: 'read-0004-gofers', class: CreateGofersReadModels },
   { name: 'read-0005-matching', class: CreateMatchingReadModels },
   { name: 'read-0006-conversations', class: CreateConversationsReadModels },
+  { name: 'read-0007-match-requests-by-conversation', class: IndexMatchRequestsByConversation },
 ];
 
 /**
