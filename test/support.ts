@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { waitFor, type TestConnector } from '@oan/testing';
+import { joinAccount, TestConnector, waitFor, type JoinedAccount, type TestFleet } from '@oan/testing';
 
 /** Every row of the event table, in a stable order, as text: what "byte for byte" compares. */
 export async function dumpEventTable(databaseUrl: string): Promise<string[]> {
@@ -75,4 +75,140 @@ export async function interviewToReady(
     await waitFor(() => c.delivered.length > before, { timeoutMs: 10_000, what: `the Gofer's turn ${turn}` });
   }
   throw new Error(`Gofer ${goferId} did not reach ready_for_pairing`);
+}
+
+/** Waits for the first envelope of `type` about `goferId` among what the connector delivered. */
+export const awaitEnvelope = (c: TestConnector, type: string, goferId: string) =>
+  waitFor(() => c.delivered.find((e: OanEventEnvelope) => e.type === type && e.goferId === goferId), {
+    timeoutMs: 30_000,
+    what: `${type} for ${goferId}`,
+  });
+
+export interface Answer<T = unknown> {
+  status: number;
+  body: T;
+  text: string;
+}
+
+/** The two sides of the issue-4 journey: a hiring team (dsh) and an engineer (openclaw). */
+export interface MatchParties {
+  a: JoinedAccount;
+  b: JoinedAccount;
+  ca: TestConnector;
+  cb: TestConnector;
+  ga: string;
+  gb: string;
+}
+export interface PairedParties extends MatchParties {
+  threadId: string;
+}
+export interface Match extends PairedParties {
+  conversationId: string;
+}
+
+/**
+ * Assertions run at each point of the journey, while the state they look at still holds (e.g. the
+ * unresolved digest before a decision is taken). The helper itself only insists on what it needs
+ * to go on.
+ */
+export interface MatchChecks {
+  /** Both sides got `pair_proposed`; nobody confirmed yet. */
+  proposed?(p: MatchParties, pa: OanEventEnvelope, pb: OanEventEnvelope): Promise<void>;
+  /** Both sides confirmed the pairing (a's answer, then b's). */
+  confirmed?(p: PairedParties, answers: [Answer, Answer]): Promise<void>;
+  /** The session ran; both sides got their `session_summary`. */
+  summarized?(p: PairedParties, sa: OanEventEnvelope, sb: OanEventEnvelope): Promise<void>;
+  /** A asked for the match; b got `match_request`, not decided yet. */
+  requested?(p: PairedParties, request: Answer<{ status: string }>, mr: OanEventEnvelope): Promise<void>;
+  /** B accepted through the envelope's reply path; both sides got `match_decided`. */
+  decided?(
+    m: Match,
+    decision: Answer<{ conversationId: string }>,
+    da: OanEventEnvelope,
+    db: OanEventEnvelope,
+  ): Promise<void>;
+}
+
+const need = <T>(res: Answer<T>, what: string): T => {
+  if (res.status < 200 || res.status > 299) throw new Error(`${what}: ${res.status} ${res.text}`);
+  return res.body;
+};
+
+/**
+ * Two fresh accounts whose Gofers need each other, driven as connectors through discovery, pairing,
+ * the session and an accepted match: the flow of test/matching.e2e.test.ts (issue 4). Returns both
+ * connectors (connected; the caller closes them) and the conversation the match opened. `names` are
+ * the e-mail prefixes of the two accounts (unique within the fleet).
+ */
+export async function matchTwoAccounts(
+  fleet: TestFleet,
+  names: [string, string] = ['team', 'eng'],
+  checks: MatchChecks = {},
+): Promise<Match> {
+  const [a, b] = await Promise.all([
+    joinAccount(fleet.url, fleet.mailbox, `${names[0]}-${fleet.id}@example.com`, 'dsh'),
+    joinAccount(fleet.url, fleet.mailbox, `${names[1]}-${fleet.id}@example.com`, 'openclaw'),
+  ]);
+  const ca = new TestConnector({ baseUrl: fleet.url, token: a.apiKey });
+  const cb = new TestConnector({ baseUrl: fleet.url, token: b.apiKey });
+  try {
+    await Promise.all([ca.connect(), cb.connect()]);
+    const gofer = async (c: TestConnector) =>
+      need(await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' }), 'POST /gofers').goferId;
+    const ga = await gofer(ca);
+    const gb = await gofer(cb);
+    const parties: MatchParties = { a, b, ca, cb, ga, gb };
+    await Promise.all([
+      interviewToReady(ca, ga, [
+        'We are hiring a backend engineer: remote, TypeScript, Postgres, Kafka.',
+        'We are a fintech team building payment APIs, fully remote, offering equity and mentoring.',
+        'Ownership, honesty, remote-first collaboration.',
+        'Call you Team Scout.',
+      ]),
+      interviewToReady(cb, gb, [
+        'I am looking for a remote backend engineering role with TypeScript and Postgres at a fintech team.',
+        'I am a backend engineer with eight years of TypeScript, Postgres and Kafka building payment APIs.',
+        'Remote work, ownership, honest feedback.',
+        'Call you Career Scout.',
+      ]),
+    ]);
+
+    const pa = await awaitEnvelope(ca, 'pair_proposed', ga);
+    const pb = await awaitEnvelope(cb, 'pair_proposed', gb);
+    await checks.proposed?.(parties, pa, pb);
+    if (!pa.threadId) throw new Error(`pair_proposed without a threadId: ${JSON.stringify(pa)}`);
+    const paired: PairedParties = { ...parties, threadId: pa.threadId };
+    const confirm = (c: TestConnector, roleId: string) =>
+      c.rest('POST', `/threads/${paired.threadId}/pair/confirm`, { roleId, accepted: true });
+    const confirms: [Answer, Answer] = [await confirm(ca, ga), await confirm(cb, gb)];
+    await checks.confirmed?.(paired, confirms);
+    confirms.forEach((res, i) => need(res, `pair/confirm (${names[i]})`));
+
+    const sa = await awaitEnvelope(ca, 'session_summary', ga);
+    const sb = await awaitEnvelope(cb, 'session_summary', gb);
+    await checks.summarized?.(paired, sa, sb);
+
+    const request = await ca.rest<{ status: string }>('POST', '/match-requests', {
+      threadId: paired.threadId,
+      roleId: ga,
+    });
+    need(request, 'POST /match-requests');
+    const mr = await awaitEnvelope(cb, 'match_request', gb);
+    await checks.requested?.(paired, request, mr);
+    if (!mr.reply) throw new Error(`match_request without a reply path: ${JSON.stringify(mr)}`);
+    const decision = await cb.rest<{ conversationId: string }>(
+      'POST',
+      mr.reply.path.replace(/^\/api\/v1/, ''),
+      { accept: true },
+    );
+    const match: Match = { ...paired, conversationId: need(decision, 'match decision').conversationId };
+    const da = await awaitEnvelope(ca, 'match_decided', ga);
+    const db = await awaitEnvelope(cb, 'match_decided', gb);
+    await checks.decided?.(match, decision, da, db);
+    return match;
+  } catch (err) {
+    ca.close();
+    cb.close();
+    throw err;
+  }
 }
