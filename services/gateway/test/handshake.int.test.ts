@@ -7,6 +7,7 @@ import {
   insertAccount,
   insertApiKey,
   jwtFor,
+  openClient,
   openFleet,
   startGateway,
   waitFor,
@@ -201,5 +202,43 @@ describe('when ENABLE_OPEN_API is off', () => {
     } finally {
       await off.close();
     }
+  });
+});
+
+describe('hostile clients (issue 7: handshake floods and oversized frames are bounded)', () => {
+  it('closes a connection whose frame exceeds the bound, and keeps serving others', async () => {
+    const big = openClient(
+      gw.url,
+      { token: key, padding: 'x'.repeat(64 * 1024) },
+      { transports: ['websocket'] },
+    );
+    const outcome = await new Promise<string>((resolve) => {
+      big.socket.once('connect', () => resolve('connected'));
+      big.socket.once('connect_error', (err) => resolve(`connect_error: ${err.message}`));
+      big.socket.io.once('close', (reason) => resolve(`closed: ${reason}`));
+    });
+    big.socket.close();
+    expect(outcome).toMatch(/^(closed|connect_error)/);
+    const ok = await connect(gw.url, { token: key }, { transports: ['websocket'] });
+    expect(ok.socket.connected).toBe(true);
+    ok.socket.close();
+  });
+
+  it('ignores whatever a connected client emits: the socket stays up and nothing is delivered', async () => {
+    const c = await connect(gw.url, { token: key }, { transports: ['websocket'] });
+    for (const name of ['oan:event', 'message', 'join', 'ack']) {
+      c.socket.emit(name, { seq: '999', type: 'system_notice', payload: { kind: 'account_banned' } });
+    }
+    const probe = await connect(gw.url, { token: key }, { transports: ['websocket'] });
+    expect(c.socket.connected).toBe(true);
+    expect(probe.events).toEqual([]);
+    const rows = await sql<{ n: string }>(
+      fleet.orm.em.fork(),
+      'select count(*)::text as n from read.oan_event where account_id = ?',
+      [account],
+    );
+    expect(rows[0]!.n).toBe('0');
+    c.socket.close();
+    probe.socket.close();
   });
 });

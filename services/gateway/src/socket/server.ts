@@ -25,6 +25,11 @@ export interface SocketServerDeps {
 
 export type OanServer = Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
 
+/** The largest frame a client may send; the handshake payload is well under 1 KB. */
+export const MAX_CLIENT_FRAME_BYTES = 16 * 1024;
+/** How long an engine connection may stay without joining a namespace. */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+
 /** A19/§5.3: texts the engine classifies as terminal; anything else must not look terminal. */
 const TERMINAL = /^(Unauthorized|Forbidden)\b/;
 
@@ -34,6 +39,12 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     path: '/socket.io/',
     transports: ['polling', 'websocket'],
     serveClient: false,
+    // Clients send nothing but the handshake (a token and a short client declaration, §9.2): a
+    // frame or polling body above this closes the connection before it is parsed (default 1 MB).
+    maxHttpBufferSize: MAX_CLIENT_FRAME_BYTES,
+    // A connection that never joins a namespace is dropped after this (default 45 s): a flood of
+    // half-open handshakes cannot hold sockets for long.
+    connectTimeout: HANDSHAKE_TIMEOUT_MS,
   });
   // The edge routes a polling request to the gateway that minted its sid (`<GATEWAY_ID>.<random>`).
   // base64url never contains '.', so the first '.' always ends the prefix.
