@@ -6,6 +6,7 @@ import { OAN_BASE_PATH } from '@oan/protocol';
 import type { AuthContext } from './commands/context';
 import type { AuthConfig } from './config';
 import { EmailCodeStore } from './infra/emailCodes';
+import { FailedAttemptLimiter } from './infra/failedAttempts';
 import { createGoogleVerifier, type GoogleVerifier } from './infra/google';
 import type { Mailer } from './infra/mailer';
 import { createRedisRevocationPublisher } from './infra/push';
@@ -43,7 +44,7 @@ export async function buildApp(deps: AuthAppDeps) {
       postgres: () => sql(orm.em.fork(), 'select 1'),
       redis: () => redis.ping(),
     },
-    ...(deps.logger ? { fastify: { loggerInstance: deps.logger } } : {}),
+    fastify: { trustProxy: config.TRUST_PROXY, ...(deps.logger ? { loggerInstance: deps.logger } : {}) },
   });
 
   const ctx: AuthContext = { orm, store: createAuthStore(), now: deps.now ?? (() => new Date()) };
@@ -68,6 +69,12 @@ export async function buildApp(deps: AuthAppDeps) {
       google: deps.google !== undefined ? deps.google : googleFromConfig(config),
       revocations: createRedisRevocationPublisher(redis, config.REDIS_PREFIX),
       jwt: { secret: config.JWT_SECRET, ttlSeconds: config.JWT_TTL_SECONDS },
+      failedAttempts: new FailedAttemptLimiter(
+        redis,
+        config.REDIS_PREFIX,
+        config.AUTH_MAX_FAILED_ATTEMPTS,
+        config.AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS,
+      ),
     });
   }
   await app.register(internalRoutes, { ctx });

@@ -37,6 +37,15 @@ export const authEnv = commonEnv
     GOOGLE_ISSUER: z.string().min(1).default('https://accounts.google.com'),
     /** §2.2: operator tokens are short-lived; at most a day. */
     JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
+    /** Failed email-code or pairing-code attempts one client address may make per window (then 429). */
+    AUTH_MAX_FAILED_ATTEMPTS: z.coerce.number().int().min(1).max(100_000).default(30),
+    AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+    /**
+     * Which peers' X-Forwarded-For is believed when telling client addresses apart (Fastify
+     * `trustProxy`): the edge appends the address it saw. Default: loopback and private ranges,
+     * where the edge runs; a client reaching auth directly from elsewhere cannot pose as another.
+     */
+    TRUST_PROXY: z.string().min(1).default('loopback,linklocal,uniquelocal'),
   })
   .superRefine((env, ctx) => {
     // STYLE habit 5: the only behaviour keyed on NODE_ENV is refusing QA-only settings.

@@ -27,6 +27,7 @@ export function toHttpError(err: DomainError): HttpError {
     case 'EMAIL_CODE_INVALID':
       return unauthorized('Unauthorized: invalid or expired code'); // A8
     case 'EMAIL_COOLDOWN':
+    case 'TOO_MANY_FAILED_ATTEMPTS':
       return rateLimited(err.message); // A8
     case 'DISPOSABLE_EMAIL':
       return validation(ErrorKeys.disposableEmailNotAllowed); // §5.2

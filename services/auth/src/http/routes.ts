@@ -7,7 +7,8 @@ import type { AuthContext } from '../commands/context';
 import { checkEmailCode, requestEmailCode, type EmailSignInDeps } from '../commands/emailSignIn';
 import { issuePairingCode, redeemPairingCode } from '../commands/pairingCodes';
 import { signIn, type AccountView } from '../commands/signIn';
-import { RejectedError } from '../domain/errors';
+import { isDomainError, RejectedError } from '../domain/errors';
+import type { FailedAttemptLimiter } from '../infra/failedAttempts';
 import type { GoogleVerifier } from '../infra/google';
 import type { RevocationPublisher } from '../infra/push';
 import { rethrowMapped } from './errors';
@@ -21,7 +22,12 @@ export interface RouteDeps {
   google: GoogleVerifier | null;
   revocations: RevocationPublisher;
   jwt: { secret: string; ttlSeconds: number };
+  /** Failed code attempts per client address (issue 7). */
+  failedAttempts: FailedAttemptLimiter;
 }
+
+const isWrongCode = (err: unknown) =>
+  isDomainError(err) && (err.code === 'EMAIL_CODE_INVALID' || err.code === 'PAIRING_CODE_INVALID');
 
 /** §4.1 and §4.2, registered under `/api/v1` only when ENABLE_OPEN_API is on (§0.5). */
 export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
@@ -29,6 +35,22 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
   const { ctx } = deps;
   const jwtStrict = requireAuth(deps.authenticator, { mode: 'jwt-strict' });
   const multiRealm = requireAuth(deps.authenticator, { mode: 'multi+realm' });
+  /** Refuses an address past its failed attempts, and counts a wrong code against it. */
+  const guessGuard = async <T>(address: string, attempt: () => Promise<T>): Promise<T> => {
+    const wait = await deps.failedAttempts.blockedFor(address);
+    if (wait > 0) {
+      throw new RejectedError(
+        'TOO_MANY_FAILED_ATTEMPTS',
+        `Too many failed attempts from this address; try again in ${wait} s`,
+      );
+    }
+    try {
+      return await attempt();
+    } catch (err) {
+      if (isWrongCode(err)) await deps.failedAttempts.recordFailure(address);
+      throw err;
+    }
+  };
   const signedIn = async (user: AccountView) => ({
     user,
     token: await signOanJwt(deps.jwt.secret, { accountId: user.id, ttlSeconds: deps.jwt.ttlSeconds }),
@@ -64,7 +86,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
     '/auth/oan/email/verify',
     { schema: { body: s.verifyBody, response: { 200: s.signInResponse } } },
     async (req) => {
-      await checkEmailCode(deps.email, req.body.email, req.body.code);
+      await guessGuard(req.ip, () => checkEmailCode(deps.email, req.body.email, req.body.code));
       const platform = normalizePlatform(req.body.platform);
       return signedIn(
         await signIn(ctx, { email: req.body.email, googleSub: null, platform, method: 'email' }),
@@ -83,7 +105,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
   app.post(
     '/auth/oan/pairing-codes/redeem',
     { schema: { body: s.redeemBody, response: { 200: s.redeemResponse } } },
-    async (req) => redeemPairingCode(ctx, req.body.code),
+    async (req) => guessGuard(req.ip, () => redeemPairingCode(ctx, req.body.code)),
   );
 
   // (6)

@@ -1,0 +1,39 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+
+/**
+ * Guessing codes from one client address (issue 7): every failed email-code verification or
+ * pairing-code redemption counts against the address; past the limit the address is refused (429)
+ * before any code is looked at, until the window expires. Successful attempts count nothing, so a
+ * connector platform joining many users from one server is never slowed. The per-email limit is the
+ * code's own (5 wrong attempts kill it, src/infra/emailCodes.ts); pairing codes carry 64 random bits.
+ */
+export class FailedAttemptLimiter {
+  private readonly limiter: RateLimiterRedis;
+
+  constructor(
+    redis: Redis,
+    prefix: string,
+    readonly maxFailures: number,
+    windowSeconds: number,
+  ) {
+    this.limiter = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${prefix}failed-attempts`,
+      points: maxFailures,
+      duration: windowSeconds,
+    });
+  }
+
+  /** Seconds until the address may try again, or 0 when it may try now. */
+  async blockedFor(address: string): Promise<number> {
+    const res = await this.limiter.get(address);
+    return res && res.consumedPoints >= this.maxFailures ? Math.ceil(res.msBeforeNext / 1000) : 0;
+  }
+
+  async recordFailure(address: string): Promise<void> {
+    await this.limiter.consume(address).catch((err: unknown) => {
+      if (!(err instanceof RateLimiterRes)) throw err; // over the limit already: nothing to add
+    });
+  }
+}

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bearer,
+  body,
+  expectError,
+  QA_CODE,
+  QA_EMAIL,
+  signInByEmail,
+  startAuthFleet,
+  uniqueEmail,
+  type AuthFleet,
+} from './helpers';
+
+/** Issue 7: codes cannot be guessed from one client address. The limit is 3 here (default 30). */
+let fleet: AuthFleet;
+beforeAll(async () => {
+  fleet = await startAuthFleet({ AUTH_MAX_FAILED_ATTEMPTS: '3', AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS: '600' });
+});
+afterAll(async () => {
+  await fleet?.close();
+});
+
+/** A request as the edge forwards it: from loopback, with the client's address appended. */
+const from = (client: string, url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  fleet.app.inject({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    payload: payload as object,
+    headers: { 'x-forwarded-for': client, ...headers },
+    remoteAddress: '127.0.0.1',
+  });
+
+describe('failed code attempts per client address', () => {
+  it('refuses an address after 3 wrong pairing codes with 429, before the code is looked at', async () => {
+    const { token } = await signInByEmail(fleet);
+    const issued = body(
+      await fleet.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/oan/pairing-codes',
+        headers: bearer(token),
+      }),
+    ) as { code: string };
+    for (let i = 0; i < 3; i++) {
+      expectError(
+        await from('203.0.113.10', '/auth/oan/pairing-codes/redeem', { code: `00000000000000${i}0` }),
+        401,
+        { code: 'UNAUTHORIZED' },
+      );
+    }
+    // Even the right code is refused from that address now, and stays unused.
+    const blocked = await from('203.0.113.10', '/auth/oan/pairing-codes/redeem', { code: issued.code });
+    expectError(blocked, 429, { code: 'RATE_LIMITED', error: /^Too many failed attempts/ });
+    // Another client behind the same edge is not affected, and the code still works for it.
+    const ok = await from('203.0.113.11', '/auth/oan/pairing-codes/redeem', { code: issued.code });
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it('counts wrong email codes the same way, and successes not at all', async () => {
+    const email = uniqueEmail();
+    expect((await from('203.0.113.20', '/auth/oan/email/request-code', { email })).statusCode).toBe(200);
+    const code = await fleet.smtp.code(email, fleet.smtp.mailsTo(email));
+    // Successful logins (QA bypass) from the address count nothing.
+    for (let i = 0; i < 5; i++) {
+      const qa = await from('203.0.113.20', '/auth/oan/email/verify', { email: QA_EMAIL, code: QA_CODE });
+      expect(qa.statusCode).toBe(200);
+    }
+    for (let i = 0; i < 3; i++) {
+      expectError(await from('203.0.113.20', '/auth/oan/email/verify', { email, code: '000000' }), 401, {
+        code: 'UNAUTHORIZED',
+      });
+    }
+    expectError(await from('203.0.113.20', '/auth/oan/email/verify', { email, code }), 429, {
+      code: 'RATE_LIMITED',
+    });
+  });
+
+  it('believes X-Forwarded-For only from the edge’s networks: a remote client cannot pose as another', async () => {
+    const direct = (xff: string) =>
+      fleet.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/oan/pairing-codes/redeem',
+        payload: { code: 'ffffffffffffffff' },
+        headers: { 'x-forwarded-for': xff },
+        remoteAddress: '198.51.100.7',
+      });
+    for (let i = 0; i < 3; i++) expect((await direct(`192.0.2.${i}`)).statusCode).toBe(401);
+    expectError(await direct('192.0.2.99'), 429, { code: 'RATE_LIMITED' });
+  });
+});
