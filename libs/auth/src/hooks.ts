@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { forbidden, HttpError, unauthorized } from '@oan/http';
 import { ErrorCodes, ErrorKeys, OAN_REALM, type ApiKeyPermission } from '@oan/protocol';
 import { isApiKey } from './apiKey';
@@ -46,11 +46,15 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-/** A preHandler that authenticates the request, applies the mode's rules and sets `req.principal`. */
+/**
+ * An onRequest hook that authenticates the request, applies the mode's rules and sets
+ * `req.principal`: credentials are checked before the body is parsed or validated (§0.2: a missing or
+ * bad credential is a 401 whatever else is wrong with the request).
+ */
 export function requireAuth(
   authenticator: Authenticator,
   opts: RequireAuthOptions,
-): preHandlerAsyncHookHandler {
+): onRequestAsyncHookHandler {
   const gated = opts.mode !== 'multi-open';
   return async function authHook(req: FastifyRequest, _reply: FastifyReply) {
     const token = bearerToken(req.headers.authorization);

@@ -3,3 +3,4 @@ export * from './errors';
 export * from './logger';
 export type { ZodTypeProvider } from 'fastify-type-provider-zod';
 export * from './multipart';
+export * from './schemas';

@@ -230,6 +230,18 @@ describe('probe-safe 403 (§4.7, §6)', () => {
     const m = await f.match();
     const res = await f.app.inject({ method: 'GET', url: path(m.conversationId) });
     expectError(res, 401, 'UNAUTHORIZED');
+    // §0.2: the credential is checked before the body or the query is validated.
+    const badBody = await f.app.inject({
+      method: 'POST',
+      url: path(m.conversationId),
+      payload: { content: 5 },
+    });
+    expectError(badBody, 401, 'UNAUTHORIZED');
+    expectError(
+      await f.app.inject({ method: 'GET', url: `${path(m.conversationId)}?limit=0` }),
+      401,
+      'UNAUTHORIZED',
+    );
   });
 });
 

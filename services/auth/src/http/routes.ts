@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, signOanJwt, type Authenticator } from '@oan/auth';
+import { noContent } from '@oan/http';
 import { normalizePlatform } from '@oan/protocol';
 import { listApiKeys, revokeApiKey } from '../commands/apiKeys';
 import { noticeOutdatedConnector } from '../commands/accountAdmin';
@@ -97,7 +98,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
   // (4) §0.3: sent with no body and no Content-Type, or with `{}`; either way the body is ignored.
   app.post(
     '/auth/oan/pairing-codes',
-    { preHandler: jwtStrict, schema: { response: { 200: s.pairingCodeResponse } } },
+    { onRequest: jwtStrict, schema: { response: { 200: s.pairingCodeResponse } } },
     async (req) => issuePairingCode(ctx, principalOf(req).accountId),
   );
 
@@ -109,18 +110,18 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
   );
 
   // (6)
-  app.get('/api-keys', { preHandler: multiRealm, schema: { response: { 200: s.apiKeyList } } }, async (req) =>
+  app.get('/api-keys', { onRequest: multiRealm, schema: { response: { 200: s.apiKeyList } } }, async (req) =>
     listApiKeys(ctx, principalOf(req).accountId),
   );
 
   // (7) a key may revoke itself; 204 with an empty body.
   app.delete(
     '/api-keys/:apiKeyId',
-    { preHandler: multiRealm, schema: { params: s.apiKeyParams } },
+    { onRequest: multiRealm, schema: { params: s.apiKeyParams, response: { 204: noContent } } },
     async (req, reply) => {
       const revokeCtx = { ...ctx, revocations: deps.revocations, log: req.log };
       await revokeApiKey(revokeCtx, principalOf(req).accountId, req.params.apiKeyId);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 };

@@ -46,7 +46,7 @@ export const attachmentRoutes: FastifyPluginAsyncZod<
   app.post(
     '/conversations/:conversationId/attachments',
     {
-      preHandler: auth('message:send'),
+      onRequest: auth('message:send'),
       schema: {
         params: s.conversationParams,
         querystring: s.uploadQuery,
@@ -88,7 +88,7 @@ export const attachmentRoutes: FastifyPluginAsyncZod<
   app.get(
     '/conversations/:conversationId/attachments/:attachmentId/url',
     {
-      preHandler: auth('message:read'),
+      onRequest: auth('message:read'),
       schema: { params: s.attachmentParams, response: { 200: s.urlResponse } },
     },
     async (req) => {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { sql, type EntityManager } from '@oan/db';
+import { noContent } from '@oan/http';
 import { awaitOwnWrites } from '@oan/projection';
 import type { ObjectStorage } from '@oan/storage';
 import { assertParticipates, WRITE_SOURCE, type ConversationContext } from '../commands/context';
@@ -95,7 +96,7 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
   app.get(
     '/conversations/:conversationId/messages',
     {
-      preHandler: auth('message:read'),
+      onRequest: auth('message:read'),
       schema: {
         params: s.conversationParams,
         querystring: s.historyQuery,
@@ -115,7 +116,7 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
   app.post(
     '/conversations/:conversationId/messages',
     {
-      preHandler: auth('message:send'),
+      onRequest: auth('message:send'),
       schema: { params: s.conversationParams, body: s.messageBody, response: { 201: s.message } },
     },
     async (req, reply) => {
@@ -136,7 +137,7 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
   app.delete(
     '/conversations/:conversationId/messages/:messageId',
     {
-      preHandler: auth('message:send'),
+      onRequest: auth('message:send'),
       schema: {
         tags: ['extension'],
         summary: 'Recall a message (extension to protocol v1)',
@@ -144,7 +145,7 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
           'Extension to protocol v1: the sender recalls its own message. It disappears from both ' +
           'histories and its attachments are deleted (their URLs answer 404). No event is emitted.',
         params: s.messageParams,
-        response: { 204: s.noContent },
+        response: { 204: noContent },
       },
     },
     async (req, reply) => {

@@ -63,6 +63,3 @@ export type ConversationMessage = z.infer<typeof message>;
 
 export const uploadResponse = z.object({ attachment });
 export const urlResponse = z.object({ url: z.string() });
-
-/** A 204 has no body (documented as such in the OpenAPI document). */
-export const noContent = z.null().describe('No content');

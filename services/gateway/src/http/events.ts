@@ -24,7 +24,7 @@ export function eventRoutes(deps: EventRoutesDeps) {
     // §3 / A5: the realm gate covers /events, /events/cursor and /events/unresolved.
     const auth = requireAuth(deps.authenticator, { mode: 'multi+realm', allowBanned: true });
 
-    r.get('/events', { preHandler: auth, schema: { querystring: eventsQuery } }, async (req, reply) => {
+    r.get('/events', { onRequest: auth, schema: { querystring: eventsQuery } }, async (req, reply) => {
       const { since, limit } = req.query;
       // Past the largest bigint nothing can match; answering here keeps Postgres from a range error.
       const rows =
@@ -32,12 +32,12 @@ export function eventRoutes(deps: EventRoutesDeps) {
       return reply.type('application/json; charset=utf-8').send(jsonArrayOf(rows.map((row) => row.envelope)));
     });
 
-    r.get('/events/cursor', { preHandler: auth }, async (req) => {
+    r.get('/events/cursor', { onRequest: auth }, async (req) => {
       const seq = await maxSeq(deps.orm.em.fork(), accountOf(req));
       return { seq: seq.toString() };
     });
 
-    r.get('/events/unresolved', { preHandler: auth }, async (req, reply) => {
+    r.get('/events/unresolved', { onRequest: auth }, async (req, reply) => {
       const digest = await unresolvedDigest(deps.openItems, deps.orm.em.fork(), accountOf(req));
       const body = `{"events":${jsonArrayOf(digest.items.map((i) => i.envelope))},"summary":${JSON.stringify(digest.summary)}}`;
       return reply.type('application/json; charset=utf-8').send(body);

@@ -133,7 +133,7 @@ export const chatRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, dep
   app.post(
     '/gofers/:goferId/chat/messages',
     {
-      preHandler: auth('message:send'),
+      onRequest: auth('message:send'),
       schema: { params: s.goferParams, body: s.chatMessageBody, response: { 202: s.acceptedResponse } },
     },
     async (req, reply) => {
@@ -150,7 +150,7 @@ export const chatRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, dep
   app.get(
     '/gofers/:goferId/chat/messages',
     {
-      preHandler: auth('message:read'),
+      onRequest: auth('message:read'),
       schema: { params: s.goferParams, querystring: s.chatHistoryQuery, response: { 200: s.chatHistory } },
     },
     async (req) => {

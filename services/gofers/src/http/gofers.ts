@@ -41,7 +41,7 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
   app.post(
     '/gofers',
     {
-      preHandler: auth('role:create'),
+      onRequest: auth('role:create'),
       schema: { body: s.createGoferBody, response: { 201: s.createGoferResponse } },
     },
     async (req, reply) => {
@@ -59,7 +59,7 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
   // 4); the store check keeps a deleted Gofer out even if the projector is behind (§12 line 42).
   app.get(
     '/gofers',
-    { preHandler: auth('role:read'), schema: { response: { 200: s.goferList } } },
+    { onRequest: auth('role:read'), schema: { response: { 200: s.goferList } } },
     async (req) => {
       const accountId = principalOf(req).accountId;
       await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [WRITE_SOURCE]);
@@ -82,7 +82,7 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
   app.delete(
     '/gofers/:goferId',
     {
-      preHandler: auth('role:delete'),
+      onRequest: auth('role:delete'),
       schema: { params: s.goferParams, response: { 200: s.deletedResponse } },
     },
     async (req) => {

@@ -54,7 +54,7 @@ const toCard = (r: s.PairingSummaryCard): s.PairingSummaryCard => ({
 export const pairingRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
   const { ctx } = deps;
-  const preHandler = requireAuth(deps.authenticator, { mode: 'multi+realm', permission: 'role:read' });
+  const onRequest = requireAuth(deps.authenticator, { mode: 'multi+realm', permission: 'role:read' });
 
   /** The owner's own writes (e.g. a delete) are applied before reading (invariant 4). */
   async function ownedGofer(accountId: string, goferId: string): Promise<void> {
@@ -66,7 +66,7 @@ export const pairingRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, 
   app.get(
     '/gofers/:goferId/pairings',
     {
-      preHandler,
+      onRequest,
       schema: { params: s.goferParams, querystring: s.pairingsQuery, response: { 200: s.pairingList } },
     },
     async (req) => {
@@ -85,7 +85,7 @@ export const pairingRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, 
   app.get(
     '/gofers/:goferId/pairings/:threadId',
     {
-      preHandler,
+      onRequest,
       schema: { params: s.pairingParams, response: { 200: s.pairingSummaryCard } },
     },
     async (req) => {

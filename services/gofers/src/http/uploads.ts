@@ -100,7 +100,7 @@ export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, 
   app.post(
     '/gofers/:goferId/attachments',
     {
-      preHandler: auth,
+      onRequest: auth,
       schema: uploadSchema(documentResponse),
     },
     async (req, reply) => {
@@ -135,7 +135,7 @@ export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, 
   app.post(
     '/gofers/:goferId/photos',
     {
-      preHandler: auth,
+      onRequest: auth,
       schema: uploadSchema(photoResponse),
     },
     async (req, reply) => {

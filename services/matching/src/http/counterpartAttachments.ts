@@ -42,7 +42,7 @@ export const counterpartAttachmentRoutes: FastifyPluginAsyncZod<CounterpartAttac
   app.get(
     '/threads/:threadId/counterpart-attachments/:attachmentId/url',
     {
-      preHandler: requireAuth(deps.authenticator, { mode: 'multi-open', permission: 'thread:read' }),
+      onRequest: requireAuth(deps.authenticator, { mode: 'multi-open', permission: 'thread:read' }),
       schema: { params: s.counterpartAttachmentParams, response: { 200: s.signedUrlResponse } },
     },
     async (req) => {

@@ -32,7 +32,7 @@ export const matchRequestRoutes: FastifyPluginAsyncZod<MatchRequestRouteDeps> = 
   app.post(
     '/match-requests',
     {
-      preHandler: auth('pair:query'),
+      onRequest: auth('pair:query'),
       schema: { body: s.matchRequestBody, response: { 201: s.matchStatusResponse } },
     },
     async (req, reply) => {
@@ -57,7 +57,7 @@ export const matchRequestRoutes: FastifyPluginAsyncZod<MatchRequestRouteDeps> = 
   app.post(
     '/match-requests/:requestId/decision',
     {
-      preHandler: auth('pair:confirm'),
+      onRequest: auth('pair:confirm'),
       schema: { params: s.requestParams, body: s.decisionBody, response: { 200: s.decisionResponse } },
     },
     async (req) => {

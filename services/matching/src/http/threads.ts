@@ -47,7 +47,7 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
   // (20) newest first.
   app.get(
     '/threads',
-    { preHandler: auth('thread:read'), schema: { response: { 200: s.threadList } } },
+    { onRequest: auth('thread:read'), schema: { response: { 200: s.threadList } } },
     async (req) => {
       const accountId = principalOf(req).accountId;
       const threads = await loadAccountThreads(ctx, accountId);
@@ -61,7 +61,7 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
   app.get(
     '/threads/:id',
     {
-      preHandler: auth('thread:read'),
+      onRequest: auth('thread:read'),
       schema: { params: s.threadParams, response: { 200: s.threadItem } },
     },
     async (req) => {
@@ -76,7 +76,7 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
   app.get(
     '/threads/:id/messages',
     {
-      preHandler: auth('message:read'),
+      onRequest: auth('message:read'),
       schema: { params: s.threadParams, querystring: s.messagesQuery, response: { 200: s.threadMessages } },
     },
     async (req) => {
@@ -103,7 +103,7 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
   app.post(
     '/threads/:id/pair/confirm',
     {
-      preHandler: auth('pair:confirm'),
+      onRequest: auth('pair:confirm'),
       schema: { params: s.threadParams, body: s.confirmBody, response: { 200: s.confirmResponse } },
     },
     async (req) => {
