@@ -212,3 +212,81 @@ export async function matchTwoAccounts(
     throw err;
   }
 }
+
+/**
+ * The flow of `matchTwoAccounts` with the interview answers given (a's, then b's), for a second pair in
+ * the same fleet: answers that share no word with another pair's keep discovery from pairing across
+ * the two (both discovery filters must hit, services/matching/src/reactors/discovery.ts). Also returns
+ * the id of the match request b received and accepted.
+ */
+export async function matchTwoAccountsSaying(
+  fleet: TestFleet,
+  names: [string, string],
+  answers: [string[], string[]],
+): Promise<Match & { requestId: string }> {
+  const [a, b] = await Promise.all(
+    names.map((name) => joinAccount(fleet.url, fleet.mailbox, `${name}-${fleet.id}@example.com`)),
+  );
+  const ca = new TestConnector({ baseUrl: fleet.url, token: a!.apiKey });
+  const cb = new TestConnector({ baseUrl: fleet.url, token: b!.apiKey });
+  try {
+    await Promise.all([ca.connect(), cb.connect()]);
+    const gofer = async (c: TestConnector) =>
+      need(await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' }), 'POST /gofers').goferId;
+    const [ga, gb] = [await gofer(ca), await gofer(cb)];
+    await Promise.all([interviewToReady(ca, ga, answers[0]), interviewToReady(cb, gb, answers[1])]);
+    const { threadId } = await awaitEnvelope(ca, 'pair_proposed', ga);
+    if (!threadId) throw new Error('pair_proposed without a threadId');
+    for (const [c, roleId] of [
+      [ca, ga],
+      [cb, gb],
+    ] as const) {
+      need(await c.rest('POST', `/threads/${threadId}/pair/confirm`, { roleId, accepted: true }), 'confirm');
+    }
+    await Promise.all([awaitEnvelope(ca, 'session_summary', ga), awaitEnvelope(cb, 'session_summary', gb)]);
+    need(await ca.rest('POST', '/match-requests', { threadId, roleId: ga }), 'POST /match-requests');
+    const mr = await awaitEnvelope(cb, 'match_request', gb);
+    const requestId = String(mr.payload.requestId);
+    const decision = await cb.rest<{ conversationId: string }>(
+      'POST',
+      `/match-requests/${requestId}/decision`,
+      { accept: true },
+    );
+    const { conversationId } = need(decision, 'match decision');
+    return { a: a!, b: b!, ca, cb, ga, gb, threadId, conversationId, requestId };
+  } catch (err) {
+    ca.close();
+    cb.close();
+    throw err;
+  }
+}
+
+/** The four event stores of the fleet (services/<name>/src/infra/store.ts). */
+export const EVENT_STORES = ['auth', 'gofers', 'matching', 'conversations'] as const;
+
+/**
+ * What a refused request must leave unchanged, read over one connection: each event store's row count
+ * and last position (written synchronously by the request), and a digest of read.oan_event (written
+ * later by the projector).
+ */
+export async function openStateProbe(databaseUrl: string) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const stores = EVENT_STORES.map(
+    (s) => `(select count(*) || '/' || coalesce(max(position), 0) from "${s}".events) as "${s}"`,
+  );
+  const read = `(select count(*) || '/' || coalesce(md5(string_agg(account_id || ':' || seq || ':' || event_id, ','
+      order by account_id, seq)), '') from read.oan_event) as oan_event`;
+  const query = async (columns: string[]) =>
+    (await client.query<Record<string, string>>(`select ${columns.join(', ')}`)).rows[0]!;
+  return {
+    /** The event stores only: what a request changes before it answers. */
+    stores: () => query(stores),
+    /** The stores and the projected event table. */
+    all: () => query([...stores, read]),
+    /** Any other reading, as one text value. */
+    scalar: async (sql: string) => String(Object.values(await query([`(${sql}) as v`]))[0]),
+    close: () => client.end(),
+  };
+}
+export type StateProbe = Awaited<ReturnType<typeof openStateProbe>>;

@@ -1,0 +1,692 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SignJWT, type JWTPayload } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extraKey, form, png, REPO_ROOT, TestFleet, type JoinedAccount } from '@oan/testing';
+import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support';
+
+/**
+ * Issue 7, the access matrix: every route of docs/openapi.json × every credential variant × (for
+ * routes with ids) the actor's own ids, another account's, random ones, checked against §0.2, §3,
+ * §4.0, §5 and §6 of the reference. The expectations are derived from the row's auth kind and
+ * ownership outcomes, never listed per cell.
+ */
+
+let fleet: TestFleet;
+let owner: Party;
+let other: Party;
+let tokens: Record<Credential, string | null>;
+/** Every answer of the matrix: none may be a 5xx. */
+const seen: { cell: string; status: number }[] = [];
+
+// ---- The routes of the public surface -------------------------------------------------------------
+
+const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+const DOC = JSON.parse(readFileSync(join(REPO_ROOT, 'docs/openapi.json'), 'utf8')) as {
+  paths: Record<string, Record<string, unknown>>;
+};
+/** `METHOD /path/{param}` relative to /api/v1, as the table keys them. */
+const ROUTES = Object.entries(DOC.paths).flatMap(([path, item]) =>
+  Object.keys(item)
+    .filter((m) => METHODS.has(m))
+    .map((m) => `${m.toUpperCase()} ${path.replace(/^\/api\/v1/, '')}`),
+);
+
+// ---- Credentials ----------------------------------------------------------------------------------
+
+const CREDENTIALS = [
+  'none',
+  'garbage bearer',
+  'unknown API key',
+  'expired JWT',
+  'realm gofers JWT',
+  'realm-less JWT',
+  'alg none JWT',
+  'JWT signed with another key',
+  'revoked API key',
+  "another account's API key",
+  "owner's API key",
+  "owner's JWT",
+] as const;
+type Credential = (typeof CREDENTIALS)[number];
+
+type Auth = 'none' | 'jwt-strict' | 'multi+realm' | 'multi-open';
+type Verdict = { refused: 401 | 'realm' } | { actor: 'owner' | 'other' };
+
+/** §0.2, §3, A7: what the credential amounts to on a route of this auth kind. */
+function judge(credential: Credential, auth: Exclude<Auth, 'none'>): Verdict {
+  switch (credential) {
+    case 'none':
+    case 'garbage bearer':
+    case 'unknown API key':
+    case 'expired JWT':
+    case 'alg none JWT':
+    case 'JWT signed with another key':
+    case 'revoked API key':
+      return { refused: 401 };
+    // §2.1: no realm claim counts as `gofers`; §0.2: multi-open takes JWTs of either realm.
+    case 'realm gofers JWT':
+    case 'realm-less JWT':
+      return auth === 'multi-open' ? { actor: 'owner' } : { refused: 'realm' };
+    case "another account's API key":
+      return auth === 'jwt-strict' ? { refused: 401 } : { actor: 'other' };
+    case "owner's API key":
+      return auth === 'jwt-strict' ? { refused: 401 } : { actor: 'owner' };
+    case "owner's JWT":
+      return { actor: 'owner' };
+  }
+}
+
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const hs256 = (claims: JWTPayload, secret: string) =>
+  new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(secret));
+
+/**
+ * The forged JWTs each differ from a valid one (libs/auth/src/jwt.ts: HS256, `sub`, `realm`, `iat`,
+ * `exp`) in exactly one respect; `valid` is the control that proves the rest of the forgery right.
+ */
+async function forgeJwts(secret: string, accountId: string) {
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { sub: accountId, realm: 'oan', iat: now, exp: now + 3600 };
+  const { realm: _realm, ...realmless } = claims;
+  return {
+    valid: await hs256(claims, secret),
+    expired: await hs256({ ...claims, iat: now - 7200, exp: now - 3600 }, secret),
+    realmGofers: await hs256({ ...claims, realm: 'gofers' }, secret),
+    realmless: await hs256(realmless, secret),
+    algNone: `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`,
+    otherKey: await hs256(claims, randomBytes(32).toString('hex')),
+  };
+}
+
+// ---- The ids: each party's resources; `nobody`'s are random UUIDs ---------------------------------
+
+interface Party {
+  name: 'owner' | 'other' | 'nobody';
+  /** The Gofer in `thread`, matched, with `conversation`. */
+  gofer: string;
+  /** A Gofer of its own outside any thread, for the chat and uploads. */
+  scratch: string;
+  thread: string;
+  /** A match request this party received and accepted. */
+  requestId: string;
+  conversation: string;
+  /** An attachment of the counterpart's Gofer in `thread` (§4.5 (24)). */
+  counterpartAttachment: string;
+  /** An attachment sent in `conversation`. */
+  conversationAttachment: string;
+  /** A message the other participant sent in `conversation`. */
+  peerMessage: string;
+  /** Resources a destructive call may consume: one fresh per call. */
+  mintKey(): Promise<{ key: string; id: string }>;
+  freshGofer(): Promise<string>;
+  freshMessage(): Promise<string>;
+}
+
+const nobody: Party = {
+  name: 'nobody',
+  gofer: randomUUID(),
+  scratch: randomUUID(),
+  thread: randomUUID(),
+  requestId: randomUUID(),
+  conversation: randomUUID(),
+  counterpartAttachment: randomUUID(),
+  conversationAttachment: randomUUID(),
+  peerMessage: randomUUID(),
+  mintKey: async () => ({ key: 'gofers_never_minted', id: randomUUID() }),
+  freshGofer: async () => randomUUID(),
+  freshMessage: async () => randomUUID(),
+};
+
+interface Call {
+  path?: Record<string, string>;
+  query?: string;
+  json?: unknown;
+  form?: { payload: Buffer; headers: Record<string, string> };
+}
+interface Answer {
+  status: number;
+  text: string;
+}
+
+async function send(method: string, template: string, call: Call, token: string | null): Promise<Answer> {
+  const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = call.path?.[name];
+    if (value === undefined) throw new Error(`${template}: no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
+  const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+  let body: string | Buffer | undefined;
+  if (call.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(call.json);
+  }
+  if (call.form) {
+    Object.assign(headers, call.form.headers);
+    body = call.form.payload;
+  }
+  const res = await fetch(`${fleet.url}/api/v1${path}${call.query ?? ''}`, { method, headers, body });
+  return { status: res.status, text: await res.text() };
+}
+
+/** A setup call that must succeed; returns its JSON body. */
+async function must<T>(token: string, route: string, call: Call = {}): Promise<T> {
+  const [method, template] = route.split(' ') as [string, string];
+  const res = await send(method, template, call, token);
+  if (res.status < 200 || res.status > 299) throw new Error(`${route}: ${res.status} ${res.text}`);
+  return (res.text ? JSON.parse(res.text) : undefined) as T;
+}
+
+const photo = () => form('p.png', 'image/png', png(2, 2));
+const text = () => form('note.txt', 'text/plain', Buffer.from('access matrix\n'));
+
+/** The party whose account is `m.b` (the recipient of `requestId`), its counterpart being `m.a`. */
+async function partyOf(name: 'owner' | 'other', m: Match, requestId: string): Promise<Party> {
+  const me: JoinedAccount = m.b;
+  const keyIds = async () =>
+    new Set((await must<{ id: string }[]>(me.jwt, 'GET /api-keys')).map((k) => k.id));
+  const say = async (token: string, content: string) =>
+    (
+      await must<{ id: string }>(token, 'POST /conversations/{conversationId}/messages', {
+        path: { conversationId: m.conversationId },
+        json: { content },
+      })
+    ).id;
+  const scratch = (await must<{ goferId: string }>(me.apiKey, 'POST /gofers', { json: {} })).goferId;
+  const counterpart = await must<{ photo: { id: string } }>(m.a.apiKey, 'POST /gofers/{goferId}/photos', {
+    path: { goferId: m.ga },
+    form: photo(),
+  });
+  const upload = await must<{ attachment: { attachmentId: string } }>(
+    me.apiKey,
+    'POST /conversations/{conversationId}/attachments',
+    { path: { conversationId: m.conversationId }, form: photo() },
+  );
+  await must(me.apiKey, 'POST /conversations/{conversationId}/messages', {
+    path: { conversationId: m.conversationId },
+    json: { attachmentIds: [upload.attachment.attachmentId] },
+  });
+  return {
+    name,
+    gofer: m.gb,
+    scratch,
+    thread: m.threadId,
+    requestId,
+    conversation: m.conversationId,
+    counterpartAttachment: counterpart.photo.id,
+    conversationAttachment: upload.attachment.attachmentId,
+    peerMessage: await say(m.a.apiKey, 'from the counterpart'),
+    // Minted one at a time (the matrix builds its calls in sequence), so the new id is the difference.
+    mintKey: async () => {
+      const before = await keyIds();
+      const key = await extraKey(fleet.url, me.jwt);
+      const added = [...(await keyIds())].filter((id) => !before.has(id));
+      if (added.length !== 1) throw new Error(`expected one new key, got ${added.length}`);
+      return { key, id: added[0]! };
+    },
+    freshGofer: async () =>
+      (await must<{ goferId: string }>(me.apiKey, 'POST /gofers', { json: {} })).goferId,
+    freshMessage: () => say(me.apiKey, 'to be recalled'),
+  };
+}
+
+// ---- The expectations table -----------------------------------------------------------------------
+
+interface Extra {
+  name: string;
+  /** A call on the owner's parent resource (so another actor gets the row's `foreign` outcome). */
+  call: (own: Party, foreign: Party) => Call | Promise<Call>;
+  /** Statuses for the owner. */
+  mine: number[];
+}
+
+interface Row {
+  auth: Auth;
+  /** The request about `p`'s resources (path ids and, where ids travel in it, the body). */
+  call?: (p: Party) => Call | Promise<Call>;
+  /** Status on the actor's own resources (or, without ids, for any accepted credential); for `none` routes, the answer every credential gets. */
+  mine: number;
+  /** A documented text the `mine` error must contain. */
+  mineText?: string;
+  /** §6: another account's id, a random one. Absent: the route takes no ids. */
+  foreign?: 403 | 404;
+  unknown?: 403 | 404;
+  /** §6 "identical" / probe-safe: every foreign and unknown answer byte-identical. */
+  identical?: boolean;
+  extras?: Extra[];
+}
+
+const uuid = () => randomUUID();
+const probeSafe = { foreign: 403, unknown: 403, identical: true } as const;
+
+const TABLE: Record<string, Row> = {
+  // §4.1: auth none; a header, if sent, is ignored (§0.2) — every credential gets the same answer.
+  'POST /auth/oan/google': {
+    auth: 'none',
+    call: () => ({ json: { idToken: 'not-a-google-token' } }),
+    mine: 400,
+  }, // A36
+  'POST /auth/oan/email/request-code': {
+    auth: 'none',
+    call: () => ({ json: { email: `acl-${uuid()}@example.com` } }),
+    mine: 200,
+  },
+  'POST /auth/oan/email/verify': {
+    auth: 'none',
+    call: () => ({ json: { email: `acl-${uuid()}@example.com`, code: '000000' } }),
+    mine: 401,
+  },
+  'POST /auth/oan/pairing-codes': { auth: 'jwt-strict', mine: 200 },
+  'POST /auth/oan/pairing-codes/redeem': {
+    auth: 'none',
+    call: () => ({ json: { code: '0123456789abcdef' } }),
+    mine: 401,
+  },
+  // §4.2
+  'GET /api-keys': { auth: 'multi+realm', mine: 200 },
+  'DELETE /api-keys/{apiKeyId}': {
+    auth: 'multi+realm',
+    call: async (p) => ({ path: { apiKeyId: (await p.mintKey()).id } }),
+    mine: 204,
+    ...probeSafe,
+  },
+  // §4.3
+  'GET /events': { auth: 'multi+realm', call: () => ({ query: '?since=0&limit=10' }), mine: 200 },
+  'GET /events/cursor': { auth: 'multi+realm', mine: 200 },
+  'GET /events/unresolved': { auth: 'multi+realm', mine: 200 },
+  // §4.4
+  'POST /gofers': { auth: 'multi+realm', call: () => ({ json: {} }), mine: 201 },
+  'GET /gofers': { auth: 'multi+realm', mine: 200 },
+  'POST /gofers/{goferId}/chat/messages': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch }, json: { content: 'ping' } }),
+    mine: 202,
+    ...probeSafe,
+  },
+  'GET /gofers/{goferId}/chat/messages': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch } }),
+    mine: 200,
+    ...probeSafe,
+  },
+  'DELETE /gofers/{goferId}': {
+    auth: 'multi+realm',
+    call: async (p) => ({ path: { goferId: await p.freshGofer() } }),
+    mine: 200,
+    foreign: 403,
+    unknown: 404, // A4
+  },
+  'POST /gofers/{goferId}/attachments': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch }, form: text() }),
+    mine: 201,
+    ...probeSafe,
+  },
+  'POST /gofers/{goferId}/photos': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch }, form: photo() }),
+    mine: 201,
+    ...probeSafe,
+  },
+  'GET /gofers/{goferId}/pairings': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.gofer } }),
+    mine: 200,
+    ...probeSafe,
+  },
+  'GET /gofers/{goferId}/pairings/{threadId}': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.gofer, threadId: p.thread } }),
+    mine: 200,
+    ...probeSafe, // §4.4 (19) rec.: unknown or foreign goferId → 403 as in (18)
+    extras: [
+      {
+        name: 'own Gofer, random thread',
+        call: (o) => ({ path: { goferId: o.gofer, threadId: uuid() } }),
+        mine: [404],
+      },
+      {
+        name: "own Gofer, another account's thread",
+        call: (o, f) => ({ path: { goferId: o.gofer, threadId: f.thread } }),
+        mine: [404],
+      },
+    ],
+  },
+  // §4.5: multi-open; unknown thread 404, foreign 403 (frozen, distinguishable).
+  'GET /threads': { auth: 'multi-open', mine: 200 },
+  'GET /threads/{id}': {
+    auth: 'multi-open',
+    call: (p) => ({ path: { id: p.thread } }),
+    mine: 200,
+    foreign: 403,
+    unknown: 404,
+  },
+  'GET /threads/{id}/messages': {
+    auth: 'multi-open',
+    call: (p) => ({ path: { id: p.thread } }),
+    mine: 200,
+    foreign: 403,
+    unknown: 404,
+  },
+  'POST /threads/{id}/pair/confirm': {
+    auth: 'multi-open',
+    call: (p) => ({ path: { id: p.thread }, json: { roleId: p.gofer, accepted: true } }),
+    mine: 400, // the session ended long ago (A3, §5.3)
+    mineText: 'Thread is not waiting for confirmation',
+    foreign: 403,
+    unknown: 404,
+  },
+  'GET /threads/{threadId}/counterpart-attachments/{attachmentId}/url': {
+    auth: 'multi-open',
+    call: (p) => ({ path: { threadId: p.thread, attachmentId: p.counterpartAttachment } }),
+    mine: 200,
+    foreign: 403,
+    unknown: 404, // A28
+    extras: [
+      {
+        name: 'own thread, random attachment',
+        call: (o) => ({ path: { threadId: o.thread, attachmentId: uuid() } }),
+        mine: [404],
+      },
+      {
+        name: "own thread, another thread's counterpart attachment",
+        call: (o, f) => ({ path: { threadId: o.thread, attachmentId: f.counterpartAttachment } }),
+        mine: [404],
+      },
+    ],
+  },
+  // §4.6: the ids of (25) travel in the body; unknown and foreign are the same 404.
+  'POST /match-requests': {
+    auth: 'multi+realm',
+    call: (p) => ({ json: { threadId: p.thread, roleId: p.gofer } }),
+    mine: 201, // idempotent: the existing match
+    foreign: 404,
+    unknown: 404,
+    identical: true,
+  },
+  'POST /match-requests/{requestId}/decision': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { requestId: p.requestId }, json: { accept: true } }),
+    mine: 400, // already decided
+    ...probeSafe,
+  },
+  // §4.7: a non-participant and an unknown conversation get one probe-safe 403.
+  'GET /conversations/{conversationId}/messages': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { conversationId: p.conversation } }),
+    mine: 200,
+    ...probeSafe,
+  },
+  'POST /conversations/{conversationId}/messages': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { conversationId: p.conversation }, json: { content: 'ping' } }),
+    mine: 201,
+    ...probeSafe,
+  },
+  'POST /conversations/{conversationId}/attachments': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { conversationId: p.conversation }, form: photo() }),
+    mine: 201,
+    ...probeSafe,
+  },
+  'GET /conversations/{conversationId}/attachments/{attachmentId}/url': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { conversationId: p.conversation, attachmentId: p.conversationAttachment } }),
+    mine: 200,
+    ...probeSafe,
+    extras: [
+      {
+        name: 'own conversation, random attachment',
+        call: (o) => ({ path: { conversationId: o.conversation, attachmentId: uuid() } }),
+        mine: [404],
+      },
+      {
+        name: "own conversation, another conversation's attachment",
+        call: (o, f) => ({
+          path: { conversationId: o.conversation, attachmentId: f.conversationAttachment },
+        }),
+        mine: [404],
+      },
+    ],
+  },
+  // Extension (docs/openapi.json, ADR 0013): the sender recalls its message; §6's /conversations row.
+  'DELETE /conversations/{conversationId}/messages/{messageId}': {
+    auth: 'multi+realm',
+    call: async (p) => ({ path: { conversationId: p.conversation, messageId: await p.freshMessage() } }),
+    mine: 204,
+    ...probeSafe,
+    extras: [
+      {
+        name: "own conversation, the counterpart's message",
+        call: (o) => ({ path: { conversationId: o.conversation, messageId: o.peerMessage } }),
+        mine: [403, 404],
+      },
+    ],
+  },
+};
+
+// ---- The matrix -----------------------------------------------------------------------------------
+
+type Relation = 'mine' | 'foreign' | 'unknown';
+interface Variant {
+  name: string;
+  /** Whose resources the ids are. */
+  parent: Party['name'];
+  call: () => Call | Promise<Call>;
+  mine?: number[];
+}
+type Expected =
+  | { kind: 'unauthorized' | 'realm' }
+  | { kind: 'mine'; statuses: number[]; text?: string }
+  | { kind: 'refused'; status: 403 | 404 };
+
+function variantsOf(row: Row): Variant[] {
+  const call = (p: Party) => row.call?.(p) ?? {};
+  // Without ids the actor acts on its own account whatever `parent` says (see relationOf).
+  if (row.foreign === undefined) return [{ name: 'no id', parent: 'owner', call: () => call(owner) }];
+  return [
+    { name: 'own id', parent: 'owner', call: () => call(owner) },
+    { name: "another account's id", parent: 'other', call: () => call(other) },
+    { name: 'random id', parent: 'nobody', call: () => call(nobody) },
+    ...(row.extras ?? []).map((e) => ({
+      name: e.name,
+      parent: 'owner' as const,
+      call: () => e.call(owner, other),
+      mine: e.mine,
+    })),
+  ];
+}
+
+function relationOf(row: Row, variant: Variant, actor: 'owner' | 'other'): Relation {
+  if (row.foreign === undefined) return 'mine';
+  if (variant.parent === 'nobody') return 'unknown';
+  return variant.parent === actor ? 'mine' : 'foreign';
+}
+
+function expectationOf(row: Row, auth: Exclude<Auth, 'none'>, variant: Variant, c: Credential) {
+  const verdict = judge(c, auth);
+  if ('refused' in verdict)
+    return { expected: { kind: verdict.refused === 401 ? 'unauthorized' : 'realm' } as Expected };
+  const relation = relationOf(row, variant, verdict.actor);
+  const expected: Expected =
+    relation === 'mine'
+      ? {
+          kind: 'mine',
+          statuses: variant.mine ?? [row.mine],
+          ...(row.mineText ? { text: row.mineText } : {}),
+        }
+      : { kind: 'refused', status: relation === 'foreign' ? row.foreign! : row.unknown! };
+  return { expected, relation };
+}
+
+/** What is wrong with `a` given `e` (§0.3 bodies, §5 codes), or null. */
+function problemWith(a: Answer, e: Expected): string | null {
+  if (a.status >= 500) return 'a 5xx';
+  let body: Record<string, unknown> | undefined;
+  try {
+    body = a.text === '' ? undefined : (JSON.parse(a.text) as Record<string, unknown>);
+  } catch {
+    return 'a body that is not JSON (§0.3)';
+  }
+  if (a.status === 204 && a.text !== '') return 'a 204 with a body (§0.3)';
+  const error = typeof body?.error === 'string' ? body.error : undefined;
+  const errorBody = error !== undefined && typeof body?.code === 'string' && Object.keys(body).length === 2;
+  switch (e.kind) {
+    case 'unauthorized':
+      return a.status === 401 && errorBody && body?.code === 'UNAUTHORIZED' && error?.includes('Unauthorized')
+        ? null
+        : 'expected 401 {error: "…Unauthorized…", code: "UNAUTHORIZED"} (§0.2, §5.3, A19)';
+    case 'realm':
+      return a.status === 403 && errorBody && error === 'errors.realmNotAllowed'
+        ? null
+        : 'expected 403 errors.realmNotAllowed (§0.2, §5.2)';
+    case 'mine':
+      if (!e.statuses.includes(a.status)) return `expected ${e.statuses.join(' or ')}`;
+      return e.text === undefined || error?.includes(e.text)
+        ? null
+        : `expected an error containing "${e.text}"`;
+    case 'refused': {
+      const code = e.status === 403 ? 'FORBIDDEN' : 'NOT_FOUND';
+      return a.status === e.status && errorBody && body?.code === code
+        ? null
+        : `expected ${e.status} {error, code: "${code}"} (§6, §5.1)`;
+    }
+  }
+}
+
+async function inPool<T>(tasks: (() => Promise<T>)[], width: number): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      out[i] = await tasks[i]!();
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return out;
+}
+
+/** Runs one route's cells; returns every divergence, one line each. */
+async function runRoute(route: string, row: Row): Promise<string[]> {
+  const [method, template] = route.split(' ') as [string, string];
+  const cells: { variant: Variant; credential: Credential; call: Call }[] = [];
+  // Built in sequence: some calls mint a fresh resource (a key, a Gofer, a message) to consume.
+  for (const variant of variantsOf(row))
+    for (const credential of CREDENTIALS) cells.push({ variant, credential, call: await variant.call() });
+  const answers = await inPool(
+    cells.map((cell) => () => send(method, template, cell.call, tokens[cell.credential])),
+    8,
+  );
+  const problems: string[] = [];
+  const probes: string[] = [];
+  const baseline = answers[cells.findIndex((c) => c.credential === 'none')]!;
+  cells.forEach(({ variant, credential }, i) => {
+    const a = answers[i]!;
+    const cell = `${credential} × ${variant.name}`;
+    seen.push({ cell: `${route}: ${cell}`, status: a.status });
+    let problem: string | null;
+    if (row.auth === 'none') {
+      // §0.2 (rec.): the header is ignored — the same answer as without one, which is the row's.
+      problem =
+        a.status >= 500
+          ? 'a 5xx'
+          : a.status !== row.mine
+            ? `expected ${row.mine}`
+            : a.text !== baseline.text
+              ? `expected the body sent without a credential: ${baseline.text}`
+              : null;
+    } else {
+      const { expected, relation } = expectationOf(row, row.auth, variant, credential);
+      problem = problemWith(a, expected);
+      if (row.identical && (relation === 'foreign' || relation === 'unknown'))
+        probes.push(`${a.status} ${a.text}`);
+    }
+    if (problem) problems.push(`${cell}: ${problem}; got ${a.status} ${a.text}`);
+  });
+  const distinct = [...new Set(probes)];
+  if (distinct.length > 1)
+    problems.push(`foreign and unknown ids answered differently (§6 identical): ${distinct.join(' | ')}`);
+  return problems;
+}
+
+// ---- The fixture and the tests --------------------------------------------------------------------
+
+/** A second pair that shares no word with matchTwoAccounts' fintech pair (see matchTwoAccountsSaying). */
+const WEDDING: [string[], string[]] = [
+  [
+    'We want a wedding photographer in Lisbon for a June ceremony: candid portraits and a printed album.',
+    'A couple planning a small seaside wedding in Lisbon with sixty guests, candid portraits wanted.',
+    'Warmth, punctuality, creativity.',
+    'Call you Vow Finder.',
+  ],
+  [
+    'I want wedding photography gigs in Lisbon: ceremonies, candid portraits, printed albums.',
+    'A wedding photographer in Lisbon shooting candid portraits, ceremony coverage and printed albums.',
+    'Warmth, punctuality, creativity.',
+    'Call you Lens Finder.',
+  ],
+];
+
+let matches: Match[] = [];
+
+beforeAll(async () => {
+  fleet = await TestFleet.start();
+  matches = await Promise.all([
+    matchTwoAccounts(fleet, ['acl-team', 'acl-eng']),
+    matchTwoAccountsSaying(fleet, ['acl-couple', 'acl-lens'], WEDDING),
+  ]);
+  const [m1, m2] = matches as [Match, Match & { requestId: string }];
+  // The owner is m1.b, the recipient of a's match request (so a decision on it is its own to take).
+  const request = m1.cb.delivered.find((e) => e.type === 'match_request' && e.goferId === m1.gb);
+  [owner, other] = await Promise.all([
+    partyOf('owner', m1, String(request!.payload.requestId)),
+    partyOf('other', m2, m2.requestId),
+  ]);
+  const jwt = await forgeJwts(fleet.env.JWT_SECRET!, m1.b.userId);
+  const control = await send('GET', '/api-keys', {}, jwt.valid);
+  if (control.status !== 200) throw new Error(`the forged control JWT was refused: ${control.text}`);
+  const revoked = await owner.mintKey();
+  await must(m1.b.jwt, 'DELETE /api-keys/{apiKeyId}', { path: { apiKeyId: revoked.id } });
+  tokens = {
+    none: null,
+    'garbage bearer': `garbage-${randomBytes(12).toString('hex')}`,
+    'unknown API key': 'gofers_deadbeef', // §12 line 14
+    'expired JWT': jwt.expired,
+    'realm gofers JWT': jwt.realmGofers,
+    'realm-less JWT': jwt.realmless,
+    'alg none JWT': jwt.algNone,
+    'JWT signed with another key': jwt.otherKey,
+    'revoked API key': revoked.key,
+    "another account's API key": m2.b.apiKey,
+    "owner's API key": m1.b.apiKey,
+    "owner's JWT": m1.b.jwt,
+  };
+});
+afterAll(async () => {
+  for (const m of matches) {
+    m.ca.close();
+    m.cb.close();
+  }
+  await fleet?.stop();
+});
+
+describe('the access matrix (issue 7)', () => {
+  it('has a row for every route of docs/openapi.json, and none for a route the document lacks', () => {
+    expect(ROUTES.length).toBeGreaterThan(0);
+    expect(ROUTES.filter((r) => !TABLE[r])).toEqual([]);
+    expect(Object.keys(TABLE).filter((r) => !ROUTES.includes(r))).toEqual([]);
+  });
+
+  it.each(ROUTES)('%s answers every credential and id as the reference says', async (route) => {
+    const row = TABLE[route];
+    if (!row) throw new Error(`no row for ${route} in the expectations table`);
+    expect(await runRoute(route, row)).toEqual([]);
+  });
+
+  it('never answered with a 5xx', () => {
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.filter((s) => s.status >= 500)).toEqual([]);
+  });
+});
