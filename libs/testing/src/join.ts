@@ -5,6 +5,9 @@ export interface JoinedAccount {
   userId: string;
   jwt: string;
   apiKey: string;
+  /** The secrets the chain used (for tests that prove they never leak). */
+  emailCode: string;
+  pairingCode: string;
 }
 
 export async function postJson(baseUrl: string, path: string, body?: unknown, token?: string) {
@@ -39,7 +42,8 @@ export async function joinAccount(
   if (pairing.status !== 200) throw new Error(`pairing-codes: ${pairing.status} ${pairing.text}`);
   const redeem = await postJson(baseUrl, '/auth/oan/pairing-codes/redeem', { code: pairing.body.code });
   if (redeem.status !== 200) throw new Error(`redeem: ${redeem.status} ${redeem.text}`);
-  return { email, userId, jwt, apiKey: redeem.body.apiKey as string };
+  const pairingCode = pairing.body.code as string;
+  return { email, userId, jwt, apiKey: redeem.body.apiKey as string, emailCode: code, pairingCode };
 }
 
 /** A fresh pairing code redeemed for an already signed-in account (a second connector key). */
