@@ -23,6 +23,8 @@ export interface GatewayDeps {
   openItems?: readonly OpenItemsProvider[];
   notifyOutdated?: NotifyOutdated;
   sweepMs?: number;
+  /** How long a connection may stay without joining a namespace (default HANDSHAKE_TIMEOUT_MS; tests). */
+  handshakeTimeoutMs?: number;
   /** Expose /metrics; prom-client's default metrics can be registered once per process. */
   metrics?: boolean;
 }
@@ -51,6 +53,7 @@ export async function buildApp(deps: GatewayDeps) {
 
   const delivery = new Delivery({ orm, metrics: gatewayMetrics(), log: app.log, sweepMs: deps.sweepMs });
   const io = createSocketServer({
+    ...(deps.handshakeTimeoutMs ? { handshakeTimeoutMs: deps.handshakeTimeoutMs } : {}),
     server: app.server,
     gatewayId: config.GATEWAY_ID,
     openApi: config.ENABLE_OPEN_API,

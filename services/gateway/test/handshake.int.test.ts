@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import {
   connect,
   connectError,
@@ -240,5 +241,32 @@ describe('hostile clients (issue 7: handshake floods and oversized frames are bo
     expect(rows[0]!.n).toBe('0');
     c.socket.close();
     probe.socket.close();
+  });
+});
+
+describe('a flood of half-open handshakes (issue 7)', () => {
+  it('drops connections that never join a namespace, while real clients keep connecting', async () => {
+    const quick = await startGateway(fleet, { id: 'g9', authUrl: auth.url, handshakeTimeoutMs: 400 });
+    try {
+      const wsUrl = `${quick.url.replace('http', 'ws')}/socket.io/?EIO=4&transport=websocket`;
+      const open = (): Promise<WebSocket> =>
+        new Promise((resolve, reject) => {
+          const ws = new WebSocket(wsUrl);
+          ws.once('message', () => resolve(ws)); // the engine's open packet; no namespace CONNECT follows
+          ws.once('error', reject);
+        });
+      const flood = await Promise.all(Array.from({ length: 200 }, open));
+      const closed = flood.map((ws) => new Promise<void>((r) => ws.once('close', () => r())));
+      const real = await connect(quick.url, { token: key }, { transports: ['websocket'] });
+      expect(real.socket.connected).toBe(true);
+      await Promise.all(closed);
+      expect(flood.every((ws) => ws.readyState === WebSocket.CLOSED)).toBe(true);
+      // The real client outlives the timeout: it joined /oan.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(real.socket.connected).toBe(true);
+      real.socket.close();
+    } finally {
+      await quick.close();
+    }
   });
 });

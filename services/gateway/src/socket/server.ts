@@ -21,6 +21,8 @@ export interface SocketServerDeps {
   delivery: Delivery;
   notifyOutdated: NotifyOutdated;
   log: FastifyBaseLogger;
+  /** Default HANDSHAKE_TIMEOUT_MS. */
+  handshakeTimeoutMs?: number;
 }
 
 export type OanServer = Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
@@ -44,7 +46,7 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     maxHttpBufferSize: MAX_CLIENT_FRAME_BYTES,
     // A connection that never joins a namespace is dropped after this (default 45 s): a flood of
     // half-open handshakes cannot hold sockets for long.
-    connectTimeout: HANDSHAKE_TIMEOUT_MS,
+    connectTimeout: deps.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS,
   });
   // The edge routes a polling request to the gateway that minted its sid (`<GATEWAY_ID>.<random>`).
   // base64url never contains '.', so the first '.' always ends the prefix.
