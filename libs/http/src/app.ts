@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Duplex } from 'node:stream';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from 'fastify';
 import metricsPlugin from 'fastify-metrics';
 import swagger from '@fastify/swagger';
 import {
@@ -29,6 +35,50 @@ export interface HttpAppOptions {
   openapi?: { title: string; description?: string };
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Longer than any id; the routes refuse implausible ids themselves. */
+const MAX_PARAM_LENGTH = 16 * 1024;
+
+/**
+ * The first string (value or key) in a parsed JSON document that cannot be stored as text, described,
+ * or null. Iterative, so a deeply nested document cannot exhaust the stack.
+ */
+export function findUnstorableString(doc: unknown): string | null {
+  const stack: unknown[] = [doc];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return 'strings must not contain NUL characters';
+      if (LONE_SURROGATE.test(v)) return 'strings must be valid Unicode (a lone surrogate was found)';
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push(x);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) stack.push(k, x);
+    }
+  }
+  return null;
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
+};
+
+/** Fastify's clientErrorHandler with the `{error, code}` body (the default has its own shape). */
+function writeClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request'];
+  const body = JSON.stringify({ error: `${text}: malformed HTTP request`, code: ErrorCodes.request });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
 export type HttpApp = FastifyInstance & { withTypeProvider(): FastifyInstance };
 
 /** The Fastify factory every service uses: one error body, request ids, health, readiness, metrics. */
@@ -42,6 +92,16 @@ export async function createHttpApp(opts: HttpAppOptions) {
     },
     // §0.1: clients do not strip a trailing slash from baseUrl, so `//api/v1/...` must work.
     rewriteUrl: (req) => collapseSlashes(req.url ?? '/'),
+    // An id of any length reaches its route, which answers it as unknown (§6: 403/404, never a 414).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Requests the router cannot take (bad percent-encoding) get the error body too.
+    frameworkErrors: (err, _req, reply) => {
+      void (reply as FastifyReply)
+        .status(400)
+        .send({ error: `Malformed URL (${err.code})`, code: ErrorCodes.request });
+    },
+    // Requests Node's HTTP parser refuses (bad framing, oversized headers) get the error body too.
+    clientErrorHandler: writeClientError,
     ...opts.fastify,
   }).withTypeProvider<ZodTypeProvider>();
 
@@ -65,11 +125,16 @@ export async function createHttpApp(opts: HttpAppOptions) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text) as unknown);
+      parsed = JSON.parse(text) as unknown;
     } catch {
-      done(new HttpError(400, ErrorCodes.request, 'Request body is not valid JSON'), undefined);
+      return done(new HttpError(400, ErrorCodes.request, 'Request body is not valid JSON'), undefined);
     }
+    // Text we store must be storable: Postgres takes neither NUL nor a lone surrogate (`"\ud800"`).
+    const bad = findUnstorableString(parsed);
+    if (bad) return done(new HttpError(400, ErrorCodes.validation, `Invalid body: ${bad}`), undefined);
+    done(null, parsed);
   });
 
   app.addHook('onSend', async (req, reply, payload) => {

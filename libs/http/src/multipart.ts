@@ -54,9 +54,8 @@ export async function readFilePart(req: FastifyRequest): Promise<FilePart> {
     if (err instanceof HttpError) throw err;
     const status = (err as { statusCode?: unknown }).statusCode;
     if (status === 413) throw uploadTooLarge();
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      throw validation(`Malformed multipart request: ${(err as Error).message}`);
-    }
-    throw err;
+    // Everything else here is the request's framing (no boundary, a truncated part, a client that
+    // went away): nothing of ours has run yet, so it is the client's 400, never a 500.
+    throw validation(`Malformed multipart request: ${(err as Error).message}`);
   }
 }

@@ -33,11 +33,13 @@ export const chatServerError: ChatResponder = () => ({ status: 500, body: { erro
 
 /**
  * A local stand-in for an OpenAI-compatible endpoint (a boundary we do not own): records every request
- * and answers from `script`, one responder per request; an exhausted script answers 500.
+ * and answers from `script`, one responder per request; an exhausted script falls back to `responder`
+ * (for callers whose number and order of requests the test does not fix), and without one answers 500.
  */
 export class FakeChatCompletions {
   readonly recorded: { headers: Record<string, unknown>; body: ChatRequest }[] = [];
   script: ChatResponder[] = [];
+  responder: ChatResponder | null = null;
 
   private readonly app: FastifyInstance = Fastify({ forceCloseConnections: true });
   baseUrl = '';
@@ -45,7 +47,7 @@ export class FakeChatCompletions {
   private constructor() {
     this.app.post('/v1/chat/completions', async (req, reply) => {
       this.recorded.push({ headers: req.headers, body: req.body as ChatRequest });
-      const res = await (this.script.shift() ?? chatServerError)(req.body as ChatRequest);
+      const res = await (this.script.shift() ?? this.responder ?? chatServerError)(req.body as ChatRequest);
       return reply.code(res.status).send(res.body);
     });
   }
@@ -59,6 +61,7 @@ export class FakeChatCompletions {
   reset(): void {
     this.recorded.length = 0;
     this.script = [];
+    this.responder = null;
   }
 
   close(): Promise<void> {

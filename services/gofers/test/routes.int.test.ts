@@ -96,6 +96,11 @@ describe('creating Gofers (§4.4 (11), §12 lines 33–34)', () => {
       expect(Object.keys(created).sort()).toEqual(['chatId', 'goferId', 'greeting']);
       expect(created.greeting).toBe(placeholderTexts('en').greeting);
     }
+    // A missing body, and a JSON content type with an empty body (A31), count as `{}`.
+    for (const extra of [{}, { headers: { ...headers, 'content-type': 'application/json' } }]) {
+      const res = await fleet.app.inject({ method: 'POST', url: '/api/v1/gofers', headers, ...extra });
+      expect(res.statusCode, res.body).toBe(201);
+    }
   });
 
   it('greets and names in Chinese for zh, and inherits the registration platform, never the body’s', async () => {

@@ -35,7 +35,7 @@ export function buildBrainInput(events: readonly GoferEvent[], messageId: string
       if (d.role !== 'user') return { kind: 'skip', reason: 'not_a_user_message' };
       message = { messageId, content: d.content };
     } else if (!(message && d.role === 'user')) {
-      history.push({ role: d.role, content: d.content, pendingQuery: d.pendingQuery });
+      history.push({ role: d.role, content: d.content, pendingQuery: d.pendingQuery, kind: d.kind });
     }
   }
   if (!message) return { kind: 'skip', reason: 'unknown' };

@@ -27,6 +27,8 @@ export interface HistoryItem {
   role: ChatRole;
   content: string;
   pendingQuery: boolean;
+  /** `pairing` for the announcement of a pairing (it quotes the counterpart's name); else null. */
+  kind?: string | null;
 }
 
 export interface BrainInput {

@@ -16,7 +16,7 @@ export const createGoferBody = z
     locale: text(64).optional(),
     humanReviewTriggers: z.array(text(500)).max(50).optional(),
   })
-  .optional();
+  .nullish();
 
 /** No format rule: a malformed id gets the same answer as an unknown one (§6). */
 export const goferParams = z.object({ goferId: z.string() });
@@ -27,7 +27,7 @@ export const chatMessageBody = z
     content: text(20_000).optional(),
     attachmentIds: z.array(z.string().max(128)).max(10).optional(),
   })
-  .optional();
+  .nullish();
 
 /** §4.4 (14): `since` is never a reason to refuse (an unparseable one means "no since"). */
 export const chatHistoryQuery = z.object({ since: z.union([z.string(), z.array(z.string())]).optional() });

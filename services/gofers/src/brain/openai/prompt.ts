@@ -53,9 +53,11 @@ export function userTurn(source: TurnSource, content: string): PromptMessage {
 export function buildPrompt(input: BrainInput): PromptMessage[] {
   const messages: PromptMessage[] = [systemTurn(input.gofer)];
   for (const h of input.history.slice(-HISTORY_LIMIT)) {
-    // Platform rows of the chat (pairing announcements) are data too: never a system message.
+    // Platform rows of the chat are data too: never a system message. A pairing announcement quotes
+    // the counterpart's own name, so it is labelled as counterpart content (ARCHITECTURE §5).
     if (h.role === 'assistant') messages.push({ role: 'assistant', content: h.content });
-    else messages.push(userTurn(h.role === 'user' ? 'owner' : 'platform', h.content));
+    else if (h.role === 'user') messages.push(userTurn('owner', h.content));
+    else messages.push(userTurn(h.kind === 'pairing' ? 'counterpart_gofer' : 'platform', h.content));
   }
   let budget = KNOWLEDGE_LIMIT;
   input.knowledge.forEach((doc, i) => {
