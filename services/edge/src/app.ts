@@ -4,7 +4,7 @@ import { createHttpApp } from '@oan/http';
 import type { EdgeConfig } from './config';
 import { GatewayPool } from './gateways';
 import { registerProxy } from './proxy';
-import { API_ROUTES, upstreamUrl } from './routes';
+import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes';
 
 export interface EdgeDeps {
   config: EdgeConfig;
@@ -26,16 +26,19 @@ export async function buildApp({ config, metrics }: EdgeDeps) {
   // §0.5 / invariant 8: with the gate off no /api/v1 route exists; the factory answers 404.
   if (config.ENABLE_OPEN_API) {
     for (const route of API_ROUTES) {
+      const bodyLimit = (req: FastifyRequest) =>
+        bodyLimitFor(route, req.url, req.headers['content-type'] ?? '');
       if (route.upstream === 'GATEWAYS') {
         await registerProxy(app, {
           prefix: route.prefix,
           upstream: () => gateways.next(),
           failover: (failed) => gateways.failover(failed),
+          bodyLimit,
         });
         continue;
       }
       const url = upstreamUrl(config, route.upstream);
-      if (url) await registerProxy(app, { prefix: route.prefix, upstream: url });
+      if (url) await registerProxy(app, { prefix: route.prefix, upstream: url, bodyLimit });
     }
   }
 

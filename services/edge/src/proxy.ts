@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import httpProxy, { type FastifyHttpProxyOptions } from '@fastify/http-proxy';
 import { ErrorCodes } from '@oan/protocol';
+import { TOO_LARGE, isBodyTooLarge, limitedBody, refuseDeclaredOverLimit } from './bodyLimit';
 
 export interface ProxyRoute {
   prefix: string;
@@ -14,6 +16,8 @@ export interface ProxyRoute {
    * backfill loses events for the SDK), so a dead gateway costs a retry, not an error.
    */
   failover?: (failed: string) => string | undefined;
+  /** The largest body the upstream accepts for this request; larger ones are a 413 here. */
+  bodyLimit?: (req: FastifyRequest) => number;
 }
 
 type ReplyOptions = NonNullable<FastifyHttpProxyOptions['replyOptions']>;
@@ -31,8 +35,30 @@ function forwarded<H extends Headers>(req: AnyRequest, headers: H): H {
   };
 }
 
-/** Any failure to reach the upstream (refused, reset, timeout) is a 503 with the §0.3 body. */
+/**
+ * Hop-by-hop fields (RFC 9110 §7.6.1) the edge does not pass on: undici refuses to send `expect`,
+ * `keep-alive` and `upgrade` (the request would fail as a 503), and this edge's own server has
+ * already answered `Expect: 100-continue` to the client. `connection` and the fields it names are
+ * dropped by reply-from, `transfer-encoding` by undici.
+ */
+const HOP_BY_HOP = ['expect', 'keep-alive', 'proxy-connection', 'te', 'upgrade'] as const;
+
+/** The headers of a proxied HTTP request (WebSocket upgrades take `forwarded` alone). */
+function upstreamHeaders(req: AnyRequest, headers: Headers): Headers {
+  const out = forwarded(req, headers);
+  for (const name of HOP_BY_HOP) delete out[name];
+  return out;
+}
+
+/**
+ * A body cut at its limit (bodyLimit.ts) is a 413. Any other failure to reach the upstream
+ * (refused, reset, timeout) is a 503 with the §0.3 body.
+ */
 const upstreamFailed: OnError = (reply, { error }) => {
+  if (isBodyTooLarge(error)) {
+    void reply.status(413).send(TOO_LARGE);
+    return;
+  }
   reply.log.warn({ err: error }, 'upstream unavailable');
   void reply.status(503).send({ error: 'Service temporarily unavailable', code: ErrorCodes.unavailable });
 };
@@ -57,7 +83,8 @@ function withFailover(route: ProxyRoute, pick: (req: FastifyRequest) => string):
     const attempt = req.oanAttempt ?? { upstream: pick(req), n: 1 };
     const next = route.failover?.(attempt.upstream);
     const idempotent = req.method === 'GET' || req.method === 'HEAD';
-    if (!idempotent || !next || attempt.n >= maxAttempts || !isConnectionFailure(ctx.error) || reply.sent) {
+    const retry = idempotent && next && attempt.n < maxAttempts && isConnectionFailure(ctx.error);
+    if (!retry || isBodyTooLarge(ctx.error) || reply.sent) {
       upstreamFailed(reply, ctx);
       return;
     }
@@ -66,7 +93,7 @@ function withFailover(route: ProxyRoute, pick: (req: FastifyRequest) => string):
     try {
       void reply.from(req.url, {
         getUpstream: () => next,
-        rewriteRequestHeaders: forwarded,
+        rewriteRequestHeaders: upstreamHeaders,
         onError: handler,
       });
     } catch (err) {
@@ -85,7 +112,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
   const pick = typeof route.upstream === 'function' ? route.upstream : undefined;
   const chosen = new WeakMap<object, string>();
   const replyOptions: ReplyOptions = {
-    rewriteRequestHeaders: forwarded,
+    rewriteRequestHeaders: upstreamHeaders,
     onError:
       pick && route.failover ? withFailover(route, (req) => chosen.get(req) ?? pick(req)) : upstreamFailed,
     // No automatic retries: a POST must not run twice, and a long-poll GET must not hop gateways.
@@ -105,12 +132,19 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     replyOptions,
     // Close the upstream keep-alive connections with the edge, so upstreams can shut down promptly.
     destroyAgent: true,
+    // Our own pass-through parsers below, which hold a body without Content-Length to the limit.
+    proxyPayloads: false,
   };
+  const { bodyLimit } = route;
   // The proxy streams bodies through untouched: drop the factory's parsers (JSON and text would be
-  // parsed and re-serialized, anything else refused) in a child context before the library adds its
-  // pass-through parsers.
+  // parsed and re-serialized, anything else refused) in a child context.
   await app.register(async (child) => {
     child.removeAllContentTypeParsers();
+    const passThrough = (req: FastifyRequest, payload: Readable, done: (err: null, body: Readable) => void) =>
+      done(null, bodyLimit ? limitedBody(req, payload, bodyLimit(req)) : payload);
+    child.addContentTypeParser('application/json', passThrough);
+    child.addContentTypeParser('*', passThrough);
+    if (bodyLimit) child.addHook('onRequest', refuseDeclaredOverLimit(bodyLimit));
     if (route.websocket) {
       await child.register(httpProxy, {
         ...common,

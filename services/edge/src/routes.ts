@@ -7,21 +7,50 @@ export interface ApiRoute {
   /** Matches the prefix itself and everything under it; the path is forwarded unchanged. */
   prefix: string;
   upstream: Upstream;
+  /**
+   * The largest body the owner accepts (its `bodyLimit`); the edge refuses a larger one itself
+   * (proxy.ts), since the owner's own 413 is sent before the body is read and can be lost with the
+   * connection it closes. Keep in step with the services' BODY_LIMIT.
+   */
+  bodyLimit: number;
 }
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** §7: a file of up to 10 MiB (MAX_UPLOAD_BYTES) plus the multipart framing and small fields. */
+export const UPLOAD_BODY_LIMIT = 10 * MiB + 64 * KiB;
+
+/** The multipart upload endpoints, which stream the file instead of holding it to `bodyLimit`. */
+const UPLOAD_PATHS: readonly RegExp[] = [
+  /^\/api\/v1\/gofers\/[^/]+\/(?:attachments|photos)\/?$/,
+  /^\/api\/v1\/conversations\/[^/]+\/attachments\/?$/,
+];
 
 /**
  * The public /api/v1 surface by owning service (docs/architecture.md). A new service is one line
  * here plus its URL variable in config.ts; a line whose URL is unset is not registered (404).
  */
 export const API_ROUTES: readonly ApiRoute[] = [
-  { prefix: '/api/v1/auth', upstream: 'AUTH_URL' },
-  { prefix: '/api/v1/api-keys', upstream: 'AUTH_URL' },
-  { prefix: '/api/v1/events', upstream: 'GATEWAYS' },
-  { prefix: '/api/v1/gofers', upstream: 'GOFERS_URL' },
-  { prefix: '/api/v1/threads', upstream: 'MATCHING_URL' },
-  { prefix: '/api/v1/match-requests', upstream: 'MATCHING_URL' },
-  { prefix: '/api/v1/conversations', upstream: 'CONVERSATIONS_URL' },
+  { prefix: '/api/v1/auth', upstream: 'AUTH_URL', bodyLimit: 16 * KiB },
+  { prefix: '/api/v1/api-keys', upstream: 'AUTH_URL', bodyLimit: 16 * KiB },
+  { prefix: '/api/v1/events', upstream: 'GATEWAYS', bodyLimit: MiB },
+  { prefix: '/api/v1/gofers', upstream: 'GOFERS_URL', bodyLimit: 256 * KiB },
+  { prefix: '/api/v1/threads', upstream: 'MATCHING_URL', bodyLimit: 16 * KiB },
+  { prefix: '/api/v1/match-requests', upstream: 'MATCHING_URL', bodyLimit: 16 * KiB },
+  { prefix: '/api/v1/conversations', upstream: 'CONVERSATIONS_URL', bodyLimit: 256 * KiB },
 ];
+
+/**
+ * The body limit for a request to `url` (path and query) under `route`: the upload allowance only
+ * for a multipart body to an upload path (anything else there is parsed, and limited, as JSON).
+ */
+export function bodyLimitFor(route: ApiRoute, url: string, contentType = 'multipart/form-data'): number {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const multipart = /^multipart\/form-data\b/i.test(contentType.trim());
+  return multipart && UPLOAD_PATHS.some((p) => p.test(path)) ? UPLOAD_BODY_LIMIT : route.bodyLimit;
+}
 
 /** The URL of a fixed upstream, or undefined when that service is not configured. */
 export function upstreamUrl(config: EdgeConfig, upstream: Exclude<Upstream, 'GATEWAYS'>): string | undefined {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadEdgeConfig } from '../src/config';
 import { GatewayPool } from '../src/gateways';
+import { API_ROUTES, UPLOAD_BODY_LIMIT, bodyLimitFor } from '../src/routes';
 
 describe('GatewayPool', () => {
   const pool = () => new GatewayPool(['http://a', 'http://b', 'http://c']);
@@ -54,5 +55,49 @@ describe('edge configuration', () => {
       /GATEWAY_IDS/,
     );
     expect(() => loadEdgeConfig({ GATEWAY_URLS: 'ftp://a' })).toThrow(/GATEWAY_URLS/);
+  });
+});
+
+describe('body limits by route', () => {
+  const route = (prefix: string) => API_ROUTES.find((r) => r.prefix === prefix)!;
+
+  it("holds JSON routes to their owner's limit", () => {
+    expect(bodyLimitFor(route('/api/v1/auth'), '/api/v1/auth/oan/email/request-code')).toBe(16 * 1024);
+    expect(bodyLimitFor(route('/api/v1/threads'), '/api/v1/threads/t1/messages')).toBe(16 * 1024);
+    expect(bodyLimitFor(route('/api/v1/gofers'), '/api/v1/gofers/g1')).toBe(256 * 1024);
+    expect(bodyLimitFor(route('/api/v1/conversations'), '/api/v1/conversations/c1/messages')).toBe(
+      256 * 1024,
+    );
+  });
+
+  it('gives the upload paths 10 MiB plus multipart overhead, whatever the query', () => {
+    expect(UPLOAD_BODY_LIMIT).toBe(10 * 1024 * 1024 + 64 * 1024);
+    for (const [prefix, path] of [
+      ['/api/v1/gofers', '/api/v1/gofers/g1/attachments'],
+      ['/api/v1/gofers', '/api/v1/gofers/g1/photos?width=3'],
+      ['/api/v1/conversations', '/api/v1/conversations/c1/attachments?kind=photo'],
+    ] as const) {
+      expect(bodyLimitFor(route(prefix), path)).toBe(UPLOAD_BODY_LIMIT);
+    }
+  });
+
+  it('keeps the JSON limit for a non-multipart body to an upload path', () => {
+    const gofers = route('/api/v1/gofers');
+    expect(bodyLimitFor(gofers, '/api/v1/gofers/g1/photos', 'application/json')).toBe(256 * 1024);
+    expect(bodyLimitFor(gofers, '/api/v1/gofers/g1/photos', '')).toBe(256 * 1024);
+    expect(bodyLimitFor(gofers, '/api/v1/gofers/g1/photos', 'multipart/form-data; boundary=x')).toBe(
+      UPLOAD_BODY_LIMIT,
+    );
+  });
+
+  it('does not stretch the limit to paths that merely contain an upload segment', () => {
+    const conversations = route('/api/v1/conversations');
+    for (const path of [
+      '/api/v1/conversations/c1/attachments/a1/url',
+      '/api/v1/conversations/attachments',
+      '/api/v1/conversations/c1/messages?next=/attachments',
+    ]) {
+      expect(bodyLimitFor(conversations, path)).toBe(256 * 1024);
+    }
   });
 });
