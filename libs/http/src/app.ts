@@ -37,6 +37,26 @@ export interface HttpAppOptions {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Postgres SQLSTATEs of a server that is going away or refusing (classes 08, 57P, 53; 55000 for
+ * `allow_connections false`), and Node's network errors. */
+const DOWN_SQLSTATE = /^(08|57P0|53)/;
+const DOWN_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+const DOWN_NAMES = new Set(['ConnectionException', 'MaxRetriesPerRequestError', 'KafkaJSConnectionError']);
+
+/** Whether `err` (or a cause) says a dependency (Postgres, Redis, Kafka) is unreachable right now. */
+export function isDependencyDown(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
+    const { code, sqlState, name, message } = e as Record<string, unknown>;
+    const state = typeof sqlState === 'string' ? sqlState : typeof code === 'string' ? code : '';
+    if (DOWN_SQLSTATE.test(state) || state === '55000' || DOWN_ERRNO.has(state)) return true;
+    if (typeof name === 'string' && DOWN_NAMES.has(name)) return true;
+    if (typeof message === 'string' && /^Connection is closed\.?$/.test(message)) return true; // ioredis
+    e = (e as { cause?: unknown }).cause ?? (e as { previous?: unknown }).previous;
+  }
+  return false;
+}
+
 /** Longer than any id; the routes refuse implausible ids themselves. */
 const MAX_PARAM_LENGTH = 16 * 1024;
 
@@ -160,6 +180,13 @@ export async function createHttpApp(opts: HttpAppOptions) {
       return reply.status(415).send({ error: 'Unsupported media type', code: ErrorCodes.request });
     if (status >= 400 && status < 500) {
       return reply.status(status).send({ error: err.message, code: ErrorCodes.request });
+    }
+    if (isDependencyDown(err)) {
+      // A dependency is down or restarting (§0.3): the client may retry; nothing was half done.
+      req.log.warn({ err: loggableError(err), reqId: req.id }, 'dependency unavailable');
+      return reply
+        .status(503)
+        .send({ error: 'Service temporarily unavailable', code: ErrorCodes.unavailable });
     }
     // Never a stack trace to the client; the log line carries the trace id (reqId).
     req.log.error({ err: loggableError(err), reqId: req.id }, 'unhandled error');

@@ -63,6 +63,37 @@ describe('the error handler', () => {
   });
 });
 
+describe('a dependency that is down', () => {
+  it('answers 503 with the error body for Postgres shutdowns, refused connections and their causes', async () => {
+    const app = await createHttpApp({ name: 't', logLevel: 'silent', metrics: false });
+    const failures: Record<string, () => Error> = {
+      pgShutdown: () =>
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      pgRefusing: () =>
+        Object.assign(new Error('database "x" is not currently accepting connections'), { code: '55000' }),
+      refused: () =>
+        Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      wrapped: () => new Error('query failed', { cause: Object.assign(new Error('x'), { code: '08006' }) }),
+      redis: () => new Error('Connection is closed.'),
+    };
+    for (const [name, make] of Object.entries(failures)) {
+      app.get(`/${name}`, async () => {
+        throw make();
+      });
+    }
+    app.get('/bug', async () => {
+      throw Object.assign(new Error('syntax error'), { code: '42601' });
+    });
+    for (const name of Object.keys(failures)) {
+      const res = await app.inject({ method: 'GET', url: `/${name}` });
+      expect(res.statusCode, name).toBe(503);
+      expect(res.json()).toEqual({ error: 'Service temporarily unavailable', code: 'SERVICE_UNAVAILABLE' });
+    }
+    expect((await app.inject({ method: 'GET', url: '/bug' })).statusCode).toBe(500);
+    await app.close();
+  });
+});
+
 describe('loggableError', () => {
   it('keeps only the server message of a database error, never its SQL and parameters', () => {
     const err = Object.assign(

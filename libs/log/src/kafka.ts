@@ -30,6 +30,9 @@ export interface ProducerOptions {
   transactionTimeoutMs?: number;
 }
 
+/** The consumers' session timeout unless one is given (the broker's minimum is 6 s). */
+export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+
 export interface ConsumerOptions {
   groupId: string;
   /** Default false: read_committed, aborted transactional records are never delivered. */
@@ -149,7 +152,9 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
       allowAutoTopicCreation: false,
       readUncommitted: opts.readUncommitted ?? false,
       maxWaitTimeInMs: opts.maxWaitTimeMs ?? 500,
-      ...(opts.sessionTimeoutMs !== undefined ? { sessionTimeout: opts.sessionTimeoutMs } : {}),
+      // A member killed with -9 keeps its partitions until this expires, and its successor's join
+      // waits for it: 10 s instead of kafkajs's 30 s (long handlers heartbeat, see reactor.ts).
+      sessionTimeout: opts.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS,
       ...(opts.heartbeatIntervalMs !== undefined ? { heartbeatInterval: opts.heartbeatIntervalMs } : {}),
     });
     await c.connect();

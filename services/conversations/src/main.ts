@@ -23,6 +23,9 @@ const redis = new Redis(config.REDIS_URL);
 const storage = (await createStorage(config, { listen: false }))?.storage ?? null;
 const ctx = createConversationContext({ config, orm, redis, store });
 const app = await buildApp({ config, orm, redis, ctx, storage, logger });
+// Serve before the reactors join their groups: after a kill -9 a join waits out the dead member's
+// session, and the routes do not depend on the reactors (they open and read on their own).
+await app.listen({ host: config.HOST, port: config.CONVERSATIONS_PORT });
 
 const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-conversations', logger });
 const reactorDeps = {
@@ -45,5 +48,3 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   await redis.quit();
   await orm.close(true);
 });
-
-await app.listen({ host: config.HOST, port: config.CONVERSATIONS_PORT });

@@ -26,6 +26,9 @@ const setup = await createStorage(config);
 const storage = setup?.storage ?? null;
 const ctx = createGoferContext({ config, orm, redis, store });
 const app = await buildApp({ config, orm, redis, ctx, storage, logger });
+// Serve before the reactors join their groups: after a kill -9 a join waits out the dead member's
+// session, and the routes do not depend on the reactors (they open and read on their own).
+await app.listen({ host: config.HOST, port: config.GOFERS_PORT });
 
 // The reactors follow `gofers.events` (published by the relay) with their own consumer groups.
 const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-gofers', logger });
@@ -52,5 +55,3 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   await redis.quit();
   await orm.close(true);
 });
-
-await app.listen({ host: config.HOST, port: config.GOFERS_PORT });

@@ -27,6 +27,9 @@ const ctx = createMatchingContext({ config, orm, redis, store });
 // Signing only (§4.5 (24)): the gofers process stores the files and serves them (fs listener).
 const storage = (await createStorage(config, { listen: false }))?.storage ?? null;
 const app = await buildApp({ config, orm, redis, ctx, storage, logger });
+// Serve before the reactors join their groups: after a kill -9 a join waits out the dead member's
+// session, and the routes do not depend on the reactors (they open and read on their own).
+await app.listen({ host: config.HOST, port: config.MATCHING_PORT });
 
 // Reactors: discovery on gofers.events, sessions on matching.events, closing threads of deleted Gofers.
 const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-matching', logger });
@@ -63,5 +66,3 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   await redis.quit();
   await orm.close(true);
 });
-
-await app.listen({ host: config.HOST, port: config.MATCHING_PORT });
