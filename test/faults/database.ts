@@ -1,0 +1,63 @@
+import pg from 'pg';
+import { waitFor } from '@oan/testing';
+import { dumpTables } from '../support';
+
+/**
+ * The tables a replay rebuilds (services/projector/src/migrations.ts READ_TABLES, copied: tests do
+ * not import services).
+ */
+export const READ_TABLES = [
+  'read.oan_event',
+  'read.oan_account_seq',
+  'read.accounts',
+  'read.applied_positions',
+  'read.gofers',
+  'read.gofer_messages',
+  'read.gofer_attachments',
+  'read.threads',
+  'read.thread_messages',
+  'read.pairing_cards',
+  'read.match_requests',
+  'read.conversations',
+  'read.conversation_attachments',
+  'read.conversation_messages',
+];
+
+/**
+ * Makes the fleet's own database refuse connections and drops its sessions, leaving the shared
+ * server alone; returns the function that lets connections in again.
+ */
+export async function refuseConnections(databaseUrl: string): Promise<() => Promise<void>> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const run = async (sql: string, params: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: admin.toString() });
+    await client.connect();
+    try {
+      await client.query(sql, params);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`alter database "${name}" allow_connections false`);
+  await run(
+    `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
+    [name],
+  );
+  return () => run(`alter database "${name}" allow_connections true`);
+}
+
+/** Waits until the tables read the same twice in a row, a second apart: the projector caught up. */
+export async function waitQuiet(databaseUrl: string, tables: string[]): Promise<void> {
+  let last = '';
+  await waitFor(
+    async () => {
+      const now = JSON.stringify(await dumpTables(databaseUrl, tables));
+      const same = now === last;
+      last = now;
+      return same;
+    },
+    { timeoutMs: 60_000, intervalMs: 1000, what: 'the read models to settle' },
+  );
+}

@@ -1,0 +1,23 @@
+import { FaultConnector } from './connector';
+import type { Party } from './load';
+
+/**
+ * One party of the load: two SDK-like connectors for the account (round robin puts them on both
+ * gateways), both starting at the account's cursor as it is now.
+ */
+export async function openParty(
+  baseUrl: string,
+  name: string,
+  account: { userId: string; apiKey: string },
+  goferId: string,
+): Promise<Party> {
+  const connectors = [0, 1].map(() => new FaultConnector(baseUrl, account.apiKey)) as [
+    FaultConnector,
+    FaultConnector,
+  ];
+  const cursor = await connectors[0].rest<{ seq: string }>('GET', '/events/cursor');
+  if (cursor.status !== 200) throw new Error(`cursor: ${cursor.status} ${cursor.text}`);
+  const startCursor = BigInt(cursor.body.seq);
+  for (const c of connectors) await c.connect(startCursor);
+  return { name, userId: account.userId, goferId, connectors, startCursor };
+}

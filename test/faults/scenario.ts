@@ -1,0 +1,72 @@
+import { expect } from 'vitest';
+import { waitFor, type TestFleet } from '@oan/testing';
+import { ok, startLoad, tally, unclean, type LoadRun, type Party, type Sent } from './load';
+import { awaitChatRows, awaitRelays, seqViolations, socketViolations, storeViolations } from './verify';
+
+/** What one fault file shares across its tests: its fleet, the parties of the load, a report. */
+export interface Scene {
+  fleet: TestFleet;
+  parties: Party[];
+  conversationId?: string;
+  report: string[];
+}
+
+const dead = (fleet: TestFleet) =>
+  [...fleet.running.values()].filter((p) => p.child.exitCode !== null).map((p) => p.spec.name);
+
+/**
+ * Runs the load, applies `fault` once it flows, keeps it while the load makes a dozen more attempts
+ * (a condition, not a fixed sleep), lifts it, and waits until the load flows again.
+ */
+export async function underLoad(
+  scene: Scene,
+  label: string,
+  fault: () => Promise<void>,
+  lift: () => Promise<void>,
+): Promise<LoadRun> {
+  const run = startLoad(`${label}-${scene.fleet.id}`, scene.parties, scene.conversationId);
+  const oks = () => run.sent.filter(ok).length;
+  const attempts = () => run.sent.length + run.reads.length;
+  const t0 = Date.now();
+  let down = 0;
+  let up = 0;
+  try {
+    await waitFor(() => oks() >= 8, { timeoutMs: 30_000, what: 'the load to flow' });
+    await fault();
+    down = Date.now();
+    const before = attempts();
+    await waitFor(() => attempts() >= before + 12, { timeoutMs: 30_000, what: 'attempts during the outage' });
+    await lift();
+    up = Date.now();
+    const after = oks();
+    await waitFor(() => oks() >= after + 8, { timeoutMs: 60_000, what: 'the load to flow again' });
+  } finally {
+    await run.stop();
+  }
+  const slowest = (kind: Sent['kind']) =>
+    Math.max(0, ...run.sent.filter((s) => s.kind === kind).map((s) => s.outcome.ms));
+  scene.report.push(
+    `${label}: down ${up - down} ms, load ${Date.now() - t0} ms; writes ${JSON.stringify(tally(run.sent.map((s) => s.outcome)))}; ` +
+      `reads ${JSON.stringify(tally(run.reads))}; slowest chat ${slowest('chat')} ms, message ${slowest('message')} ms, ` +
+      `read ${Math.max(0, ...run.reads.map((o) => o.ms))} ms`,
+  );
+  return run;
+}
+
+/** The proofs after each fault: clean failures, the stores, the seq table and every socket. */
+export async function expectNothingLost(scene: Scene, run: LoadRun): Promise<void> {
+  const db = scene.fleet.env.DATABASE_URL!;
+  expect(dead(scene.fleet), 'processes that died').toEqual([]);
+  expect(unclean([...run.sent.map((s) => s.outcome), ...run.reads]), 'unclean answers').toEqual([]);
+  expect(await storeViolations(db, run), 'event stores').toEqual([]);
+  expect(await awaitRelays(db, run), 'relay_message rows').toEqual([]);
+  expect(await awaitChatRows(db, run), 'chat rows').toEqual([]);
+  expect(
+    await seqViolations(
+      db,
+      scene.parties.map((p) => p.userId),
+    ),
+    'seq',
+  ).toEqual([]);
+  for (const p of scene.parties) expect(await socketViolations(p), `sockets of ${p.name}`).toEqual([]);
+}
