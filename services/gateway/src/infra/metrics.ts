@@ -13,6 +13,8 @@ export interface GatewayMetrics {
   sockets: client.Gauge;
   emitted: client.Counter;
   gapFills: client.Counter;
+  /** Sockets cut because their send backlog passed a limit (socket/backlog.ts), by limit. */
+  slowDisconnects: client.Counter<'limit'>;
 }
 
 export function gatewayMetrics(): GatewayMetrics {
@@ -35,6 +37,15 @@ export function gatewayMetrics(): GatewayMetrics {
         new client.Counter({
           name: 'oan_gateway_gap_fills_total',
           help: 'Gaps closed from read.oan_event (missed or out-of-order live publishes)',
+        }),
+    ),
+    slowDisconnects: getOrCreate(
+      'oan_gateway_slow_socket_disconnects_total',
+      () =>
+        new client.Counter({
+          name: 'oan_gateway_slow_socket_disconnects_total',
+          help: 'Sockets disconnected for falling too far behind (send backlog past a limit)',
+          labelNames: ['limit'] as const,
         }),
     ),
   };

@@ -4,6 +4,7 @@ import { fetchRange, maxSeq } from '@oan/projection';
 import type { OanEventEnvelope } from '@oan/protocol';
 import type { GatewayMetrics } from '../infra/metrics';
 import type { PushEntry } from '../infra/pushTail';
+import { cutConnection, exceededLimit, measureBacklog, type EngineConn } from './backlog';
 import type { OanSocket } from './types';
 
 export interface DeliveryDeps {
@@ -24,7 +25,9 @@ const isBanNotice = (e: OanEventEnvelope): boolean =>
 /**
  * Delivers envelopes to this gateway's own sockets (invariant 7): exactly once per socket, in seq
  * order. Work for one account runs on a promise chain, so an async gap fill never lets a later
- * envelope overtake an earlier one (§8.2); accounts proceed independently.
+ * envelope overtake an earlier one (§8.2); accounts proceed independently. An emit never waits for
+ * the client, so a slow socket delays no other socket, of its account or any other; one that falls
+ * too far behind is cut (socket/backlog.ts) and backfills after reconnecting (§10.2).
  */
 export class Delivery {
   private readonly sockets = new Map<string, Set<OanSocket>>();
@@ -121,10 +124,36 @@ export class Delivery {
   }
 
   private emit(socket: OanSocket, envelope: OanEventEnvelope, seq: bigint, banned: OanSocket[]): void {
+    if (this.cutIfBehind(socket)) return;
     socket.emit('oan:event', envelope);
     socket.data.lastSeq = seq;
     this.deps.metrics.emitted.inc();
     if (isBanNotice(envelope)) banned.push(socket);
+  }
+
+  /**
+   * Checked before each emit, so the backlog never holds more than a limit plus one envelope. The
+   * cut turns `socket.connected` false at once, which stops the callers' loops for this socket.
+   */
+  private cutIfBehind(socket: OanSocket): boolean {
+    const conn = socket.conn as unknown as EngineConn;
+    const backlog = measureBacklog(conn);
+    const limit = exceededLimit(backlog);
+    if (!limit) return false;
+    this.deps.metrics.slowDisconnects.inc({ limit });
+    // No handshake data here: the auth payload carries the token.
+    this.deps.log.warn(
+      {
+        accountId: socket.data.accountId,
+        socketId: socket.id,
+        lastSeq: socket.data.lastSeq?.toString(),
+        limit,
+        ...backlog,
+      },
+      'socket fell too far behind; disconnecting it (the client backfills on reconnect)',
+    );
+    cutConnection(conn);
+    return true;
   }
 
   /** Catches up sockets behind the table: covers a publish lost between commit and XADD (invariant 1). */
