@@ -4,6 +4,7 @@
  * path: ranking query (GIN on both term vectors, symmetric score in SQL), caps, and the proposal
  * append (up to 3 per seed, the default cap).
  *   npx tsx bench/discovery.ts [gofers=100000] [seeds=50]
+ * Writes docs/bench/discovery.svg.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -15,6 +16,7 @@ import { loadMatchingConfig } from '../services/matching/src/config';
 import { discoveryIndexMigrations } from '../services/matching/src/infra/discoveryIndex';
 import { createMatchingStore, matchingMigrations } from '../services/matching/src/infra/store';
 import { discoverFor } from '../services/matching/src/reactors/discovery';
+import { barChart } from './chart';
 import { fmt, percentiles } from './stats';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -92,6 +94,12 @@ try {
   console.log(
     `discoverFor (rank + caps + propose): p50 ${fmt(p.p50)}  p95 ${fmt(p.p95)}  p99 ${fmt(p.p99)}  max ${fmt(p.max)}`,
   );
+  const file = await barChart(
+    'discovery',
+    (['p50', 'p95', 'p99', 'max'] as const).map((k) => ({ label: k, value: p[k] })),
+    { title: `discoverFor with ${N} ready Gofers (${SEEDS} seeds)`, unit: 'ms' },
+  );
+  console.log(`chart: ${file}`);
 } finally {
   redis.disconnect();
   await orm.close(true);

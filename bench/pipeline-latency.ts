@@ -1,112 +1,137 @@
 /**
  * Append → socket latency of the whole pipeline (event store → relay → Kafka → projector → Redis →
- * gateway → socket.io client), next to the raw Kafka produce → consume latency measured with the same
- * client on the same broker, in one run. Usage:
- *   npx tsx bench/pipeline-latency.ts [rate=100] [seconds=10]
- * Prints percentiles and the ratio of the pipeline to the raw Kafka hop.
+ * gateway → socket.io client) at stepped rates, next to two raw hops measured in the same run with
+ * the same client libraries: kafkajs produce → consume on the same broker, and a bare Socket.IO
+ * emit → receive on loopback. Steps up the rate until the pipeline saturates (p50 over 500 ms or the
+ * envelopes not all delivered within the drain timeout). Usage:
+ *   npx tsx bench/pipeline-latency.ts [rates=50,100,200,400,800] [seconds=5]
+ * Prints p50/p95/p99 per rate and the pipeline/raw ratios; writes docs/bench/pipeline-latency.svg.
  */
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
-import { createKafka, runConsumer, silentLogger } from '@oan/log';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, TestFleet, waitFor } from '@oan/testing';
+import { saveChart, type Row } from './chart';
+import { benchNotice } from './fleet';
+import { rawKafkaHop, rawSocketHop, type Percentiles } from './raw';
 import { fmt, paced, percentiles } from './stats';
 
-const rate = Number(process.argv[2] ?? 100);
-const seconds = Number(process.argv[3] ?? 10);
-const count = rate * seconds;
+const rates = (process.argv[2] ?? '50,100,200,400,800').split(',').map(Number);
+const seconds = Number(process.argv[3] ?? 5);
+// Queueing, not a stall: at saturation the median grows with the run (a p99 alone also catches GC and
+// neighbours on a shared machine).
+const SATURATED_P50_MS = 500;
 
-async function rawKafka(brokers: string[], prefix: string) {
-  const kafka = createKafka({ brokers, clientId: 'bench-raw', logger: silentLogger });
-  const topic = `${prefix}bench.raw`;
-  await kafka.ensureTopics([{ topic, numPartitions: 1 }]);
-  const sent = new Map<string, number>();
-  const lat: number[] = [];
-  const consumer = await runConsumer({
-    kafka,
-    groupId: `${prefix}bench.raw`,
-    topics: [topic],
-    fromBeginning: true,
-    eachBatch: async (b) => {
-      const now = performance.now();
-      for (const m of b.messages) {
-        const t0 = sent.get(m.key ?? '');
-        if (t0 !== undefined) lat.push(now - t0);
-      }
-      if (b.messages.length) b.resolve(b.messages[b.messages.length - 1]!.offset);
-    },
-  });
-  await consumer.waitForAssignment();
-  const producer = await kafka.producer({ idempotent: true });
-  await paced(count, rate, async (i) => {
-    sent.set(String(i), performance.now());
-    await producer.send({ topic, acks: -1, messages: [{ key: String(i), value: Buffer.from('x') }] });
-  });
-  await waitFor(() => lat.length >= count, { timeoutMs: 60_000, what: 'raw kafka messages' });
-  await consumer.stop();
-  await kafka.deleteTopics([topic]);
-  await kafka.close();
-  return percentiles(lat);
-}
-
-async function pipeline(fleet: TestFleet) {
+async function pipelineHop(fleet: TestFleet) {
   const acc = await joinAccount(fleet.url, fleet.mailbox, `bench-${fleet.id}@example.com`);
   const socket = await openSocket(fleet.url, acc.apiKey);
-  const sent = new Map<string, number>();
-  const lat: number[] = [];
+  let sent = new Map<string, number>();
+  let lat: number[] = [];
   socket.on('oan:event', (e: OanEventEnvelope) => {
     const t0 = sent.get(String(e.payload.installed));
     if (t0 !== undefined) lat.push(performance.now() - t0);
   });
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
-  await paced(count, rate, async (i) => {
-    const installed = `0.0.${i}`;
-    sent.set(installed, performance.now());
-    await orm.em.fork().transactional((em) =>
+  let step = 0;
+  const append = (installed: string) =>
+    orm.em.fork().transactional((em) =>
       store.append(em, [
         {
           streamId: `bench-${randomUUID()}`,
           expectedVersion: 'no_stream',
-          events: [
-            {
-              type: 'ConnectorOutdatedNoticed',
-              accountId: acc.userId,
-              occurredAt: new Date().toISOString(),
-              data: {
-                accountId: acc.userId,
-                connector: 'bench',
-                installed,
-                latest: '9.9.9',
-                noticedAt: new Date().toISOString(),
-              },
-            },
-          ],
+          events: [benchNotice(acc.userId, installed)],
         },
       ]),
     );
-  });
-  await waitFor(() => lat.length >= count, { timeoutMs: 120_000, what: 'pipeline envelopes' });
-  socket.close();
-  await orm.close();
-  return percentiles(lat);
+  return {
+    /** Percentiles, or undefined when the envelopes were not all delivered within the drain timeout. */
+    async latency(rate: number, count: number): Promise<Percentiles | undefined> {
+      sent = new Map();
+      lat = [];
+      const tag = `${step++}.`;
+      await paced(count, rate, async (i) => {
+        sent.set(tag + i, performance.now());
+        await append(tag + i);
+      });
+      const drained = await waitFor(() => lat.length >= count, { timeoutMs: 30_000, what: 'envelopes' }).then(
+        () => true,
+        () => false,
+      );
+      return drained ? percentiles(lat) : undefined;
+    },
+    async close() {
+      socket.close();
+      await orm.close();
+    },
+  };
 }
 
+const line = (name: string, p: Percentiles) =>
+  `  ${name.padEnd(38)} p50 ${fmt(p.p50)}  p95 ${fmt(p.p95)}  p99 ${fmt(p.p99)}  max ${fmt(p.max)}`;
+
 const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
+const kafka = await rawKafkaHop(fleet.env.KAFKA_BROKERS!.split(','), fleet.env.TOPIC_PREFIX!);
+const sock = await rawSocketHop();
+const pipe = await pipelineHop(fleet);
+const rows: Row[] = [];
 try {
-  const raw = await rawKafka(fleet.env.KAFKA_BROKERS!.split(','), fleet.env.TOPIC_PREFIX!);
-  const pipe = await pipeline(fleet);
-  console.log(`rate ${rate}/s for ${seconds} s (${count} events), one account, one websocket client`);
-  console.log(
-    `raw kafka produce→consume (kafkajs, acks=-1): p50 ${fmt(raw.p50)}  p95 ${fmt(raw.p95)}  p99 ${fmt(raw.p99)}  max ${fmt(raw.max)}`,
-  );
-  console.log(
-    `pipeline append→socket:                    p50 ${fmt(pipe.p50)}  p95 ${fmt(pipe.p95)}  p99 ${fmt(pipe.p99)}  max ${fmt(pipe.max)}`,
-  );
-  console.log(
-    `ratio pipeline/raw: p50 ${(pipe.p50 / raw.p50).toFixed(1)}x  p99 ${(pipe.p99 / raw.p99).toFixed(1)}x`,
-  );
+  console.log(`${seconds} s per rate, one account (one partition per topic), one websocket client`);
+  for (const rate of rates) {
+    const count = rate * seconds;
+    const k = await kafka.latency(rate, count);
+    const s = await sock.latency(rate, count);
+    const p = await pipe.latency(rate, count);
+    console.log(`rate ${rate}/s (${count} events)`);
+    console.log(line('raw socket.io emit→receive:', s));
+    console.log(line('raw kafka produce→consume (acks=-1):', k));
+    if (!p) {
+      console.log(`  pipeline append→socket: not drained within 30 s — saturated`);
+      break;
+    }
+    console.log(line('pipeline append→socket:', p));
+    console.log(
+      `  ratio pipeline/kafka p50 ${(p.p50 / k.p50).toFixed(1)}x p99 ${(p.p99 / k.p99).toFixed(1)}x; ` +
+        `pipeline/socket.io p50 ${(p.p50 / s.p50).toFixed(1)}x p99 ${(p.p99 / s.p99).toFixed(1)}x`,
+    );
+    for (const [hop, v] of [
+      ['raw socket.io', s],
+      ['raw kafka', k],
+      ['pipeline', p],
+    ] as const) {
+      rows.push({ rate, hop, p50: v.p50, p99: v.p99 });
+    }
+    if (p.p50 > SATURATED_P50_MS) {
+      console.log(`  pipeline p50 over ${SATURATED_P50_MS} ms — saturated, stopping`);
+      break;
+    }
+  }
+  const file = await saveChart('pipeline-latency', rows, {
+    title: 'p99 latency by offered rate (log scale; dashed: p50)',
+    layer: [
+      {
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'rate', type: 'quantitative', title: 'events/s', scale: { type: 'log' } },
+          y: { field: 'p99', type: 'quantitative', title: 'ms', scale: { type: 'log' } },
+          color: { field: 'hop', type: 'nominal' },
+        },
+      },
+      {
+        mark: { type: 'line', strokeDash: [4, 3] },
+        encoding: {
+          x: { field: 'rate', type: 'quantitative', scale: { type: 'log' } },
+          y: { field: 'p50', type: 'quantitative', scale: { type: 'log' } },
+          color: { field: 'hop', type: 'nominal' },
+        },
+      },
+    ],
+  });
+  console.log(`chart: ${file}`);
 } finally {
+  await pipe.close();
+  await sock.close();
+  await kafka.close();
   await fleet.stop();
 }

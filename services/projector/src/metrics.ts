@@ -1,4 +1,4 @@
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 
 export const metrics = {
   domainEvents: new Counter({ name: 'oan_projector_domain_events_total', help: 'Domain events applied' }),
@@ -10,4 +10,20 @@ export const metrics = {
     name: 'oan_projector_dead_letters_total',
     help: 'Records that could not be decoded',
   }),
+  // Set after each batch from the fetch's high watermark: records on the partition not yet applied.
+  lag: new Gauge({
+    name: 'oan_projector_consumer_lag',
+    help: 'Records behind the partition high watermark after the last applied batch',
+    labelNames: ['stage', 'topic', 'partition'],
+  }),
 };
+
+/** high watermark − (last applied offset + 1), per stage and partition. */
+export function recordLag(
+  stage: 'domain' | 'oan',
+  b: { topic: string; partition: number; highWatermark: string },
+  lastOffset: string,
+): void {
+  const lag = BigInt(b.highWatermark) - BigInt(lastOffset) - 1n;
+  metrics.lag.set({ stage, topic: b.topic, partition: String(b.partition) }, Number(lag > 0n ? lag : 0n));
+}

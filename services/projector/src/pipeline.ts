@@ -17,7 +17,7 @@ import type { Notification } from './notifications';
 import { projections, type DomainEvent } from './projections';
 import { projectDomainEvents } from './stages/domain';
 import { writeEnvelopes, type CommittedEnvelope } from './stages/oan';
-import { metrics } from './metrics';
+import { metrics, recordLag } from './metrics';
 
 /**
  * A member killed with -9 keeps its partitions until the broker's session timeout expires: short, so
@@ -129,6 +129,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
       );
       b.resolve(b.messages[b.messages.length - 1]!.offset);
       await b.commit(b.messages[b.messages.length - 1]!.offset).catch(() => undefined);
+      recordLag('domain', b, b.messages[b.messages.length - 1]!.offset);
       d.onApplied?.(b.topic, b.partition, nextOffset);
     },
   });
@@ -165,6 +166,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
       if (result && result.length > 0 && d.mode === 'live') await publish(d, result);
       metrics.envelopes.inc(result?.length ?? 0);
       await b.commit(b.messages[b.messages.length - 1]!.offset).catch(() => undefined);
+      recordLag('oan', b, b.messages[b.messages.length - 1]!.offset);
       d.onApplied?.(b.topic, b.partition, nextOffset);
     },
   });

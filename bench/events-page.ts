@@ -1,0 +1,113 @@
+/**
+ * `GET /api/v1/events?since=&limit=200` under load (autocannon, keep-alive connections) through the
+ * edge and against one gateway directly, versus the raw Postgres keyset query for the same page run
+ * with as many pooled connections. One account holds `events` envelopes among `others` × 200 rows of
+ * other accounts; the page is a full one from the middle of its history. Prints the plan (it must be
+ * an index scan on the (account_id, seq) primary key), latencies, requests/s and the ratios. Usage:
+ *   npx tsx bench/events-page.ts [events=10000] [others=500] [seconds=10] [connections=10]
+ * Writes docs/bench/events-page.svg.
+ */
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { joinAccount, TestFleet } from '@oan/testing';
+import { barChart } from './chart';
+import { fmt, percentiles } from './stats';
+
+const EVENTS = Number(process.argv[2] ?? 10_000);
+const OTHERS = Number(process.argv[3] ?? 500);
+const SECONDS = Number(process.argv[4] ?? 10);
+const CONNECTIONS = Number(process.argv[5] ?? 10);
+const PAGE = 200;
+// fetchEvents' query (libs/projection): `order by oan_event.seq`, since a bare `seq` would name the text
+// alias and sort strings instead of walking the (account_id, seq) key.
+const QUERY =
+  'select seq::text as seq, envelope from read.oan_event where account_id = $1 and seq > $2 order by oan_event.seq limit $3';
+
+// Envelope-shaped rows of about the stored size (~450 bytes), written straight into the read model.
+const seed = (
+  account: string,
+) => `insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at)
+  select ${account}, s, gen_random_uuid(), 'system_notice',
+         json_build_object('eventId', gen_random_uuid(), 'seq', s::text, 'type', 'system_notice',
+           'createdAt', now(), 'payload', json_build_object('text', repeat('x', 300)))::text, now()
+    from generate_series(1, $1::int) a, generate_series(1, $2::int) s`;
+
+async function load(url: string, headers: Record<string, string>) {
+  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+}
+
+async function rawSql(pool: pg.Pool, account: string, since: number) {
+  const lat: number[] = [];
+  const until = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const r = await pool.query(QUERY, [account, since, PAGE]);
+        if (r.rowCount !== PAGE) throw new Error(`page of ${r.rowCount}`);
+        lat.push(performance.now() - t0);
+      }
+    }),
+  );
+  return { rps: lat.length / SECONDS, ...percentiles(lat) };
+}
+
+const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
+const pool = new pg.Pool({ connectionString: fleet.env.DATABASE_URL!, max: CONNECTIONS });
+try {
+  const acc = await joinAccount(fleet.url, fleet.mailbox, `page-${fleet.id}@example.com`);
+  await pool.query(seed(`'other-' || a`), [OTHERS, 200]);
+  await pool.query(seed('$3::text'), [1, EVENTS, acc.userId]);
+  await pool.query('analyze read.oan_event');
+  const since = Math.floor(EVENTS / 2);
+  const plan = await pool.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${QUERY}`, [
+    acc.userId,
+    since,
+    PAGE,
+  ]);
+  const planText = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+  const scan = /(Index Only Scan|Bitmap Index Scan|Index Scan)(?: Backward)? (?:using|on) (\S+)/.exec(
+    planText,
+  );
+  const index = scan ? `${scan[1]} on ${scan[2]}` : 'NO INDEX SCAN';
+  const sorted = /Sort Key/.test(planText) ? ', then a sort' : ', in key order (no sort)';
+
+  const path = `/api/v1/events?since=${since}&limit=${PAGE}`;
+  const headers = { authorization: `Bearer ${acc.apiKey}` };
+  const gateway = fleet.plan.processes.find((p) => p.name === 'gateway1')!;
+  const edge = await load(`${fleet.url}${path}`, headers);
+  const direct = await load(`http://127.0.0.1:${gateway.port}${path}`, headers);
+  const raw = await rawSql(pool, acc.userId, since);
+
+  console.log(
+    `${EVENTS} events for the account, ${OTHERS * 200} for ${OTHERS} others; page of ${PAGE} from seq ${since}; ` +
+      `${CONNECTIONS} connections for ${SECONDS} s each`,
+  );
+  console.log(`plan (${index}${sorted}):\n  ${planText.replaceAll('\n', '\n  ')}`);
+  const show = (n: string, x: { rps: number; p50: number; p99: number }) =>
+    console.log(
+      `${n.padEnd(28)} ${x.rps.toFixed(0).padStart(6)} req/s  p50 ${fmt(x.p50)}  p99 ${fmt(x.p99)}`,
+    );
+  show('edge → gateway → Postgres:', edge);
+  show('gateway directly:', direct);
+  show('raw Postgres keyset query:', raw);
+  console.log(
+    `ratio raw/edge req/s ${(raw.rps / edge.rps).toFixed(1)}x, edge/raw p50 ${(edge.p50 / raw.p50).toFixed(1)}x; ` +
+      `raw/gateway req/s ${(raw.rps / direct.rps).toFixed(1)}x, gateway/raw p50 ${(direct.p50 / raw.p50).toFixed(1)}x`,
+  );
+  const file = await barChart(
+    'events-page',
+    [
+      { label: `edge (p50 ${fmt(edge.p50)})`, value: edge.rps },
+      { label: `gateway (p50 ${fmt(direct.p50)})`, value: direct.rps },
+      { label: `raw Postgres (p50 ${fmt(raw.p50)})`, value: raw.rps },
+    ],
+    { title: `GET /events, page of ${PAGE}, ${CONNECTIONS} connections`, unit: 'requests/s' },
+  );
+  console.log(`chart: ${file}`);
+} finally {
+  await pool.end();
+  await fleet.stop();
+}

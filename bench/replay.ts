@@ -1,0 +1,101 @@
+/**
+ * Replay speed (invariant 3): fills the topics through the real pipeline with N domain events over
+ * several accounts (event store → relay → `auth.events` → projector → `oan.events`), waits until the
+ * projector has written all N envelopes, stops the projector and times `npm run replay`
+ * (services/projector/src/replay.ts) against the same topics and database. Usage:
+ *   npx tsx bench/replay.ts [events=20000] [accounts=8] [partitions=4]
+ * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
+ * over the command's wall-clock time; writes docs/bench/replay.svg.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { openDatabase } from '@oan/db';
+import { EventStore } from '@oan/eventstore';
+import { joinAccount, REPO_ROOT, waitFor } from '@oan/testing';
+import { barChart } from './chart';
+import { benchNotice, partitionedFleet } from './fleet';
+
+const N = Number(process.argv[2] ?? 20_000);
+const ACCOUNTS = Number(process.argv[3] ?? 8);
+const PARTITIONS = Number(process.argv[4] ?? 4);
+const PER_TX = 100;
+
+const fleet = await partitionedFleet(PARTITIONS);
+const pool = new pg.Pool({ connectionString: fleet.env.DATABASE_URL!, max: 2 });
+try {
+  const accounts = await Promise.all(
+    Array.from({ length: ACCOUNTS }, (_, i) =>
+      joinAccount(fleet.url, fleet.mailbox, `replay-${i}-${fleet.id}@example.com`),
+    ),
+  );
+  const envelopes = async () =>
+    Number((await pool.query<{ n: string }>('select count(*) n from read.oan_event')).rows[0]!.n);
+  const before = await envelopes();
+
+  const store = new EventStore('auth');
+  const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
+  const t0 = performance.now();
+  for (let i = 0; i < N; i += PER_TX) {
+    const acc = accounts[(i / PER_TX) % ACCOUNTS]!;
+    const events = Array.from({ length: Math.min(PER_TX, N - i) }, (_, j) =>
+      benchNotice(acc.userId, `0.0.${i + j}`),
+    );
+    await orm.em
+      .fork()
+      .transactional((em) =>
+        store.append(em, [{ streamId: `bench-${randomUUID()}`, expectedVersion: 'no_stream', events }]),
+      );
+  }
+  await orm.close();
+  await waitFor(async () => (await envelopes()) >= before + N, {
+    timeoutMs: 600_000,
+    intervalMs: 500,
+    what: 'the projector to write every envelope',
+  });
+  const filled = (performance.now() - t0) / 1000;
+
+  // A graceful stop leaves the consumer groups at once (a kill -9 would make replay wait out the session).
+  const live = fleet.running.get('projector')!;
+  live.child.kill('SIGTERM');
+  await live.exited;
+  fleet.running.delete('projector');
+  const projector = fleet.plan.processes.find((p) => p.name === 'projector')!;
+  const r0 = performance.now();
+  const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'replay'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...projector.env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const wall = (performance.now() - r0) / 1000;
+  const reported = /replayed (\d+) records in ([\d.]+) s \((\d+) records\/s\)/.exec(stdout);
+  if (!reported) throw new Error(`unexpected replay output: ${stdout.slice(-500)}`);
+  const [records, seconds, rate] = [Number(reported[1]), Number(reported[2]), Number(reported[3])];
+  const after = await envelopes();
+  if (after !== before + N) throw new Error(`replay rebuilt ${after} envelopes, expected ${before + N}`);
+
+  console.log(
+    `${N} domain events over ${ACCOUNTS} accounts (${PARTITIONS} partitions per topic) filled through the live pipeline in ${filled.toFixed(1)} s`,
+  );
+  console.log(
+    `npm run replay: ${records} records (domain + OAN topics) in ${seconds.toFixed(1)} s → ${rate} records/s`,
+  );
+  console.log(
+    `wall clock of the command (tsx start-up, truncate included): ${wall.toFixed(1)} s → ` +
+      `${Math.round(N / wall)} domain events/s (each also rebuilding its envelope)`,
+  );
+  const file = await barChart(
+    'replay',
+    [
+      { label: 'live pipeline fill, events/s', value: N / filled },
+      { label: 'replay, records/s (as reported)', value: rate },
+      { label: 'replay, domain events/s (wall clock)', value: N / wall },
+    ],
+    { title: `Replay of ${N} events (${records} records)`, unit: 'per second' },
+  );
+  console.log(`chart: ${file}`);
+} finally {
+  await pool.end();
+  await fleet.stop();
+}

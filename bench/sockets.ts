@@ -1,0 +1,184 @@
+/**
+ * Many idle sockets over two gateway replicas: opens ACCOUNTS × PER websocket sockets (API-key auth,
+ * as the SDK does) spread round-robin over two gateway processes, reports the handshake rate and
+ * the gateways' RSS per socket, then commits one envelope for every account at once and publishes
+ * them as the projector does (one XADD each, pipelined), timing each socket's delivery.
+ *   npx tsx bench/sockets.ts [accounts=1000] [perAccount=10]
+ * One file descriptor per socket in this process (and half of them in each gateway): `ulimit -n`
+ * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { io as ioClient, type Socket } from 'socket.io-client';
+import { credentialsMigration } from '@oan/auth';
+import { dropDatabase, openDatabase, sql } from '@oan/db';
+import { oanEventMigration } from '@oan/projection';
+import { serializeEnvelope, type OanEventEnvelope } from '@oan/protocol';
+import {
+  freePort,
+  insertAccount,
+  insertApiKey,
+  startProcess,
+  waitReady,
+  type RunningProcess,
+} from '@oan/testing';
+import { fmt, percentiles } from './stats';
+
+const ACCOUNTS = Number(process.argv[2] ?? 1000);
+const PER = Number(process.argv[3] ?? 10);
+const TOTAL = ACCOUNTS * PER;
+/** Handshakes in flight at once (a reconnect storm is bounded by client backoff in practice). */
+const WINDOW = 200;
+const DELIVERY_TIMEOUT_MS = 30_000;
+
+const id = randomBytes(4).toString('hex');
+const url = `postgres://postgres@127.0.0.1:5432/oan_bench_${id}`;
+const prefix = `bench:${id}:`;
+const setup = await openDatabase({ url, schema: 'read', migrations: [oanEventMigration] });
+await setup.close(true);
+const orm = await openDatabase({ url, schema: 'auth', migrations: [credentialsMigration] });
+const redis = new Redis('redis://127.0.0.1:6379/0');
+const gateways: RunningProcess[] = [];
+const sockets: Socket[] = [];
+
+/** Resident set of a process, from /proc (Linux). */
+const rssMiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+
+try {
+  const accounts: { id: string; key: string }[] = [];
+  for (let i = 0; i < ACCOUNTS; i += 50) {
+    const batch = Array.from({ length: Math.min(50, ACCOUNTS - i) }, async () => {
+      const accountId = await insertAccount(orm);
+      return { id: accountId, key: (await insertApiKey(orm, accountId)).key };
+    });
+    accounts.push(...(await Promise.all(batch)));
+  }
+
+  for (const name of ['gateway1', 'gateway2'] as const) {
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: url,
+      REDIS_PREFIX: prefix,
+      JWT_SECRET: 'x'.repeat(32),
+      ENABLE_OPEN_API: 'true',
+      GATEWAY_ID: name === 'gateway1' ? 'g1' : 'g2',
+      GATEWAY_PORT: String(port),
+      LOG_LEVEL: 'warn',
+    };
+    gateways.push(
+      startProcess(
+        { name, entry: 'services/gateway/src/main.ts', port, env },
+        join(tmpdir(), `oan-bench-${id}`),
+      ),
+    );
+  }
+  await Promise.all(gateways.map((g) => waitReady(g)));
+  const pids = gateways.map((g) => g.child.pid!);
+  const rssBefore = pids.map(rssMiB);
+
+  // Socket i: account ⌊i / PER⌋, gateway i mod 2, so every account has sockets on both replicas.
+  const received = new Float64Array(TOTAL).fill(NaN);
+  let t0 = 0;
+  let dropped = 0;
+  const handshake: number[] = [];
+  const open = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const start = performance.now();
+      const s = ioClient(`http://127.0.0.1:${gateways[i % 2]!.spec.port}/oan`, {
+        auth: { token: accounts[Math.floor(i / PER)]!.key },
+        transports: ['websocket'],
+        reconnection: false,
+        forceNew: true,
+      });
+      sockets[i] = s;
+      s.once('connect', () => {
+        handshake.push(performance.now() - start);
+        resolve();
+      });
+      s.once('connect_error', reject);
+      s.on('disconnect', () => dropped++);
+      s.on('oan:event', () => {
+        if (Number.isNaN(received[i])) received[i] = performance.now() - t0;
+      });
+    });
+  const tOpen = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WINDOW }, async () => {
+      while (next < TOTAL) await open(next++);
+    }),
+  );
+  const openSecs = (performance.now() - tOpen) / 1000;
+  // Let the per-socket catch-up checks and allocations settle before sampling memory.
+  await new Promise((r) => setTimeout(r, 3000));
+  const rssAfter = pids.map(rssMiB);
+
+  console.log(
+    `${TOTAL} sockets (${ACCOUNTS} accounts × ${PER}) over 2 gateways, ${WINDOW} handshakes in flight`,
+  );
+  const h = percentiles(handshake);
+  console.log(
+    `handshakes: ${(TOTAL / openSecs).toFixed(0)}/s (${openSecs.toFixed(1)} s in all); each p50 ${fmt(h.p50)}  p95 ${fmt(h.p95)}  p99 ${fmt(h.p99)}`,
+  );
+  pids.forEach((_, g) => {
+    const per = ((rssAfter[g]! - rssBefore[g]!) * 1024) / (TOTAL / 2);
+    console.log(
+      `gateway ${g + 1}: RSS ${rssBefore[g]!.toFixed(0)} → ${rssAfter[g]!.toFixed(0)} MiB, ${per.toFixed(1)} KiB per socket`,
+    );
+  });
+
+  // One envelope per account, committed in one statement, then published as the projector does.
+  const texts = accounts.map(() =>
+    serializeEnvelope({
+      v: 1,
+      seq: '1',
+      eventId: randomUUID(),
+      type: 'gofer_message',
+      goferId: randomUUID(),
+      source: 'own_gofer',
+      payload: { text: 'bench' },
+      createdAt: new Date().toISOString(),
+    } satisfies OanEventEnvelope),
+  );
+  t0 = performance.now();
+  await sql(
+    orm.em.fork(),
+    `insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at)
+     select a, 1, (e::jsonb->>'eventId')::uuid, 'gofer_message', e, now() from jsonb_to_recordset(?::jsonb) as t(a text, e text)`,
+    [JSON.stringify(accounts.map((a, i) => ({ a: a.id, e: texts[i] })))],
+  );
+  const committed = performance.now() - t0;
+  const pipe = redis.pipeline();
+  accounts.forEach((a, i) =>
+    pipe.xadd(`${prefix}push`, '*', 't', 'env', 'a', a.id, 's', '1', 'e', texts[i]!),
+  );
+  await pipe.exec();
+  const published = performance.now() - t0;
+
+  const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
+  while (received.some(Number.isNaN) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const got = [...received].filter((x) => !Number.isNaN(x));
+  const d = percentiles(got);
+  console.log(
+    `delivery of ${ACCOUNTS} envelopes to ${TOTAL} sockets (from before the commit; commit ${fmt(committed)}, all published at ${fmt(published)}):`,
+  );
+  console.log(
+    `  delivered ${got.length}/${TOTAL} (${((100 * got.length) / TOTAL).toFixed(2)}%) within ${DELIVERY_TIMEOUT_MS / 1000} s;` +
+      ` min ${fmt(Math.min(...got))}  p50 ${fmt(d.p50)}  p95 ${fmt(d.p95)}  p99 ${fmt(d.p99)}  max ${fmt(d.max)}`,
+  );
+  console.log(`  sockets dropped during the run: ${dropped}`);
+} finally {
+  sockets.forEach((s) => s.close());
+  for (const g of gateways) {
+    g.child.kill('SIGTERM');
+    await g.exited;
+  }
+  await redis.del(`${prefix}push`);
+  redis.disconnect();
+  await orm.close(true);
+  await dropDatabase(url);
+}

@@ -1,0 +1,142 @@
+/**
+ * Sustained end-to-end throughput over many accounts: `POST /gofers` through the edge (each accepted
+ * command appends GoferCreated + the greeting, which the projector turns into one `gofer_message`
+ * envelope) until every envelope arrived on the owner's socket. Accounts are spread over the topics'
+ * partitions by key. Then the pipeline alone: as many events appended straight to the auth event store
+ * (each becomes a `system_notice` envelope). In the same run, the raw Kafka throughput with the same
+ * client (kafkajs, idempotent producer, acks=-1, batches) on a topic with as many partitions as the
+ * fleet's. Usage:
+ *   npx tsx bench/throughput.ts [accounts=24] [commands=1200] [concurrency=24] [partitions=4]
+ * Writes docs/bench/throughput.svg.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'socket.io-client';
+import { openDatabase } from '@oan/db';
+import { EventStore } from '@oan/eventstore';
+import { createKafka, silentLogger } from '@oan/log';
+import type { OanEventEnvelope } from '@oan/protocol';
+import { joinAccount, openSocket, waitFor, type JoinedAccount } from '@oan/testing';
+import { barChart } from './chart';
+import { benchNotice, partitionedFleet } from './fleet';
+import { rawKafkaHop } from './raw';
+
+const ACCOUNTS = Number(process.argv[2] ?? 24);
+const COMMANDS = Number(process.argv[3] ?? 1200);
+const CONCURRENCY = Number(process.argv[4] ?? 24);
+const PARTITIONS = Number(process.argv[5] ?? 4);
+
+const outdatedNotice = (accountId: string, i: number) => ({
+  streamId: `bench-${randomUUID()}`,
+  expectedVersion: 'no_stream' as const,
+  events: [benchNotice(accountId, `0.0.${i}`)],
+});
+
+const fleet = await partitionedFleet(PARTITIONS);
+const sockets: Socket[] = [];
+try {
+  const brokers = fleet.env.KAFKA_BROKERS!.split(',');
+  const adminKafka = createKafka({ brokers, clientId: 'bench-admin', logger: silentLogger });
+  const admin = await adminKafka.admin();
+  const partitions = (await admin.fetchTopicOffsets(`${fleet.env.TOPIC_PREFIX!}oan.events`)).length;
+
+  const accounts: JoinedAccount[] = [];
+  for (let i = 0; i < ACCOUNTS; i += 8) {
+    const batch = Array.from({ length: Math.min(8, ACCOUNTS - i) }, (_, j) =>
+      joinAccount(fleet.url, fleet.mailbox, `tp-${i + j}-${fleet.id}@example.com`),
+    );
+    accounts.push(...(await Promise.all(batch)));
+  }
+  let delivered = 0;
+  let notices = 0;
+  let lastAt = 0;
+  for (const acc of accounts) {
+    const s = await openSocket(fleet.url, acc.apiKey);
+    s.on('oan:event', (e: OanEventEnvelope) => {
+      if (e.type === 'gofer_message') delivered++;
+      else if (e.type === 'system_notice') notices++;
+      lastAt = performance.now();
+    });
+    sockets.push(s);
+  }
+
+  let next = 0;
+  let accepted = 0;
+  let acceptedAt = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < COMMANDS; i = next++) {
+        const acc = accounts[i % accounts.length]!;
+        const res = await fetch(`${fleet.url}/api/v1/gofers`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${acc.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ locale: 'en' }),
+        });
+        await res.arrayBuffer();
+        if (res.status !== 201) throw new Error(`POST /gofers: ${res.status}`);
+        accepted++;
+        acceptedAt = performance.now();
+      }
+    }),
+  );
+  await waitFor(() => delivered >= accepted, { timeoutMs: 300_000, what: 'gofer_message envelopes' });
+  const acceptRate = (accepted * 1000) / (acceptedAt - t0);
+  const e2eRate = (delivered * 1000) / (lastAt - t0);
+
+  // The pipeline alone, without the command layer: the same number of events appended straight to the
+  // auth event store (one per transaction, as a command would), 8 at a time, spread over the accounts.
+  const store = new EventStore('auth');
+  const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
+  let appended = 0;
+  const a0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = appended++; i < COMMANDS; i = appended++) {
+        const acc = accounts[i % accounts.length]!;
+        await orm.em.fork().transactional((em) => store.append(em, [outdatedNotice(acc.userId, i)]));
+      }
+    }),
+  );
+  await orm.close();
+  await waitFor(() => notices >= COMMANDS, { timeoutMs: 300_000, what: 'system_notice envelopes' });
+  const appendRate = (COMMANDS * 1000) / (lastAt - a0);
+
+  const raw = await rawKafkaHop(brokers, fleet.env.TOPIC_PREFIX!, partitions);
+  const rawRate = await raw.throughput(50_000, 100, 600);
+  await raw.close();
+  await adminKafka.close();
+
+  console.log(
+    `${ACCOUNTS} accounts, ${COMMANDS} POST /gofers at concurrency ${CONCURRENCY}, ${partitions} partitions per topic`,
+  );
+  console.log(`commands accepted:                 ${acceptRate.toFixed(0)}/s`);
+  console.log(`envelopes delivered end to end:    ${e2eRate.toFixed(0)}/s (first command → last envelope)`);
+  console.log(
+    `events appended → envelopes:       ${appendRate.toFixed(0)}/s (the pipeline without the command layer)`,
+  );
+  console.log(
+    `raw kafka produce→consume (50,000 × 600 B, batches of 100, acks=-1): ${rawRate.toFixed(0)} msgs/s`,
+  );
+  console.log(
+    `fraction of raw kafka: commands end to end ${((100 * e2eRate) / rawRate).toFixed(2)} %, ` +
+      `appends end to end ${((100 * appendRate) / rawRate).toFixed(2)} %`,
+  );
+  const file = await barChart(
+    'throughput',
+    [
+      { label: 'raw kafka msgs/s (kafkajs)', value: rawRate },
+      { label: 'commands accepted/s', value: acceptRate },
+      { label: 'envelopes delivered/s (commands)', value: e2eRate },
+      { label: 'envelopes delivered/s (appends)', value: appendRate },
+    ],
+    {
+      title: `Sustained throughput (${ACCOUNTS} accounts, ${partitions} partitions)`,
+      unit: 'per second (log)',
+      log: true,
+    },
+  );
+  console.log(`chart: ${file}`);
+} finally {
+  for (const s of sockets) s.close();
+  await fleet.stop();
+}
