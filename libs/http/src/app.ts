@@ -41,7 +41,17 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * `allow_connections false`), and Node's network errors. */
 const DOWN_SQLSTATE = /^(08|57P0|53)/;
 const DOWN_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+/** ioredis's closed connection; node-postgres's broken or ended client (no code on either). */
+const DOWN_MESSAGE =
+  /(^Connection is closed\.?$|Client has encountered a connection error|Connection terminated|Client was closed)/;
 const DOWN_NAMES = new Set(['ConnectionException', 'MaxRetriesPerRequestError', 'KafkaJSConnectionError']);
+
+/** An AbortError from the proxy or a body stream: the client closed the request first. */
+const isClientGone = (err: unknown) =>
+  typeof err === 'object' &&
+  err !== null &&
+  ((err as { name?: unknown }).name === 'AbortError' ||
+    (err as { code?: unknown }).code === 'UND_ERR_ABORTED');
 
 /** Whether `err` (or a cause) says a dependency (Postgres, Redis, Kafka) is unreachable right now. */
 export function isDependencyDown(err: unknown): boolean {
@@ -51,7 +61,7 @@ export function isDependencyDown(err: unknown): boolean {
     const state = typeof sqlState === 'string' ? sqlState : typeof code === 'string' ? code : '';
     if (DOWN_SQLSTATE.test(state) || state === '55000' || DOWN_ERRNO.has(state)) return true;
     if (typeof name === 'string' && DOWN_NAMES.has(name)) return true;
-    if (typeof message === 'string' && /^Connection is closed\.?$/.test(message)) return true; // ioredis
+    if (typeof message === 'string' && DOWN_MESSAGE.test(message)) return true;
     e = (e as { cause?: unknown }).cause ?? (e as { previous?: unknown }).previous;
   }
   return false;
@@ -180,6 +190,12 @@ export async function createHttpApp(opts: HttpAppOptions) {
       return reply.status(415).send({ error: 'Unsupported media type', code: ErrorCodes.request });
     if (status >= 400 && status < 500) {
       return reply.status(status).send({ error: err.message, code: ErrorCodes.request });
+    }
+    if (isClientGone(err)) {
+      // The client went away before the answer (an aborted upload, a proxied request cut): no one
+      // reads this reply, and it is not a server fault.
+      req.log.info({ reqId: req.id }, 'client went away');
+      return reply.status(400).send({ error: 'Request aborted', code: ErrorCodes.request });
     }
     if (isDependencyDown(err)) {
       // A dependency is down or restarting (§0.3): the client may retry; nothing was half done.

@@ -75,12 +75,19 @@ describe('a dependency that is down', () => {
         Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
       wrapped: () => new Error('query failed', { cause: Object.assign(new Error('x'), { code: '08006' }) }),
       redis: () => new Error('Connection is closed.'),
+      pgBroken: () =>
+        new Error(
+          "select 1 from t where id = 'x' - Client has encountered a connection error and is not queryable",
+        ),
     };
     for (const [name, make] of Object.entries(failures)) {
       app.get(`/${name}`, async () => {
         throw make();
       });
     }
+    app.get('/aborted', async () => {
+      throw Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+    });
     app.get('/bug', async () => {
       throw Object.assign(new Error('syntax error'), { code: '42601' });
     });
@@ -90,6 +97,10 @@ describe('a dependency that is down', () => {
       expect(res.json()).toEqual({ error: 'Service temporarily unavailable', code: 'SERVICE_UNAVAILABLE' });
     }
     expect((await app.inject({ method: 'GET', url: '/bug' })).statusCode).toBe(500);
+    expect((await app.inject({ method: 'GET', url: '/aborted' })).json()).toEqual({
+      error: 'Request aborted',
+      code: 'REQUEST_ERROR',
+    });
     await app.close();
   });
 });
@@ -103,5 +114,17 @@ describe('loggableError', () => {
     const out = loggableError(err);
     expect(JSON.stringify(out)).not.toContain('abc123');
     expect(out).toMatchObject({ sqlState: '42P01', message: 'relation "t" does not exist' });
+  });
+
+  it('strips the statement from a driver error without a SQLSTATE too, stack included', () => {
+    const err = new Error(
+      "select * from api_keys where key_hash = 'abc123' for update - Client has encountered a connection error and is not queryable",
+    );
+    const out = loggableError(err);
+    expect(JSON.stringify(out)).not.toContain('abc123');
+    expect(out).toEqual({
+      type: 'Error',
+      message: 'Client has encountered a connection error and is not queryable',
+    });
   });
 });
