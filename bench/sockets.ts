@@ -2,7 +2,8 @@
  * Many idle sockets over two gateway replicas: opens ACCOUNTS × PER websocket sockets (API-key auth,
  * as the SDK does) spread round-robin over two gateway processes, reports the handshake rate and
  * the gateways' RSS per socket, then commits one envelope for every account at once and publishes
- * them as the projector does (one XADD each, pipelined), timing each socket's delivery.
+ * them as the projector does (one XADD each, pipelined), timing each socket's delivery. Writes the
+ * handshake and delivery quantiles to docs/bench/sockets.json and their chart to docs/bench/sockets.svg.
  *   npx tsx bench/sockets.ts [accounts=1000] [perAccount=10]
  * One file descriptor per socket in this process (and half of them in each gateway): `ulimit -n`
  * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000).
@@ -25,6 +26,7 @@ import {
   waitReady,
   type RunningProcess,
 } from '@oan/testing';
+import { saveChart, type Row } from './chart';
 import { fmt, percentiles } from './stats';
 
 const ACCOUNTS = Number(process.argv[2] ?? 1000);
@@ -43,6 +45,17 @@ const orm = await openDatabase({ url, schema: 'auth', migrations: [credentialsMi
 const redis = new Redis('redis://127.0.0.1:6379/0');
 const gateways: RunningProcess[] = [];
 const sockets: Socket[] = [];
+
+/** The 1st…100th percentiles of `samples` (ms), one row each: the chart's quantile curve. */
+function quantiles(what: string, samples: number[]): Row[] {
+  const s = [...samples].sort((a, b) => a - b);
+  if (s.length === 0) return [];
+  return Array.from({ length: 100 }, (_, k) => ({
+    what,
+    percent: k + 1,
+    ms: Math.round(s[Math.max(0, Math.ceil(((k + 1) / 100) * s.length) - 1)]! * 10) / 10,
+  }));
+}
 
 /** Resident set of a process, from /proc (Linux). */
 const rssMiB = (pid: number) =>
@@ -171,6 +184,20 @@ try {
       ` min ${fmt(Math.min(...got))}  p50 ${fmt(d.p50)}  p95 ${fmt(d.p95)}  p99 ${fmt(d.p99)}  max ${fmt(d.max)}`,
   );
   console.log(`  sockets dropped during the run: ${dropped}`);
+  const file = await saveChart(
+    'sockets',
+    [...quantiles('handshake', handshake), ...quantiles('delivery', got)],
+    {
+      title: `${TOTAL} sockets (${ACCOUNTS} accounts × ${PER}) over 2 gateways: latency by share of sockets`,
+      mark: { type: 'line' },
+      encoding: {
+        x: { field: 'percent', type: 'quantitative', title: '% of sockets at or below' },
+        y: { field: 'ms', type: 'quantitative', title: 'ms' },
+        color: { field: 'what', type: 'nominal', title: null },
+      },
+    },
+  );
+  console.log(`chart: ${file}`);
 } finally {
   sockets.forEach((s) => s.close());
   for (const g of gateways) {

@@ -105,6 +105,26 @@ describe('when a connector joined, opened a socket and created a Gofer', () => {
     expect(sum(s, 'oan_projector_envelopes_total')).toBeGreaterThanOrEqual(c.delivered.length);
   });
 
+  it('the reactors report their consumer lag per group, topic and partition too', async () => {
+    const prefix = fleet.env.TOPIC_PREFIX!;
+    // Document parsing and discovery both follow gofers.events, where the new Gofer's events are.
+    for (const [name, group] of [
+      ['gofers', `${prefix}gofers.rag`],
+      ['matching', `${prefix}matching.discovery`],
+    ] as const) {
+      const s = await waitFor(async () => {
+        const x = await scrape(name);
+        return x.samples.some((m) => m.name === 'oan_consumer_lag' && m.labels.group === group)
+          ? x
+          : undefined;
+      });
+      const lag = s.samples.filter((m) => m.name === 'oan_consumer_lag' && m.labels.group === group);
+      expect(lag[0]!.labels.topic, name).toBe(`${prefix}gofers.events`);
+      expect(lag[0]!.labels.partition).toMatch(/^\d+$/);
+      expect(lag.every((m) => m.value >= 0)).toBe(true);
+    }
+  });
+
   it('the relay reports the outbox backlog per event store, drained, and what it published', async () => {
     const s = await waitFor(async () => {
       const x = await scrape('relay');

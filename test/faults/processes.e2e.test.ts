@@ -1,29 +1,23 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, TestFleet, type ProcessName } from '@oan/testing';
-import { dumpTables, matchTwoAccounts } from '../support';
-import { READ_TABLES, refuseConnections, waitQuiet } from './database';
+import type { ProcessName } from '@oan/testing';
+import { refuseConnections } from './database';
 import type { LoadRun } from './load';
-import { openParty } from './parties';
-import { expectNothingLost, underLoad, type Scene } from './scenario';
+import {
+  closeScene,
+  expectNothingLost,
+  expectReplayRebuilds,
+  openScene,
+  underLoad,
+  type Scene,
+} from './scenario';
 
 /** One fleet for the whole file: two matched accounts talking, chatting with their Gofers, reading. */
 let scene: Scene;
 
 beforeAll(async () => {
-  const fleet = await TestFleet.start();
-  scene = { fleet, parties: [], report: [] };
-  const m = await matchTwoAccounts(fleet, ['fault-a', 'fault-b']);
-  m.ca.close();
-  m.cb.close();
-  scene.conversationId = m.conversationId;
-  scene.parties = [await openParty(fleet.url, 'a', m.a, m.ga), await openParty(fleet.url, 'b', m.b, m.gb)];
+  scene = await openScene({}, ['fault-a', 'fault-b']);
 });
-afterAll(async () => {
-  for (const p of scene?.parties ?? []) for (const c of p.connectors) c.close();
-  if (scene?.report.length) console.log(`faults:\n${scene.report.join('\n')}`);
-  await scene?.fleet.stop();
-});
+afterAll(() => closeScene(scene));
 
 /** Each process kind once; gateway1 stands for the gateways (gateway2 keeps serving meanwhile). */
 const KINDS: [string, ProcessName][] = [
@@ -77,17 +71,6 @@ describe("when the fleet's database refuses connections for a while", () => {
 
 describe('after all the faults', () => {
   it('a replay rebuilds the same read models and event table', async () => {
-    const db = scene.fleet.env.DATABASE_URL!;
-    await waitQuiet(db, READ_TABLES);
-    await scene.fleet.kill('projector');
-    const before = await dumpTables(db, READ_TABLES);
-    execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...scene.fleet.env },
-      stdio: 'pipe',
-    });
-    const after = await dumpTables(db, READ_TABLES);
-    for (const t of READ_TABLES) expect(after[t], t).toEqual(before[t]);
-    await scene.fleet.restart('projector');
+    await expectReplayRebuilds(scene.fleet);
   });
 });

@@ -1,5 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { expect } from 'vitest';
-import { waitFor, type TestFleet } from '@oan/testing';
+import { REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
+import { dumpTables, matchTwoAccounts } from '../support';
+import { openParty } from './parties';
+import { READ_TABLES, waitQuiet } from './database';
 import { ok, startLoad, tally, unclean, type LoadRun, type Party, type Sent } from './load';
 import { awaitChatRows, awaitRelays, seqViolations, socketViolations, storeViolations } from './verify';
 
@@ -69,4 +73,42 @@ export async function expectNothingLost(scene: Scene, run: LoadRun): Promise<voi
     'seq',
   ).toEqual([]);
   for (const p of scene.parties) expect(await socketViolations(p), `sockets of ${p.name}`).toEqual([]);
+}
+
+/**
+ * Invariant 3 after the faults: with the projector stopped, the replay CLI rebuilds every read model
+ * and the event table exactly as they were; then the projector comes back.
+ */
+export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
+  const db = fleet.env.DATABASE_URL!;
+  await waitQuiet(db, READ_TABLES);
+  await fleet.kill('projector');
+  const before = await dumpTables(db, READ_TABLES);
+  execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...fleet.env },
+    stdio: 'pipe',
+  });
+  const after = await dumpTables(db, READ_TABLES);
+  for (const t of READ_TABLES) expect(after[t], t).toEqual(before[t]);
+  await fleet.restart('projector');
+}
+
+/** A fleet with two matched accounts whose parties carry the load (their matching connectors closed). */
+export async function openScene(env: Record<string, string>, names: [string, string]): Promise<Scene> {
+  const fleet = await TestFleet.start({ env });
+  const scene: Scene = { fleet, parties: [], report: [] };
+  const m = await matchTwoAccounts(fleet, names);
+  m.ca.close();
+  m.cb.close();
+  scene.conversationId = m.conversationId;
+  scene.parties = [await openParty(fleet.url, 'a', m.a, m.ga), await openParty(fleet.url, 'b', m.b, m.gb)];
+  return scene;
+}
+
+/** Closes the parties' sockets, prints the report, stops the fleet. */
+export async function closeScene(scene: Scene | undefined): Promise<void> {
+  for (const p of scene?.parties ?? []) for (const c of p.connectors) c.close();
+  if (scene?.report.length) console.log(`faults:\n${scene.report.join('\n')}`);
+  await scene?.fleet.stop();
 }

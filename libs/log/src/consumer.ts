@@ -1,3 +1,4 @@
+import { Gauge } from 'prom-client';
 // runConsumer: a consumer-group loop over whole batches with explicit offset commits.
 // kafkajs runs with autoCommit: false and eachBatchAutoResolve: false, so nothing is marked
 // consumed unless the handler calls `commit(offset)` (or `resolve(offset)`): messages after the
@@ -67,6 +68,13 @@ export function toConsumedMessage(m: KafkaMessage): ConsumedMessage {
   };
 }
 
+/** Records behind the partition's high watermark after each batch, per consumer group (Prometheus). */
+const consumerLag = new Gauge({
+  name: 'oan_consumer_lag',
+  help: 'Records between the last handled offset and the high watermark, per group, topic and partition',
+  labelNames: ['group', 'topic', 'partition'],
+});
+
 export async function runConsumer(options: RunConsumerOptions): Promise<RunningConsumer> {
   const { kafka, groupId, topics } = options;
   const log = kafka.logger;
@@ -105,6 +113,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
       eachBatchAutoResolve: false,
       eachBatch: async (payload) => {
         const { topic, partition } = payload.batch;
+        const last = payload.batch.messages.at(-1)?.offset;
         await options.eachBatch({
           topic,
           partition,
@@ -119,6 +128,14 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
           isRunning: () => payload.isRunning(),
           isStale: () => payload.isStale(),
         });
+        // Issue 6: every consumer's lag per partition, after the batch was handled.
+        if (last !== undefined) {
+          const lag = BigInt(payload.batch.highWatermark) - BigInt(last) - 1n;
+          consumerLag.set(
+            { group: groupId, topic, partition: String(partition) },
+            Number(lag < 0n ? 0n : lag),
+          );
+        }
       },
     });
   } catch (err) {

@@ -46,6 +46,9 @@ const SET_MAX = `local cur = redis.call('GET', KEYS[1])
 if (not cur) or (tonumber(ARGV[1]) > tonumber(cur)) then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
 return 1`;
 
+/** How long a command waits to record its position before answering anyway. */
+const REMEMBER_TIMEOUT_MS = 1000;
+
 export class WriteTracker {
   constructor(
     private readonly redis: Redis,
@@ -57,15 +60,26 @@ export class WriteTracker {
     return `${this.prefix}rw:${source}:${accountId}`;
   }
 
-  /** After a command committed: its highest appended position for the account. */
+  /**
+   * After a command committed: its highest appended position for the account. Best effort and
+   * bounded: the command is stored already, so a Redis outage must not turn its answer into an error
+   * (a client would retry and duplicate it); the account's next reads then just do not wait.
+   */
   async remember(accountId: string, source: string, position: string | bigint): Promise<void> {
-    await this.redis.eval(
+    const stored = this.redis.eval(
       SET_MAX,
       1,
       this.key(accountId, source),
       position.toString(),
       String(this.ttlSeconds),
     );
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, REMEMBER_TIMEOUT_MS);
+    });
+    await Promise.race([stored.then(() => undefined), bound])
+      .catch(() => undefined)
+      .finally(() => clearTimeout(timer));
   }
 
   async required(accountId: string, source: string): Promise<bigint> {
