@@ -22,3 +22,4 @@ export {
   type AuthMode,
   type RequireAuthOptions,
 } from './hooks';
+export { createServiceApp, type ServiceAppOptions } from './serviceApp';

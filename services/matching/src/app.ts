@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { createAuthenticator } from '@oan/auth';
-import { sql, type MikroORM } from '@oan/db';
+import { createServiceApp } from '@oan/auth';
+import type { MikroORM } from '@oan/db';
 import type { EventStore } from '@oan/eventstore';
-import { createHttpApp, type Logger } from '@oan/http';
+import type { Logger } from '@oan/http';
 import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { ObjectStorage } from '@oan/storage';
@@ -60,25 +60,16 @@ const BODY_LIMIT = 16 * 1024;
 /** The composition root of the matching service. */
 export async function buildApp(deps: MatchingAppDeps) {
   const { config, orm, redis } = deps;
-  const app = await createHttpApp({
+  const { app, authenticator } = await createServiceApp({
     name: 'matching',
-    logLevel: config.LOG_LEVEL,
-    openapi: { title: 'OAN matching' },
+    config,
+    orm,
+    redis,
     bodyLimit: BODY_LIMIT,
     metrics: deps.metrics,
-    readiness: {
-      postgres: () => sql(orm.em.fork(), 'select 1'),
-      redis: () => redis.ping(),
-    },
-    ...(deps.logger ? { fastify: { loggerInstance: deps.logger } } : {}),
+    ...(deps.logger ? { logger: deps.logger } : {}),
   });
   const ctx = deps.ctx ?? createMatchingContext({ config, orm, redis });
-  const authenticator = createAuthenticator({
-    orm,
-    jwtSecret: config.JWT_SECRET,
-    onBackgroundError: (err) => app.log.warn({ err }, 'could not record API key last use'),
-  });
-  app.addHook('onClose', () => authenticator.drain());
 
   // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {

@@ -1,0 +1,47 @@
+import { sql, type MikroORM } from '@oan/db';
+import { createHttpApp, type Logger } from '@oan/http';
+import { createAuthenticator, type Authenticator } from './authenticator';
+
+export interface ServiceAppOptions {
+  /** The service's name (logs, metrics) and its OpenAPI title `OAN <name>`. */
+  name: string;
+  config: { LOG_LEVEL: string; JWT_SECRET: string };
+  /** Owned by the caller (closed after the app). */
+  orm: MikroORM;
+  redis: { ping(): Promise<unknown> };
+  bodyLimit: number;
+  /** prom-client keeps one registry per process: only one app per process may expose metrics. */
+  metrics?: boolean;
+  /** Replaces the factory's logger (tests). */
+  logger?: Logger;
+}
+
+/**
+ * The part every OAN command service's composition root shares: the HTTP app (error body, request
+ * ids, OpenAPI, metrics) with Postgres and Redis readiness, and the credential authenticator,
+ * drained when the app closes. The service then registers its routes behind ENABLE_OPEN_API.
+ */
+export async function createServiceApp(
+  opts: ServiceAppOptions,
+): Promise<{ app: Awaited<ReturnType<typeof createHttpApp>>; authenticator: Authenticator }> {
+  const { orm, redis } = opts;
+  const app = await createHttpApp({
+    name: opts.name,
+    logLevel: opts.config.LOG_LEVEL,
+    openapi: { title: `OAN ${opts.name}` },
+    bodyLimit: opts.bodyLimit,
+    metrics: opts.metrics,
+    readiness: {
+      postgres: () => sql(orm.em.fork(), 'select 1'),
+      redis: () => redis.ping(),
+    },
+    ...(opts.logger ? { fastify: { loggerInstance: opts.logger } } : {}),
+  });
+  const authenticator = createAuthenticator({
+    orm,
+    jwtSecret: opts.config.JWT_SECRET,
+    onBackgroundError: (err) => app.log.warn({ err }, 'could not record API key last use'),
+  });
+  app.addHook('onClose', () => authenticator.drain());
+  return { app, authenticator };
+}
