@@ -18,13 +18,16 @@ export interface CreatedGofer {
 
 /**
  * §2.6 / §10.11: a Gofer inherits the platform its account registered with, never one from the
- * request. Read from the projector's `read.accounts`; `other` when the row is not there (yet).
+ * request. Read from the projector's `read.accounts`, or — when a connector creates a Gofer right
+ * after joining, before the projector applied the registration — from the credential view auth writes
+ * in the registration's own transaction (`auth.accounts`); `other` when neither has the account.
  */
 export async function registrationPlatform(ctx: GoferContext, accountId: string): Promise<string> {
-  const [row] = await sql<{ source_platform: string }>(
+  const [row] = await sql<{ source_platform: string | null }>(
     ctx.orm.em.fork(),
-    'select source_platform from read.accounts where id = ?',
-    [accountId],
+    `select coalesce((select source_platform from read.accounts where id = ?),
+                     (select source_platform from auth.accounts where id = ?)) as source_platform`,
+    [accountId, accountId],
   );
   return normalizePlatform(row?.source_platform);
 }
