@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import client from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { dropDatabase, sql, type MikroORM } from '@oan/db';
 import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventstore';
 import {
   createKafka,
@@ -19,7 +19,8 @@ import type { GoferContext } from '../src/commands/context';
 import { createGofer } from '../src/commands/createGofer';
 import { deleteGofer } from '../src/commands/deleteGofer';
 import { postUserMessage } from '../src/commands/postUserMessage';
-import { createGoferStore, goferMigrations } from '../src/infra/store';
+import { createGoferStore } from '../src/infra/store';
+import { openGofersDatabase } from './helpers';
 import { startBrain, type RunningBrain } from '../src/reactors/brain';
 
 const id = randomBytes(4).toString('hex');
@@ -44,10 +45,8 @@ const logger: Logger = {
 
 beforeAll(async () => {
   ensureInfra();
-  orm = await openDatabase({ url: dbUrl, schema: 'gofers', migrations: goferMigrations(store) });
-  // createGofer reads the registration platform from the projector's table; no projector runs here.
-  await sql(orm.em.fork(), 'create schema if not exists read');
-  await sql(orm.em.fork(), 'create table read.accounts (id text primary key, source_platform text)');
+  // createGofer reads the registration platform from the projector's table or auth's credential view.
+  orm = await openGofersDatabase(dbUrl, store);
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   ctx = {
     orm,

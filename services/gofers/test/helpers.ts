@@ -189,3 +189,23 @@ export function expectError(res: Res, status: number, code: string) {
   expect(b.code).toBe(code);
   expect(typeof b.error).toBe('string');
 }
+
+/**
+ * The gofers schema plus the neighbours its commands read in production, for reactor tests that run
+ * no projector: auth's credential view (`auth.accounts`, as migrated by auth) and a bare
+ * `read.accounts` that the test fills when it needs a projected registration.
+ */
+export async function openGofersDatabase(
+  url: string,
+  store: ReturnType<typeof createGoferStore>,
+): Promise<MikroORM> {
+  const authOrm = await openDatabase({ url, schema: 'auth', migrations: [credentialsMigration] });
+  await authOrm.close(true);
+  const orm = await openDatabase({ url, schema: 'gofers', migrations: goferMigrations(store) });
+  await sql(orm.em.fork(), 'create schema if not exists read');
+  await sql(
+    orm.em.fork(),
+    'create table if not exists read.accounts (id text primary key, source_platform text)',
+  );
+  return orm;
+}

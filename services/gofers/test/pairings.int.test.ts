@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { dropDatabase, sql, type MikroORM } from '@oan/db';
 import {
   createKafka,
   SCHEMAS_DIR,
@@ -17,7 +17,8 @@ import type { GoferContext } from '../src/commands/context';
 import { createGofer } from '../src/commands/createGofer';
 import { deleteGofer } from '../src/commands/deleteGofer';
 import { pairingMessageIdFor } from '../src/domain/pairing';
-import { createGoferStore, goferMigrations } from '../src/infra/store';
+import { createGoferStore } from '../src/infra/store';
+import { openGofersDatabase } from './helpers';
 import { startPairings, type RunningPairings } from '../src/reactors/pairings';
 
 const id = randomBytes(4).toString('hex');
@@ -35,9 +36,7 @@ let reactor: RunningPairings;
 
 beforeAll(async () => {
   ensureInfra();
-  orm = await openDatabase({ url: dbUrl, schema: 'gofers', migrations: goferMigrations(store) });
-  await sql(orm.em.fork(), 'create schema if not exists read');
-  await sql(orm.em.fork(), 'create table read.accounts (id text primary key, source_platform text)');
+  orm = await openGofersDatabase(dbUrl, store);
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
   ctx = {
     orm,
