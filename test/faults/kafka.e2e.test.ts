@@ -36,7 +36,7 @@ beforeAll(async () => {
   for (const name of ['k-a', 'k-b']) {
     const account = await joinAccount(fleet.url, fleet.mailbox, `${name}-${fleet.id}@example.com`);
     const party = await openParty(fleet.url, name, account, '');
-    const gofer = await party.connectors[0].rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
+    const gofer = await party.connectors[0].request<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
     if (gofer.status !== 201) throw new Error(`POST /gofers: ${gofer.status} ${gofer.text}`);
     party.goferId = gofer.body.goferId;
     scene.parties.push(party);

@@ -48,7 +48,7 @@ export function startLoad(label: string, parties: Party[], conversationId?: stri
       (async () => {
         while (!stopped) {
           const content = `${label} chat ${p.name} #${n++}`;
-          const outcome = await c0.rest<{ id?: string }>('POST', `/gofers/${p.goferId}/chat/messages`, {
+          const outcome = await c0.request<{ id?: string }>('POST', `/gofers/${p.goferId}/chat/messages`, {
             content,
           });
           run.sent.push({ kind: 'chat', party: p.name, content, outcome });
@@ -62,7 +62,7 @@ export function startLoad(label: string, parties: Party[], conversationId?: stri
           (async () => {
             while (!stopped) {
               const content = `${label} msg ${p.name} #${n++}`;
-              const outcome = await c.rest<{ id?: string }>(
+              const outcome = await c.request<{ id?: string }>(
                 'POST',
                 `/conversations/${conversationId}/messages`,
                 {
@@ -77,7 +77,9 @@ export function startLoad(label: string, parties: Party[], conversationId?: stri
     workers.push(
       (async () => {
         while (!stopped) {
-          run.reads.push(await c1.rest<OanEventEnvelope[]>('GET', `/events?since=${p.startCursor}&limit=50`));
+          run.reads.push(
+            await c1.request<OanEventEnvelope[]>('GET', `/events?since=${p.startCursor}&limit=50`),
+          );
           await pace();
         }
       })(),

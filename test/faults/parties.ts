@@ -1,4 +1,4 @@
-import { FaultConnector } from './connector';
+import { call, FaultConnector } from './connector';
 import type { Party } from './load';
 
 /**
@@ -11,13 +11,13 @@ export async function openParty(
   account: { userId: string; apiKey: string },
   goferId: string,
 ): Promise<Party> {
-  const connectors = [0, 1].map(() => new FaultConnector(baseUrl, account.apiKey)) as [
+  const cursor = await call<{ seq: string }>(baseUrl, account.apiKey, 'GET', '/events/cursor');
+  if (cursor.status !== 200) throw new Error(`cursor: ${cursor.status} ${cursor.text}`);
+  const startCursor = BigInt(cursor.body.seq);
+  const connectors = [0, 1].map(() => new FaultConnector(baseUrl, account.apiKey, startCursor)) as [
     FaultConnector,
     FaultConnector,
   ];
-  const cursor = await connectors[0].rest<{ seq: string }>('GET', '/events/cursor');
-  if (cursor.status !== 200) throw new Error(`cursor: ${cursor.status} ${cursor.text}`);
-  const startCursor = BigInt(cursor.body.seq);
-  for (const c of connectors) await c.connect(startCursor);
+  for (const c of connectors) await c.connect();
   return { name, userId: account.userId, goferId, connectors, startCursor };
 }

@@ -14,19 +14,27 @@ export interface ConnectorOptions {
  * A connector as the public SDK behaves (§10.1–10.3): cursor, socket, backfill on every connect with
  * live events buffered meanwhile, one serialized dispatch that drops `seq <= cursor`. `delivered`
  * is what the host would see; `pushes` is every raw socket push, to check order and duplicates.
+ *
+ * A backfill that meets an error (a 503 while a dependency is down, a refused connection while the
+ * edge restarts) retries until it gets through: flushing the live buffer after a failed backfill
+ * would move the cursor over the gap and lose the events in it. A newer connect supersedes an older
+ * backfill still running.
  */
 export class TestConnector {
   readonly delivered: OanEventEnvelope[] = [];
   readonly pushes: OanEventEnvelope[] = [];
   readonly disconnects: string[] = [];
+  /** Every failed backfill attempt (status and text, or the connection error), in order. */
+  readonly backfillFailures: string[] = [];
   socket: Socket | undefined;
   cursor = 0n;
   private buffering = false;
   private buffer: OanEventEnvelope[] = [];
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
+  private generation = 0;
 
-  constructor(private readonly opts: ConnectorOptions) {}
+  constructor(protected readonly opts: ConnectorOptions) {}
 
   async rest<T = unknown>(
     method: string,
@@ -75,26 +83,42 @@ export class TestConnector {
       socket.once('connect_error', (err) => reject(err));
       socket.once('connect', () => resolve());
     });
-    socket.on('connect', () => void this.backfill());
+    let backfilled: Promise<void> = Promise.resolve();
+    socket.on('connect', () => {
+      backfilled = this.backfill();
+    });
     await first;
+    await backfilled;
     await this.idle();
   }
 
   private async backfill(): Promise<void> {
+    const gen = ++this.generation;
+    const current = () => !this.stopped && gen === this.generation;
     this.buffering = true;
     try {
-      for (;;) {
-        const page = await this.rest<OanEventEnvelope[]>('GET', `/events?since=${this.cursor}&limit=200`);
-        if (page.status !== 200) throw new Error(`backfill: ${page.status} ${page.text}`);
+      for (let failures = 0; current();) {
+        const page = await this.rest<OanEventEnvelope[]>(
+          'GET',
+          `/events?since=${this.cursor}&limit=200`,
+        ).catch((err: Error) => ({ status: 0, text: err.message, body: [] as OanEventEnvelope[] }));
+        if (page.status !== 200) {
+          this.backfillFailures.push(`${page.status} ${page.text.slice(0, 120)}`);
+          if (++failures > 150) throw new Error(`backfill kept failing: ${page.status} ${page.text}`);
+          await new Promise((r) => setTimeout(r, 200));
+          continue;
+        }
         this.enqueue(page.body);
         await this.queue;
         if (page.body.length < 200) break;
       }
     } finally {
-      this.buffering = false;
-      const live = this.buffer.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
-      this.buffer = [];
-      this.enqueue(live);
+      if (gen === this.generation) {
+        this.buffering = false;
+        const live = this.buffer.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
+        this.buffer = [];
+        this.enqueue(live);
+      }
     }
   }
 

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LoadRun } from './load';
+import { OwnPostgres } from './postgresServer';
+import {
+  closeScene,
+  expectNothingLost,
+  expectReplayRebuilds,
+  openScene,
+  underLoad,
+  type Scene,
+} from './scenario';
+
+/**
+ * A PostgreSQL server of this file's own (postgresServer.ts), so crashing it disturbs no other fleet
+ * on the shared one. Every store, the outboxes, the read models and the event table live on it.
+ */
+let pg: OwnPostgres | undefined;
+
+/**
+ * How long the server stays down: this experiment's parameter, not a wait on a condition. Long
+ * enough for the relay, the projector and the reactors to meet the outage mid-work, not only the
+ * request path.
+ */
+const OUTAGE_MS = 3000;
+let scene: Scene | undefined;
+
+beforeAll(async () => {
+  pg = await OwnPostgres.start();
+  scene = await openScene({ DATABASE_URL: pg.url(`oan_pg_${randomBytes(4).toString('hex')}`) }, [
+    'pg-a',
+    'pg-b',
+  ]);
+});
+afterAll(async () => {
+  await closeScene(scene);
+  await pg?.stop();
+});
+
+describe('when the PostgreSQL server is killed -9 under mixed load and started again (crash recovery)', () => {
+  let run: LoadRun | undefined;
+  it('requests fail cleanly or succeed, and every accepted command reaches the stores, the seq table and every socket once', async () => {
+    let killedAt = 0;
+    run = await underLoad(
+      scene!,
+      'postgres-crash',
+      async () => {
+        await pg!.kill();
+        killedAt = Date.now();
+      },
+      async () => {
+        await new Promise((done) => setTimeout(done, Math.max(0, killedAt + OUTAGE_MS - Date.now())));
+        await pg!.up();
+      },
+    );
+    // It was a crash: the restarted server replayed its WAL before it let anyone in.
+    expect(pg!.log).toMatch(/not properly shut down; automatic recovery in progress/);
+    await expectNothingLost(scene!, run);
+  });
+
+  // The database down is an unavailable dependency (libs/http isDependencyDown), never a 500.
+  it('the failures while it was down are 503 with the error body', () => {
+    const failed = [...run!.sent.map((s) => s.outcome), ...run!.reads].filter(
+      (o) => typeof o.status === 'number' && o.status >= 500,
+    );
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.map((o) => o.status)).toEqual(failed.map(() => 503));
+  });
+});
+
+describe('after the crash', () => {
+  it('a replay rebuilds the same read models and event table', async () => {
+    await expectReplayRebuilds(scene!.fleet);
+  });
+});
