@@ -50,6 +50,8 @@ export async function openFleet(): Promise<Fleet> {
 export interface RunningGateway {
   app: Awaited<ReturnType<typeof buildApp>>;
   url: string;
+  /** The gateway's own pool, as its process would have. */
+  orm: MikroORM;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ export async function startGateway(
   return {
     app,
     url: `http://127.0.0.1:${port}`,
+    orm,
     close: async () => {
       await app.close();
       redis.disconnect();
