@@ -1,5 +1,6 @@
 export * from './app';
 export * from './errors';
+export * from './limits';
 export * from './logger';
 export type { ZodTypeProvider } from 'fastify-type-provider-zod';
 export * from './multipart';

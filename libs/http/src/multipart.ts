@@ -4,9 +4,7 @@ import { validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ErrorCodes } from '@oan/protocol';
 import { HttpError, validation } from './errors';
-
-/** §7: 10 × 1024 × 1024 bytes per file on every upload endpoint, enforced while the part streams in. */
-export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+import { MAX_UPLOAD_BYTES } from './limits';
 
 export const uploadTooLarge = () =>
   new HttpError(413, ErrorCodes.payloadTooLarge, `File larger than ${MAX_UPLOAD_BYTES} bytes`);

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createAuthenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
-import { createHttpApp, type Logger } from '@oan/http';
+import { BODY_LIMITS, createHttpApp, type Logger } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { AuthContext } from './commands/context';
 import type { AuthConfig } from './config';
@@ -28,9 +28,6 @@ export interface AuthAppDeps {
   metrics?: boolean;
 }
 
-/** Request bodies here are a few short strings; anything larger is refused with 413. */
-const BODY_LIMIT = 16 * 1024;
-
 /** The composition root of the auth service. The caller owns (and closes) orm, redis and mailer. */
 export async function buildApp(deps: AuthAppDeps) {
   const { config, orm, redis } = deps;
@@ -38,7 +35,7 @@ export async function buildApp(deps: AuthAppDeps) {
     name: 'auth',
     logLevel: config.LOG_LEVEL,
     openapi: { title: 'OAN auth' },
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: BODY_LIMITS.auth,
     metrics: deps.metrics,
     readiness: {
       postgres: () => sql(orm.em.fork(), 'select 1'),

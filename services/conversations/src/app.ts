@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { BODY_LIMITS } from '@oan/http';
 import type { Redis } from 'ioredis';
 import { createServiceApp } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
@@ -48,9 +49,6 @@ export interface ConversationAppDeps {
   metrics?: boolean;
 }
 
-/** JSON bodies here are a message (≤ 20 000 characters) and up to ten ids. */
-const BODY_LIMIT = 256 * 1024;
-
 /** The composition root of the conversations service. */
 export async function buildApp(deps: ConversationAppDeps) {
   const { config, orm, redis } = deps;
@@ -60,7 +58,7 @@ export async function buildApp(deps: ConversationAppDeps) {
     config,
     orm,
     redis,
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: BODY_LIMITS.conversations,
     metrics: deps.metrics,
     ...(deps.logger ? { logger: deps.logger } : {}),
   });

@@ -1,3 +1,4 @@
+import { BODY_LIMITS, UPLOAD_BODY_LIMIT } from '@oan/http';
 import type { EdgeConfig } from './config';
 
 /** Where a route group goes: one service's URL, or the gateway pool (round robin). */
@@ -10,16 +11,10 @@ export interface ApiRoute {
   /**
    * The largest body the owner accepts (its `bodyLimit`); the edge refuses a larger one itself
    * (proxy.ts), since the owner's own 413 is sent before the body is read and can be lost with the
-   * connection it closes. Keep in step with the services' BODY_LIMIT.
+   * connection it closes. The same constant the owner passes (libs/http BODY_LIMITS).
    */
   bodyLimit: number;
 }
-
-const KiB = 1024;
-const MiB = 1024 * KiB;
-
-/** §7: a file of up to 10 MiB (MAX_UPLOAD_BYTES) plus the multipart framing and small fields. */
-export const UPLOAD_BODY_LIMIT = 10 * MiB + 64 * KiB;
 
 /** The multipart upload endpoints, which stream the file instead of holding it to `bodyLimit`. */
 const UPLOAD_PATHS: readonly RegExp[] = [
@@ -32,13 +27,13 @@ const UPLOAD_PATHS: readonly RegExp[] = [
  * here plus its URL variable in config.ts; a line whose URL is unset is not registered (404).
  */
 export const API_ROUTES: readonly ApiRoute[] = [
-  { prefix: '/api/v1/auth', upstream: 'AUTH_URL', bodyLimit: 16 * KiB },
-  { prefix: '/api/v1/api-keys', upstream: 'AUTH_URL', bodyLimit: 16 * KiB },
-  { prefix: '/api/v1/events', upstream: 'GATEWAYS', bodyLimit: MiB },
-  { prefix: '/api/v1/gofers', upstream: 'GOFERS_URL', bodyLimit: 256 * KiB },
-  { prefix: '/api/v1/threads', upstream: 'MATCHING_URL', bodyLimit: 16 * KiB },
-  { prefix: '/api/v1/match-requests', upstream: 'MATCHING_URL', bodyLimit: 16 * KiB },
-  { prefix: '/api/v1/conversations', upstream: 'CONVERSATIONS_URL', bodyLimit: 256 * KiB },
+  { prefix: '/api/v1/auth', upstream: 'AUTH_URL', bodyLimit: BODY_LIMITS.auth },
+  { prefix: '/api/v1/api-keys', upstream: 'AUTH_URL', bodyLimit: BODY_LIMITS.auth },
+  { prefix: '/api/v1/events', upstream: 'GATEWAYS', bodyLimit: BODY_LIMITS.gateway },
+  { prefix: '/api/v1/gofers', upstream: 'GOFERS_URL', bodyLimit: BODY_LIMITS.gofers },
+  { prefix: '/api/v1/threads', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
+  { prefix: '/api/v1/match-requests', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
+  { prefix: '/api/v1/conversations', upstream: 'CONVERSATIONS_URL', bodyLimit: BODY_LIMITS.conversations },
 ];
 
 /**

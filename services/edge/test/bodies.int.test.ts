@@ -6,7 +6,7 @@ import { createHttpApp, readFilePart, registerUploadScope } from '@oan/http';
 import { freePort } from '@oan/testing';
 import { buildApp } from '../src/app';
 import { loadEdgeConfig } from '../src/config';
-import { UPLOAD_BODY_LIMIT } from '../src/routes';
+import { UPLOAD_BODY_LIMIT } from '@oan/http';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

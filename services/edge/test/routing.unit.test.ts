@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadEdgeConfig } from '../src/config';
 import { GatewayPool } from '../src/gateways';
-import { API_ROUTES, UPLOAD_BODY_LIMIT, bodyLimitFor } from '../src/routes';
+import { UPLOAD_BODY_LIMIT } from '@oan/http';
+import { API_ROUTES, bodyLimitFor } from '../src/routes';
 
 describe('GatewayPool', () => {
   const pool = () => new GatewayPool(['http://a', 'http://b', 'http://c']);

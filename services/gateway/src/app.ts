@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createAuthenticator, type Authenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
-import { createHttpApp } from '@oan/http';
+import { BODY_LIMITS, createHttpApp } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { GatewayConfig } from './config';
 import { eventRoutes } from './http/events';
@@ -33,6 +33,7 @@ export interface GatewayDeps {
 export async function buildApp(deps: GatewayDeps) {
   const { config, orm, redis } = deps;
   const app = await createHttpApp({
+    bodyLimit: BODY_LIMITS.gateway,
     name: `gateway-${config.GATEWAY_ID}`,
     logLevel: config.LOG_LEVEL,
     openapi: { title: 'OAN gateway' },

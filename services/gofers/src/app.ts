@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { BODY_LIMITS } from '@oan/http';
 import type { Redis } from 'ioredis';
 import { createServiceApp } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
@@ -51,9 +52,6 @@ export interface GoferAppDeps {
   metrics?: boolean;
 }
 
-/** JSON bodies here are a chat message (≤ 20 000 characters) or a few short strings. */
-const BODY_LIMIT = 256 * 1024;
-
 /** The composition root of the gofers service. */
 export async function buildApp(deps: GoferAppDeps) {
   const { config, orm, redis } = deps;
@@ -63,7 +61,7 @@ export async function buildApp(deps: GoferAppDeps) {
     config,
     orm,
     redis,
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: BODY_LIMITS.gofers,
     metrics: deps.metrics,
     ...(deps.logger ? { logger: deps.logger } : {}),
   });

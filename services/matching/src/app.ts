@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { BODY_LIMITS } from '@oan/http';
 import type { Redis } from 'ioredis';
 import { createServiceApp } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
@@ -54,9 +55,6 @@ export interface MatchingAppDeps {
   metrics?: boolean;
 }
 
-/** Bodies here are a few ids and a boolean. */
-const BODY_LIMIT = 16 * 1024;
-
 /** The composition root of the matching service. */
 export async function buildApp(deps: MatchingAppDeps) {
   const { config, orm, redis } = deps;
@@ -65,7 +63,7 @@ export async function buildApp(deps: MatchingAppDeps) {
     config,
     orm,
     redis,
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: BODY_LIMITS.matching,
     metrics: deps.metrics,
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
