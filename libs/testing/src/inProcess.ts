@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { credentialsMigration } from '@oan/auth';
 import { dropDatabase, openDatabase, sql, type MigrationDef, type MikroORM } from '@oan/db';
-import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventstore';
+import { domainHeaders, startOutboxRelay, type StoredEvent } from '@oan/eventstore';
 import { createLogger, type Logger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/log';
 import { insertAccount, insertApiKey } from './credentials';
@@ -27,32 +27,66 @@ export interface ProjectorParts<C> {
   }): Promise<{ stop(): Promise<void> }>;
 }
 
-export interface InProcessFleetOptions<C> {
+/** What every in-process world is made of: the service's event store(s), auth's credential view, Redis. */
+export interface InProcessStoresOptions {
   /** Names the Kafka client and logger. */
   name: string;
-  /** Event stores of the service(s) under test: opened (migrated) and relayed to `<schema>.events`. */
+  /** Event stores of the service(s) under test: opened (migrated), and relayed to `<schema>.events` when a projector runs. */
   stores: { schema: string; migrations: MigrationDef[] }[];
-  /** Domain topics the projector consumes (without prefix), e.g. `['auth.events', 'gofers.events']`. */
-  domainTopics: string[];
-  projector: ProjectorParts<C>;
   /** Extra variables for the service's config (merged over `baseEnv`). */
   env?: Record<string, string>;
 }
 
-export interface InProcessFleet {
+export interface InProcessFleetOptions<C> extends InProcessStoresOptions {
+  /** Domain topics the projector consumes (without prefix), e.g. `['auth.events', 'gofers.events']`. */
+  domainTopics: string[];
+  projector: ProjectorParts<C>;
+}
+
+/** A row of a store's `events` table, as stored (position as text, data as JSON). */
+export type RawStoredEvent = Pick<StoredEvent, 'position' | 'type' | 'accountId' | 'streamId'> & {
+  data: Record<string, unknown>;
+};
+
+/** The credentials of `account()`: the account's realm and its API key's permissions (all by default). */
+export interface AccountOptions {
+  realm?: string;
+  permissions?: readonly string[];
+}
+
+export interface InProcessStores {
   /** NODE_ENV, LOG_LEVEL, ENABLE_OPEN_API, JWT_SECRET, DATABASE_URL, REDIS_PREFIX, TOPIC_PREFIX + `env`. */
   baseEnv: Record<string, string>;
   /** The ORM of each store, by schema. */
   orms: Record<string, MikroORM>;
-  projectorOrm: MikroORM;
   authOrm: MikroORM;
   redis: Redis;
+  logger: Logger;
+  /** An account of the credential view with an API key. */
+  account(opts?: AccountOptions): Promise<{ accountId: string; headers: Record<string, string> }>;
+  /** Every stored event of a store (one of `stores`), in position order. */
+  events(schema: string): Promise<RawStoredEvent[]>;
+  /**
+   * Hands something built on this world (an app, a listener…) to `close`, which closes what it was
+   * given first, the last given first. Returns it.
+   */
+  adopt<T extends { close(): Promise<unknown> }>(closable: T): T;
+  /** Closes what was adopted, then removes everything the world made (Redis keys, the database…). */
+  close(): Promise<void>;
+}
+
+export interface InProcessFleet extends InProcessStores {
+  projectorOrm: MikroORM;
   kafka: KafkaHandle;
   registry: SchemaRegistry;
-  logger: Logger;
-  /** An account of the credential view with an API key, and its read.accounts row (`platform`). */
-  account(platform?: string): Promise<{ accountId: string; headers: Record<string, string> }>;
-  /** Stops the relays and the pipeline, removes topics, groups, Redis keys and the database. */
+  /** As `InProcessStores.account`, with the projector's copy of it (read.accounts, `platform`, default `other`). */
+  account(
+    opts?: AccountOptions & { platform?: string },
+  ): Promise<{ accountId: string; headers: Record<string, string> }>;
+  /**
+   * Closes what was adopted, stops the pipeline and the relays, removes topics and groups, then
+   * Redis keys and the database.
+   */
   close(): Promise<void>;
 }
 
@@ -61,9 +95,18 @@ const JWT_SECRET = 'in-process-fleet-test-secret-0123456789';
 /**
  * A service's world against real Postgres, Redis and Kafka, with the real outbox relay and projector
  * pipeline in-process (unique database, Redis prefix and topic prefix; all removed by `close`), so
- * the read models a service reads are built exactly as in production.
+ * the read models a service reads are built exactly as in production. Without `projector`, only
+ * the stores, auth's credential view and Redis (no Kafka, relay or pipeline).
+ *
+ * Whatever fails while starting, what was already made is removed before the error is rethrown.
  */
-export async function startInProcessFleet<C>(opts: InProcessFleetOptions<C>): Promise<InProcessFleet> {
+export function startInProcessFleet<C>(opts: InProcessFleetOptions<C>): Promise<InProcessFleet>;
+export function startInProcessFleet(
+  opts: InProcessStoresOptions & { projector?: undefined },
+): Promise<InProcessStores>;
+export async function startInProcessFleet<C>(
+  opts: InProcessStoresOptions & Partial<Pick<InProcessFleetOptions<C>, 'domainTopics' | 'projector'>>,
+): Promise<InProcessStores | InProcessFleet> {
   ensureInfra();
   const id = randomBytes(5).toString('hex');
   const baseEnv: Record<string, string> = {
@@ -78,36 +121,102 @@ export async function startInProcessFleet<C>(opts: InProcessFleetOptions<C>): Pr
   };
   const databaseUrl = baseEnv.DATABASE_URL!;
   const logger = createLogger(`${opts.name}-test`, 'warn');
-  const authOrm = await openDatabase({
-    url: databaseUrl,
-    schema: 'auth',
-    migrations: [credentialsMigration],
-  });
-  const projectorOrm = await openDatabase({
-    url: databaseUrl,
-    schema: 'projector',
-    migrations: opts.projector.migrations,
-  });
-  const orms: Record<string, MikroORM> = {};
-  for (const s of opts.stores) {
-    orms[s.schema] = await openDatabase({ url: databaseUrl, schema: s.schema, migrations: s.migrations });
-  }
-  const redis = new Redis(baseEnv.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
-  const registry = new SchemaRegistry(SCHEMAS_DIR);
-  const kafka = createKafka({
-    brokers: (baseEnv.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
-    clientId: `${opts.name}-t-${id}`,
-    logger: silentLogger,
-  });
-  const pcfg = opts.projector.loadConfig({ ...baseEnv, DOMAIN_TOPICS: opts.domainTopics.join(',') });
-  const topics = opts.projector.topicNames(pcfg);
-  await kafka.ensureTopics([...topics.domain, topics.oan].map((topic) => ({ topic })));
-  const producer = await kafka.producer({ idempotent: true });
-  // As services/relay/src/main.ts does it: Avro value, domain headers (with the store position).
-  const relays: OutboxRelay[] = [];
-  for (const s of opts.stores) {
-    relays.push(
-      await startOutboxRelay({
+
+  // What `close` undoes, in reverse order of making: adopted things, the pipeline, the relays,
+  // topics and groups, the Kafka client, Redis keys, the ORMs, and last the database.
+  const undo: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    let failure: Error | undefined;
+    for (let step = undo.pop(); step; step = undo.pop()) {
+      try {
+        await step();
+      } catch (err) {
+        failure ??= err instanceof Error ? err : new Error(String(err));
+      }
+    }
+    if (failure) throw failure;
+  };
+  const open = async (schema: string, migrations: MigrationDef[]) => {
+    const orm = await openDatabase({ url: databaseUrl, schema, migrations });
+    undo.push(() => orm.close(true));
+    return orm;
+  };
+
+  try {
+    undo.push(() => dropDatabase(databaseUrl));
+    const authOrm = await open('auth', [credentialsMigration]);
+    const projectorOrm = opts.projector ? await open('projector', opts.projector.migrations) : undefined;
+    const orms: Record<string, MikroORM> = {};
+    for (const s of opts.stores) orms[s.schema] = await open(s.schema, s.migrations);
+    const redis = new Redis(baseEnv.REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+    undo.push(async () => {
+      const keys = await redis.keys(`${baseEnv.REDIS_PREFIX}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    });
+
+    const stores: InProcessStores = {
+      baseEnv,
+      orms,
+      authOrm,
+      redis,
+      logger,
+      async account(o: AccountOptions & { platform?: string } = {}) {
+        const accountId = await insertAccount(authOrm, o.realm ? { realm: o.realm } : {});
+        const { key } = await insertApiKey(
+          authOrm,
+          accountId,
+          o.permissions ? { permissions: o.permissions } : {},
+        );
+        if (projectorOrm) {
+          // The projector's copy of the account (read.accounts), as AccountRegistered would make it.
+          await sql(
+            projectorOrm.em.fork(),
+            `insert into read.accounts (id, email, source_platform, created_at) values (?, ?, ?, now())`,
+            [accountId, `${accountId}@example.test`, o.platform ?? 'other'],
+          );
+        }
+        return { accountId, headers: { authorization: `Bearer ${key}` } };
+      },
+      events(schema) {
+        const orm = orms[schema];
+        if (!orm) throw new Error(`no store ${schema} in this fleet`);
+        return sql<RawStoredEvent>(
+          orm.em.fork(),
+          `select position::text as position, type, account_id as "accountId", stream_id as "streamId", data
+             from "${schema}".events order by position`,
+        );
+      },
+      adopt(closable) {
+        undo.push(() => closable.close());
+        return closable;
+      },
+      close,
+    };
+    if (!opts.projector || !projectorOrm) return stores;
+
+    const registry = new SchemaRegistry(SCHEMAS_DIR);
+    const kafka = createKafka({
+      brokers: (baseEnv.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
+      clientId: `${opts.name}-t-${id}`,
+      logger: silentLogger,
+    });
+    undo.push(() => kafka.close());
+    const pcfg = opts.projector.loadConfig({
+      ...baseEnv,
+      DOMAIN_TOPICS: (opts.domainTopics ?? []).join(','),
+    });
+    const topics = opts.projector.topicNames(pcfg);
+    undo.push(async () => {
+      await kafka.deleteTopics([...topics.domain, topics.oan]).catch(() => undefined);
+      const admin = await kafka.admin();
+      await admin.deleteGroups([topics.domainGroup, topics.oanGroup]).catch(() => undefined);
+    });
+    await kafka.ensureTopics([...topics.domain, topics.oan].map((topic) => ({ topic })));
+    const producer = await kafka.producer({ idempotent: true });
+    // As services/relay/src/main.ts does it: Avro value, domain headers (with the store position).
+    for (const s of opts.stores) {
+      const relay = await startOutboxRelay({
         databaseUrl,
         schema: s.schema,
         logger,
@@ -119,51 +228,23 @@ export async function startInProcessFleet<C>(opts: InProcessFleetOptions<C>): Pr
         publish: async (messages) => {
           await producer.send({ topic: `${baseEnv.TOPIC_PREFIX}${s.schema}.events`, acks: -1, messages });
         },
-      }),
-    );
-  }
-  const pipeline = await opts.projector.startPipeline({
-    cfg: pcfg,
-    orm: projectorOrm,
-    kafka,
-    registry,
-    redis,
-    logger,
-    mode: 'live',
-  });
+      });
+      undo.push(() => relay.stop());
+    }
+    const pipeline = await opts.projector.startPipeline({
+      cfg: pcfg,
+      orm: projectorOrm,
+      kafka,
+      registry,
+      redis,
+      logger,
+      mode: 'live',
+    });
+    undo.push(() => pipeline.stop());
 
-  return {
-    baseEnv,
-    orms,
-    projectorOrm,
-    authOrm,
-    redis,
-    kafka,
-    registry,
-    logger,
-    async account(platform = 'other') {
-      const accountId = await insertAccount(authOrm);
-      const { key } = await insertApiKey(authOrm, accountId);
-      // The projector's copy of the account (read.accounts), as AccountRegistered would make it.
-      await sql(
-        projectorOrm.em.fork(),
-        `insert into read.accounts (id, email, source_platform, created_at) values (?, ?, ?, now())`,
-        [accountId, `${accountId}@example.test`, platform],
-      );
-      return { accountId, headers: { authorization: `Bearer ${key}` } };
-    },
-    async close() {
-      await pipeline.stop();
-      for (const r of relays) await r.stop();
-      await kafka.deleteTopics([...topics.domain, topics.oan]).catch(() => undefined);
-      const admin = await kafka.admin();
-      await admin.deleteGroups([topics.domainGroup, topics.oanGroup]).catch(() => undefined);
-      await kafka.close();
-      const keys = await redis.keys(`${baseEnv.REDIS_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-      await Promise.all([...Object.values(orms), authOrm, projectorOrm].map((o) => o.close(true)));
-      await dropDatabase(databaseUrl);
-    },
-  };
+    return { ...stores, projectorOrm, kafka, registry };
+  } catch (err) {
+    await close().catch(() => undefined);
+    throw err;
+  }
 }

@@ -29,6 +29,12 @@ afterAll(async () => {
   await f?.fleet.kafka
     .deleteTopics([topic('matching.events'), topic('gofers.events')])
     .catch(() => undefined);
+  // The reactors' consumer groups too: nothing of this file's stays on the shared broker.
+  await (
+    await f?.fleet.kafka.admin()
+  )
+    ?.deleteGroups([topic('conversations.opener'), topic('conversations.gofer-deleted')])
+    .catch(() => undefined);
   await f?.close();
 });
 

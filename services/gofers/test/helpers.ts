@@ -1,15 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { credentialsMigration } from '@oan/auth';
-import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { domainHeaders, startOutboxRelay, type OutboxRelay, type StoredEvent } from '@oan/eventstore';
-import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/log';
-import { ensureInfra, insertAccount, insertApiKey } from '@oan/testing';
+import { openDatabase, sql, type MikroORM } from '@oan/db';
+import { startInProcessFleet, type RawStoredEvent } from '@oan/testing';
 import { loadProjectorConfig, topicNames } from '../../projector/src/config';
 import { migrations as projectorMigrations } from '../../projector/src/migrations';
-import { startPipeline, type Pipeline } from '../../projector/src/pipeline';
+import { startPipeline } from '../../projector/src/pipeline';
 import { buildApp, createGoferContext, type GoferAppDeps } from '../src/app';
 import type { GoferContext } from '../src/commands/context';
 import { loadGofersConfig, type GofersConfig } from '../src/config';
@@ -17,9 +13,7 @@ import { createGoferStore, goferMigrations } from '../src/infra/store';
 
 export const JWT_SECRET = 'gofers-service-test-secret-gofers-service';
 
-export type RawEvent = Pick<StoredEvent, 'position' | 'type' | 'accountId' | 'streamId'> & {
-  data: Record<string, unknown>;
-};
+export type RawEvent = RawStoredEvent;
 
 type App = Awaited<ReturnType<typeof buildApp>>;
 
@@ -38,139 +32,61 @@ export interface GoferFleet {
   close(): Promise<void>;
 }
 
-const unique = () => randomBytes(5).toString('hex');
-
 /**
  * The gofers app against real Postgres, Redis and Kafka, with the real outbox relay and projector
- * pipeline in-process (unique database, Redis prefix and topic prefix; all removed by `close`), so
- * the read models the routes read are built exactly as in production.
+ * pipeline in-process (libs/testing startInProcessFleet: unique database, Redis prefix and topic
+ * prefix, all removed by `close`), so the read models the routes read are built exactly as in
+ * production.
  */
 export async function startGoferFleet(
   env: Record<string, string> = {},
   deps: Partial<GoferAppDeps> = {},
 ): Promise<GoferFleet> {
-  ensureInfra();
-  const id = unique();
-  const baseEnv = {
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    ENABLE_OPEN_API: 'true',
-    JWT_SECRET,
-    DATABASE_URL: `postgres://postgres@127.0.0.1:5432/oan_t_${id}`,
-    REDIS_PREFIX: `oan_t_${id}:`,
-    TOPIC_PREFIX: `t${id}.`,
-  };
-  const configOf = (extra: Record<string, string>) => loadGofersConfig({ ...baseEnv, ...env, ...extra });
-  const config = configOf({});
-  const logger = createLogger('gofers-test', 'warn');
-
-  const authOrm = await openDatabase({
-    url: config.DATABASE_URL,
-    schema: 'auth',
-    migrations: [credentialsMigration],
-  });
-  const projectorOrm = await openDatabase({
-    url: config.DATABASE_URL,
-    schema: 'projector',
-    migrations: projectorMigrations,
-  });
   const store = createGoferStore();
-  const orm = await openDatabase({
-    url: config.DATABASE_URL,
-    schema: 'gofers',
-    migrations: goferMigrations(store),
-  });
-  const redis = new Redis(config.REDIS_URL);
-
-  const registry = new SchemaRegistry(SCHEMAS_DIR);
-  const kafka: KafkaHandle = createKafka({
-    brokers: config.KAFKA_BROKERS,
-    clientId: `gofers-t-${id}`,
-    logger: silentLogger,
-  });
-  const pcfg = loadProjectorConfig({ ...baseEnv, DOMAIN_TOPICS: 'auth.events,gofers.events' });
-  const topics = topicNames(pcfg);
-  await kafka.ensureTopics([...topics.domain, topics.oan].map((topic) => ({ topic })));
-  const producer = await kafka.producer({ idempotent: true });
-  // As services/relay/src/main.ts does it: Avro value, domain headers (with the store position).
-  const relay: OutboxRelay = await startOutboxRelay({
-    databaseUrl: config.DATABASE_URL,
-    schema: 'gofers',
-    logger,
-    idleMs: 200,
-    encode: (e) => {
-      const { value, headers } = registry.encode(e.type, e.data, e.version);
-      return { key: e.accountId, value, headers: { ...domainHeaders(e), ...headers } };
+  const fleet = await startInProcessFleet({
+    name: 'gofers',
+    stores: [{ schema: 'gofers', migrations: goferMigrations(store) }],
+    domainTopics: ['auth.events', 'gofers.events'],
+    projector: {
+      migrations: projectorMigrations,
+      loadConfig: loadProjectorConfig,
+      topicNames,
+      startPipeline,
     },
-    publish: async (messages) => {
-      await producer.send({ topic: `${baseEnv.TOPIC_PREFIX}gofers.events`, acks: -1, messages });
-    },
+    env: { JWT_SECRET, ...env },
   });
-  const pipeline: Pipeline = await startPipeline({
-    cfg: pcfg,
-    orm: projectorOrm,
-    kafka,
-    registry,
-    redis,
-    logger,
-    mode: 'live',
-  });
-
-  const ctx = createGoferContext({ config, orm, redis, store });
-  const make = (extra: Record<string, string>, more: Partial<GoferAppDeps>) => {
-    const cfg = configOf(extra);
-    // Another configuration (OAN_WEB_BASE_URL…) gets its own context over the same store.
-    const appCtx =
-      Object.keys(extra).length === 0 ? ctx : createGoferContext({ config: cfg, orm, redis, store });
-    return buildApp({ config: cfg, orm, redis, ctx: appCtx, metrics: false, ...deps, ...more });
-  };
-  const app = await make({}, {});
-  const others: App[] = [];
-
-  return {
-    app,
-    orm,
-    redis,
-    ctx,
-    config,
-    async account(platform = 'other') {
-      const accountId = await insertAccount(authOrm);
-      const { key } = await insertApiKey(authOrm, accountId);
-      // The projector's copy of the account (read.accounts), as AccountRegistered would make it.
-      await sql(
-        projectorOrm.em.fork(),
-        `insert into read.accounts (id, email, source_platform, created_at) values (?, ?, ?, now())`,
-        [accountId, `${accountId}@example.test`, platform],
+  const { redis } = fleet;
+  const orm = fleet.orms.gofers!;
+  const configOf = (extra: Record<string, string>) => loadGofersConfig({ ...fleet.baseEnv, ...extra });
+  try {
+    const config = configOf({});
+    const ctx = createGoferContext({ config, orm, redis, store });
+    // Every app is adopted by the fleet, which closes it first.
+    const make = async (extra: Record<string, string>, more: Partial<GoferAppDeps>) => {
+      const cfg = configOf(extra);
+      // Another configuration (OAN_WEB_BASE_URL…) gets its own context over the same store.
+      const appCtx =
+        Object.keys(extra).length === 0 ? ctx : createGoferContext({ config: cfg, orm, redis, store });
+      return fleet.adopt(
+        await buildApp({ config: cfg, orm, redis, ctx: appCtx, metrics: false, ...deps, ...more }),
       );
-      return { accountId, headers: { authorization: `Bearer ${key}` } };
-    },
-    events: () =>
-      sql<RawEvent>(
-        orm.em.fork(),
-        `select position::text as position, type, account_id as "accountId", stream_id as "streamId", data
-           from gofers.events order by position`,
-      ),
-    async buildAnother(extra = {}, more = {}) {
-      const other = await make(extra, more);
-      others.push(other);
-      return other;
-    },
-    async close() {
-      await app.close();
-      for (const o of others) await o.close();
-      await pipeline.stop();
-      await relay.stop();
-      await kafka.deleteTopics([...topics.domain, topics.oan]).catch(() => undefined);
-      const admin = await kafka.admin();
-      await admin.deleteGroups([topics.domainGroup, topics.oanGroup]).catch(() => undefined);
-      await kafka.close();
-      const keys = await redis.keys(`${baseEnv.REDIS_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-      await Promise.all([orm.close(true), authOrm.close(true), projectorOrm.close(true)]);
-      await dropDatabase(config.DATABASE_URL);
-    },
-  };
+    };
+    const app = await make({}, {});
+    return {
+      app,
+      orm,
+      redis,
+      ctx,
+      config,
+      account: (platform = 'other') => fleet.account({ platform }),
+      events: () => fleet.events('gofers'),
+      buildAnother: (extra = {}, more = {}) => make(extra, more),
+      close: () => fleet.close(),
+    };
+  } catch (err) {
+    await fleet.close();
+    throw err;
+  }
 }
 
 type Res = Awaited<ReturnType<App['inject']>>;

@@ -1,9 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
-import { credentialsMigration } from '@oan/auth';
-import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { ensureInfra, insertAccount, insertApiKey } from '@oan/testing';
+import { sql, type MikroORM } from '@oan/db';
+import { startInProcessFleet } from '@oan/testing';
 import { buildApp, createMatchingContext, type MatchingAppDeps } from '../src/app';
 import { runThreadCommand, type MatchingContext } from '../src/commands/context';
 import { loadMatchingConfig, type MatchingConfig } from '../src/config';
@@ -47,104 +46,75 @@ export interface MatchingFleet {
 }
 
 /**
- * The matching app against real Postgres and Redis (unique database and Redis prefix, removed by
- * `close`). Its routes read the thread streams and the inline lookups only, so no relay or projector
- * runs here.
+ * The matching app against real Postgres and Redis (libs/testing startInProcessFleet without a
+ * projector: unique database and Redis prefix, removed by `close`). Its routes read the thread
+ * streams and the inline lookups only, so no relay or projector runs here.
  */
 export async function startMatchingFleet(env: Record<string, string> = {}): Promise<MatchingFleet> {
-  ensureInfra();
-  const id = randomBytes(5).toString('hex');
-  const baseEnv = {
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    ENABLE_OPEN_API: 'true',
-    JWT_SECRET,
-    DATABASE_URL: `postgres://postgres@127.0.0.1:5432/oan_t_${id}`,
-    REDIS_PREFIX: `oan_t_${id}:`,
-    TOPIC_PREFIX: `t${id}.`,
-  };
-  const configOf = (extra: Record<string, string>) => loadMatchingConfig({ ...baseEnv, ...env, ...extra });
-  const config = configOf({});
-  const authOrm = await openDatabase({
-    url: config.DATABASE_URL,
-    schema: 'auth',
-    migrations: [credentialsMigration],
-  });
   const store = createMatchingStore();
-  const orm = await openDatabase({
-    url: config.DATABASE_URL,
-    schema: 'matching',
-    migrations: matchingMigrations(store),
+  const fleet = await startInProcessFleet({
+    name: 'matching',
+    stores: [{ schema: 'matching', migrations: matchingMigrations(store) }],
+    env: { JWT_SECRET, ...env },
   });
-  const redis = new Redis(config.REDIS_URL);
-  const ctx = createMatchingContext({ config, orm, redis, store });
-  const app = await buildApp({ config, orm, redis, ctx, metrics: false });
-  const others: App[] = [];
+  const { authOrm, redis } = fleet;
+  const orm = fleet.orms.matching!;
+  const configOf = (extra: Record<string, string>) => loadMatchingConfig({ ...fleet.baseEnv, ...extra });
+  try {
+    const config = configOf({});
+    const ctx = createMatchingContext({ config, orm, redis, store });
+    // Every app is adopted by the fleet, which closes it first.
+    const make = async (extra: Record<string, string>, deps: Partial<MatchingAppDeps>) =>
+      fleet.adopt(await buildApp({ config: configOf(extra), orm, redis, ctx, metrics: false, ...deps }));
+    const app = await make({}, {});
+    const account: MatchingFleet['account'] = (opts = {}) => fleet.account(opts);
 
-  const account: MatchingFleet['account'] = async (opts = {}) => {
-    const accountId = await insertAccount(authOrm, opts.realm ? { realm: opts.realm } : {});
-    const { key } = await insertApiKey(
+    return {
+      app,
+      orm,
       authOrm,
-      accountId,
-      opts.permissions ? { permissions: opts.permissions } : {},
-    );
-    return { accountId, headers: { authorization: `Bearer ${key}` } };
-  };
-
-  return {
-    app,
-    orm,
-    authOrm,
-    redis,
-    ctx,
-    config,
-    account,
-    async pair(mode = 'confirm') {
-      const [x, y] = await Promise.all([account(), account()]);
-      const sideOf = (c: Caller, name: string): Side => ({ ...c, goferId: randomUUID(), name });
-      const [s1, s2] = [sideOf(x, 'Acme Hiring'), sideOf(y, 'Lin')];
-      const [a, b] = s1.goferId < s2.goferId ? [s1, s2] : [s2, s1];
-      const snapshot = (s: Side): ThreadSide => ({
-        goferId: s.goferId,
-        accountId: s.accountId,
-        name: s.name,
-        sourcePlatform: 'dsh',
-      });
-      const threadId = threadIdFor(a.goferId, b.goferId);
-      await runThreadCommand(
-        ctx,
-        threadId,
-        { type: 'ProposePairing', data: { mode, sides: [snapshot(b), snapshot(a)], score: 0.6 } },
-        [a.accountId, b.accountId],
-      );
-      return { threadId, a, b };
-    },
-    async events(threadId) {
-      const stored = await store.readStream(orm.em.fork(), threadStreamId(threadId));
-      return stored.map((e) => ({ type: e.type, data: e.data }) as ThreadEvent);
-    },
-    async eventCount() {
-      const [row] = await sql<{ n: string }>(
-        orm.em.fork(),
-        'select count(*)::text as n from matching.events',
-      );
-      return Number(row!.n);
-    },
-    async buildAnother(extra = {}, deps = {}) {
-      const other = await buildApp({ config: configOf(extra), orm, redis, ctx, metrics: false, ...deps });
-      others.push(other);
-      return other;
-    },
-    async close() {
-      await app.close();
-      for (const o of others) await o.close();
-      const keys = await redis.keys(`${baseEnv.REDIS_PREFIX}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-      await Promise.all([orm.close(true), authOrm.close(true)]);
-      await dropDatabase(config.DATABASE_URL);
-    },
-  };
+      redis,
+      ctx,
+      config,
+      account,
+      async pair(mode = 'confirm') {
+        const [x, y] = await Promise.all([account(), account()]);
+        const sideOf = (c: Caller, name: string): Side => ({ ...c, goferId: randomUUID(), name });
+        const [s1, s2] = [sideOf(x, 'Acme Hiring'), sideOf(y, 'Lin')];
+        const [a, b] = s1.goferId < s2.goferId ? [s1, s2] : [s2, s1];
+        const snapshot = (s: Side): ThreadSide => ({
+          goferId: s.goferId,
+          accountId: s.accountId,
+          name: s.name,
+          sourcePlatform: 'dsh',
+        });
+        const threadId = threadIdFor(a.goferId, b.goferId);
+        await runThreadCommand(
+          ctx,
+          threadId,
+          { type: 'ProposePairing', data: { mode, sides: [snapshot(b), snapshot(a)], score: 0.6 } },
+          [a.accountId, b.accountId],
+        );
+        return { threadId, a, b };
+      },
+      async events(threadId) {
+        const stored = await store.readStream(orm.em.fork(), threadStreamId(threadId));
+        return stored.map((e) => ({ type: e.type, data: e.data }) as ThreadEvent);
+      },
+      async eventCount() {
+        const [row] = await sql<{ n: string }>(
+          orm.em.fork(),
+          'select count(*)::text as n from matching.events',
+        );
+        return Number(row!.n);
+      },
+      buildAnother: (extra = {}, deps = {}) => make(extra, deps),
+      close: () => fleet.close(),
+    };
+  } catch (err) {
+    await fleet.close();
+    throw err;
+  }
 }
 
 type Res = Awaited<ReturnType<App['inject']>>;
