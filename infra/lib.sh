@@ -74,3 +74,9 @@ ensure_redis() {
 ensure_kafka() {
   bash "$REPO_ROOT/infra/kafka/start.sh"
 }
+
+# S3Proxy (a real S3-compatible server on the local filesystem) on 127.0.0.1:$S3PROXY_PORT (default 9300),
+# for the S3 storage adapter's int and e2e tests: infra/s3proxy/start.sh.
+ensure_s3proxy() {
+  bash "$REPO_ROOT/infra/s3proxy/start.sh"
+}

@@ -45,7 +45,9 @@ export async function planFleet(
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
   // Object storage is the gofers, matching and conversations services' alone; the others get the shared variables.
-  const { STORAGE_DIR, ...env } = base;
+  const { STORAGE_DIR, STORAGE_DRIVER, ...rest } = base;
+  const s3 = Object.fromEntries(Object.entries(rest).filter(([k]) => k.startsWith('S3_')));
+  const env = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith('S3_')));
   const svc = (
     name: ProcessName,
     dir: string,
@@ -62,15 +64,19 @@ export async function planFleet(
   const edgeShared = Object.fromEntries(
     Object.entries(env).filter(([k]) => ['NODE_ENV', 'LOG_LEVEL', 'ENABLE_OPEN_API', 'HOST'].includes(k)),
   );
-  // The filesystem object store serves signed URLs from the gofers process's listener (§4.8);
-  // matching signs counterpart-attachment URLs (§4.5 (24)) and conversations stores and signs its
-  // attachments (§4.7) for that same listener and directory, starting none.
-  const storage = {
-    STORAGE_DRIVER: 'fs',
-    ...(STORAGE_DIR ? { STORAGE_DIR } : {}),
-    STORAGE_PORT: String(ports.storage),
-    STORAGE_PUBLIC_URL: url(ports.storage),
-  };
+  // The filesystem object store (the default) serves signed URLs from the gofers process's listener
+  // (§4.8); matching signs counterpart-attachment URLs (§4.5 (24)) and conversations stores and
+  // signs its attachments (§4.7) for that same listener and directory, starting none. With
+  // STORAGE_DRIVER=s3 the three get the S3_* variables instead, and the bucket signs the URLs.
+  const storage =
+    STORAGE_DRIVER === 's3'
+      ? { STORAGE_DRIVER, ...s3 }
+      : {
+          STORAGE_DRIVER: STORAGE_DRIVER ?? 'fs',
+          ...(STORAGE_DIR ? { STORAGE_DIR } : {}),
+          STORAGE_PORT: String(ports.storage),
+          STORAGE_PUBLIC_URL: url(ports.storage),
+        };
   const processes: ProcessSpec[] = [
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
     svc('gofers', 'gofers', ports.gofers, { GOFERS_PORT: String(ports.gofers), ...storage }),

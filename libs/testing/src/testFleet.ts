@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { dropDatabase } from '@oan/db';
+import { createKafka, silentLogger } from '@oan/log';
 import {
   planFleet,
   REPO_ROOT,
@@ -106,7 +108,52 @@ export class TestFleet {
     );
     this.running.clear();
     await this.mailbox.close();
-    await dropDatabase(this.plan.env.DATABASE_URL!).catch(() => undefined);
+    await Promise.all([
+      dropDatabase(this.plan.env.DATABASE_URL!).catch(() => undefined),
+      bounded(removeTopicsAndGroups(this.plan.env)),
+      bounded(removeRedisKeys(this.plan.env)),
+    ]);
+  }
+}
+
+/** A clean-up step that cannot hold a test file's teardown hostage (a broker or server killed by a fault test). */
+const bounded = (work: Promise<void>, ms = 15_000) =>
+  Promise.race([work.catch(() => undefined), new Promise<void>((done) => setTimeout(done, ms).unref())]);
+
+/** The fleet's topics and consumer groups (all named under its TOPIC_PREFIX) leave the broker with it. */
+async function removeTopicsAndGroups(env: Record<string, string>): Promise<void> {
+  const prefix = env.TOPIC_PREFIX;
+  if (!prefix || !env.KAFKA_BROKERS) return;
+  const kafka = createKafka({
+    brokers: env.KAFKA_BROKERS.split(','),
+    clientId: `fleet-cleanup-${prefix}`,
+    logger: silentLogger,
+  });
+  try {
+    const admin = await kafka.admin();
+    const { groups } = await admin.listGroups();
+    const ours = groups.map((g) => g.groupId).filter((g) => g.startsWith(prefix));
+    if (ours.length > 0) await admin.deleteGroups(ours).catch(() => undefined);
+    await kafka.deleteTopics((await admin.listTopics()).filter((t) => t.startsWith(prefix)));
+  } finally {
+    await kafka.close();
+  }
+}
+
+/** The fleet's Redis keys (push stream, read-your-writes positions, limiter counters…) under REDIS_PREFIX. */
+async function removeRedisKeys(env: Record<string, string>): Promise<void> {
+  const prefix = env.REDIS_PREFIX;
+  if (!prefix || !env.REDIS_URL) return;
+  const redis = new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<
+      string[]
+    >) {
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
   }
 }
 
