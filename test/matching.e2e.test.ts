@@ -96,6 +96,13 @@ describe('two accounts whose Gofers need each other (issue 4)', () => {
           request = mr;
         },
 
+        // B's own decision is out of B's digest at once, not once the projector has caught up.
+        async answered({ cb }) {
+          const digest = await cb.rest<Digest>('GET', '/events/unresolved');
+          expect(digest.body.summary.decisions).toBe(0);
+          expect(digest.body.events).toEqual([]);
+        },
+
         // Both learn one conversation.
         async decided({ cb }, decision, da, db) {
           expect(decision.status).toBe(200);

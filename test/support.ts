@@ -120,6 +120,11 @@ export interface MatchChecks {
   summarized?(p: PairedParties, sa: OanEventEnvelope, sb: OanEventEnvelope): Promise<void>;
   /** A asked for the match; b got `match_request`, not decided yet. */
   requested?(p: PairedParties, request: Answer<{ status: string }>, mr: OanEventEnvelope): Promise<void>;
+  /**
+   * B's decision just returned, before anything else happened: what B reads now must already show
+   * it (invariant 4, read-your-writes).
+   */
+  answered?(m: Match, decision: Answer<{ conversationId: string }>): Promise<void>;
   /** B accepted through the envelope's reply path; both sides got `match_decided`. */
   decided?(
     m: Match,
@@ -202,6 +207,7 @@ export async function matchTwoAccounts(
       { accept: true },
     );
     const match: Match = { ...paired, conversationId: need(decision, 'match decision').conversationId };
+    await checks.answered?.(match, decision);
     const da = await awaitEnvelope(ca, 'match_decided', ga);
     const db = await awaitEnvelope(cb, 'match_decided', gb);
     await checks.decided?.(match, decision, da, db);

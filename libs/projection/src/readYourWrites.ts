@@ -22,6 +22,14 @@ export const appliedPositionsMigration: MigrationDef = {
   class: CreateAppliedPositions,
 };
 
+/**
+ * The event stores whose commands record their positions (the source name is the store's topic
+ * without `.events`). A read that may show any of them — the gateway's /events routes — waits for
+ * all; each service's own reads wait for its store only.
+ */
+export const WRITE_SOURCES = ['gofers', 'matching', 'conversations'] as const;
+export type WriteSource = (typeof WRITE_SOURCES)[number];
+
 /** In the projection's transaction: the highest position applied per account for `source`. */
 export async function recordApplied(
   em: EntityManager,
@@ -46,8 +54,32 @@ const SET_MAX = `local cur = redis.call('GET', KEYS[1])
 if (not cur) or (tonumber(ARGV[1]) > tonumber(cur)) then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
 return 1`;
 
+// The same per field of a hash: key account → highest position.
+const HSET_MAX = `local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if (not cur) or (tonumber(ARGV[2]) > tonumber(cur)) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
 /** How long a command waits to record its position before answering anyway. */
 const REMEMBER_TIMEOUT_MS = 1000;
+
+/** Best effort and bounded: the command is stored already, its answer must not become an error. */
+async function bounded(work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, REMEMBER_TIMEOUT_MS);
+  });
+  await Promise.race([work.then(() => undefined), bound])
+    .catch(() => undefined)
+    .finally(() => clearTimeout(timer));
+}
+
+/** One position the projector must have applied: `position` of `source`, under `keyAccountId`. */
+export interface RequiredPosition {
+  keyAccountId: string;
+  source: string;
+  position: bigint;
+}
 
 export class WriteTracker {
   constructor(
@@ -66,31 +98,81 @@ export class WriteTracker {
    * (a client would retry and duplicate it); the account's next reads then just do not wait.
    */
   async remember(accountId: string, source: string, position: string | bigint): Promise<void> {
-    const stored = this.redis.eval(
-      SET_MAX,
-      1,
-      this.key(accountId, source),
-      position.toString(),
-      String(this.ttlSeconds),
+    await bounded(
+      this.redis.eval(SET_MAX, 1, this.key(accountId, source), position.toString(), String(this.ttlSeconds)),
     );
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, REMEMBER_TIMEOUT_MS);
-    });
-    await Promise.race([stored.then(() => undefined), bound])
-      .catch(() => undefined)
-      .finally(() => clearTimeout(timer));
+  }
+
+  private keyMap(accountId: string, source: string): string {
+    return `${this.prefix}rw-keys:${source}:${accountId}`;
+  }
+
+  /**
+   * A command whose events are keyed by one account but made for others too (matching's thread
+   * events are keyed by side `a`, ADR 0012): the key account's position as `remember` does, and for
+   * each other caller a map `key account → highest position` under the caller's own id, which its
+   * reads wait on (`requiredByKey`). Remembering the position under the caller's id would be wrong:
+   * the projector records applied positions per key account, so that caller would wait out the
+   * whole bound on every read.
+   */
+  async rememberFor(
+    callers: readonly string[],
+    keyAccountId: string,
+    source: string,
+    position: string | bigint,
+  ): Promise<void> {
+    await this.remember(keyAccountId, source, position);
+    for (const caller of new Set(callers)) {
+      if (caller === keyAccountId) continue;
+      await bounded(
+        this.redis.eval(
+          HSET_MAX,
+          1,
+          this.keyMap(caller, source),
+          keyAccountId,
+          position.toString(),
+          String(this.ttlSeconds),
+        ),
+      );
+    }
   }
 
   async required(accountId: string, source: string): Promise<bigint> {
     const v = await this.redis.get(this.key(accountId, source));
     return v ? BigInt(v) : 0n;
   }
+
+  /** The key accounts (other than itself) `accountId` wrote under in `source`, and their positions. */
+  async requiredByKey(accountId: string, source: string): Promise<Map<string, bigint>> {
+    const entries = await this.redis.hgetall(this.keyMap(accountId, source));
+    return new Map(Object.entries(entries).map(([key, p]) => [key, BigInt(p)]));
+  }
+
+  /** Every position `accountId`'s reads of `sources` must wait for: its own and those it wrote under other keys. */
+  async requirements(accountId: string, sources: readonly string[]): Promise<RequiredPosition[]> {
+    const perSource = await Promise.all(
+      sources.map(async (source) => {
+        const [own, byKey] = await Promise.all([
+          this.required(accountId, source),
+          this.requiredByKey(accountId, source),
+        ]);
+        const all: RequiredPosition[] = [...byKey].map(([keyAccountId, position]) => ({
+          keyAccountId,
+          source,
+          position,
+        }));
+        if (own > 0n) all.push({ keyAccountId: accountId, source, position: own });
+        return all;
+      }),
+    );
+    return perSource.flat();
+  }
 }
 
 /**
- * Waits until the projector applied every write `accountId` made to `sources`, up to `timeoutMs`.
- * Returns false on timeout (the caller then answers from what is there; it never blocks forever).
+ * Waits until the projector applied every write `accountId` made to `sources` (under its own key or
+ * another's, `WriteTracker.requirements`), up to `timeoutMs`. Returns false on timeout (the caller
+ * then answers from what is there; it never blocks forever).
  */
 export async function awaitOwnWrites(
   orm: MikroORM,
@@ -99,20 +181,20 @@ export async function awaitOwnWrites(
   sources: readonly string[],
   { timeoutMs = 5000, intervalMs = 10 } = {},
 ): Promise<boolean> {
-  const needed = await Promise.all(
-    sources.map(async (s) => [s, await tracker.required(accountId, s)] as const),
-  );
-  const pending = needed.filter(([, p]) => p > 0n);
+  const pending = await tracker.requirements(accountId, sources);
   if (pending.length === 0) return true;
+  const accounts = [...new Set(pending.map((p) => p.keyAccountId))];
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const rows = await sql<{ source: string; position: string }>(
+    const rows = await sql<{ account_id: string; source: string; position: string }>(
       orm.em.fork(),
-      `select source, position::text as position from read.applied_positions where account_id = ?`,
-      [accountId],
+      `select account_id, source, position::text as position from read.applied_positions
+        where account_id in (?)`,
+      [accounts],
     );
-    const applied = new Map(rows.map((r) => [r.source, BigInt(r.position)]));
-    if (pending.every(([s, p]) => (applied.get(s) ?? 0n) >= p)) return true;
+    const applied = new Map(rows.map((r) => [`${r.account_id}\u0000${r.source}`, BigInt(r.position)]));
+    if (pending.every((p) => (applied.get(`${p.keyAccountId}\u0000${p.source}`) ?? 0n) >= p.position))
+      return true;
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { createAuthenticator, type Authenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
 import { BODY_LIMITS, createHttpApp } from '@oan/http';
+import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { GatewayConfig } from './config';
 import { eventRoutes } from './http/events';
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   sweepMs?: number;
   /** How long a connection may stay without joining a namespace (default HANDSHAKE_TIMEOUT_MS; tests). */
   handshakeTimeoutMs?: number;
+  /** Bound of the /events routes' wait for the caller's own writes (default 5 s; tests). */
+  ownWritesTimeoutMs?: number;
   /** Expose /metrics; prom-client's default metrics can be registered once per process. */
   metrics?: boolean;
 }
@@ -47,7 +50,15 @@ export async function buildApp(deps: GatewayDeps) {
 
   // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
-    await app.register(eventRoutes({ orm, authenticator, openItems: deps.openItems ?? [] }), {
+    const writes = new WriteTracker(redis, config.REDIS_PREFIX);
+    const routes = eventRoutes({
+      orm,
+      authenticator,
+      openItems: deps.openItems ?? [],
+      writes,
+      ...(deps.ownWritesTimeoutMs === undefined ? {} : { ownWritesTimeoutMs: deps.ownWritesTimeoutMs }),
+    });
+    await app.register(routes, {
       prefix: OAN_BASE_PATH,
     });
   }

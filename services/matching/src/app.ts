@@ -31,7 +31,7 @@ export function createMatchingContext(deps: MatchingContextDeps): MatchingContex
   return {
     orm: deps.orm,
     store: deps.store ?? createMatchingStore(),
-    writes: new ThreadWrites(tracker, deps.redis, deps.config.REDIS_PREFIX),
+    writes: new ThreadWrites(tracker),
     now: deps.now ?? (() => new Date()),
     ids: deps.ids ?? randomUUID,
   };

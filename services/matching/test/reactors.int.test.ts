@@ -64,7 +64,7 @@ beforeAll(async () => {
   ctx = {
     orm,
     store,
-    writes: new ThreadWrites(new WriteTracker(redis, redisPrefix), redis, redisPrefix),
+    writes: new ThreadWrites(new WriteTracker(redis, redisPrefix)),
     now: () => new Date(),
     ids: randomUUID,
   };

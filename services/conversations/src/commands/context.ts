@@ -1,6 +1,6 @@
 import { sql, type EntityManager, type MikroORM } from '@oan/db';
 import { ConcurrencyError, type EventStore, type StoredEvent } from '@oan/eventstore';
-import type { WriteTracker } from '@oan/projection';
+import type { WriteSource, WriteTracker } from '@oan/projection';
 import { v5 as uuidv5 } from 'uuid';
 import { assertParticipant, type Conversation } from '../domain/conversation';
 import { conversationForbidden } from '../domain/errors';
@@ -20,7 +20,7 @@ export interface ConversationContext {
 }
 
 /** The read-your-writes source name of this event store (topic `conversations.events`). */
-export const WRITE_SOURCE = 'conversations';
+export const WRITE_SOURCE: WriteSource = 'conversations';
 
 /** Namespace of the ids of the events an opener writes (never change it). */
 const EVENT_NAMESPACE = '3b7d2f4e-8a61-4c0f-9e25-6d1a7c9b0e43';

@@ -1,6 +1,6 @@
 import { sql, type MikroORM } from '@oan/db';
 import { handleCommand, type EventStore, type NewEvent, type StoredEvent } from '@oan/eventstore';
-import type { WriteTracker } from '@oan/projection';
+import type { WriteSource, WriteTracker } from '@oan/projection';
 import { goferStreamId, type GoferEvent } from '../domain/events';
 import { ForbiddenError } from '../domain/errors';
 import { goferDecider, type GoferState } from '../domain/gofer';
@@ -20,7 +20,7 @@ export interface GoferContext {
 }
 
 /** The read-your-writes source name of this event store (topic `gofers.events`). */
-export const WRITE_SOURCE = 'gofers';
+export const WRITE_SOURCE: WriteSource = 'gofers';
 
 /** Stamps domain events for the store; `accountId` (the owner) is the Kafka key that orders them. */
 export function toNewEvents(accountId: string, occurredAt: string, events: GoferEvent[]): NewEvent[] {
