@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql } from '@oan/db';
+import { Delivery } from '../src/socket/delivery';
 import {
   commitAndPublish,
   connect,
@@ -176,6 +178,36 @@ describe('when the account is banned (§2.7, §9.6, §12 line 64)', () => {
     for (const c of clients) {
       await waitFor(() => expect(c.log).toEqual(['event:1', 'disconnect:io server disconnect']));
       expect(c.events[0]?.payload).toEqual({ kind: 'account_banned' });
+    }
+  });
+});
+
+describe('when the ban commits while a handshake is between its ban check and its starting seq (§9.6)', () => {
+  it('the socket is cut anyway, though the notice lies at or below its cursor', async () => {
+    const a = await account();
+    const notice = envelope(1, {
+      type: 'system_notice',
+      source: 'platform',
+      payload: { kind: 'account_banned' },
+    });
+    delete notice.goferId;
+    // The ban and its notice land exactly in the window: after the handshake's credential check,
+    // before it reads the account's last seq.
+    const original = Delivery.prototype.startingSeq;
+    const spy = vi.spyOn(Delivery.prototype, 'startingSeq').mockImplementationOnce(async function (
+      this: Delivery,
+      accountId: string,
+    ) {
+      await sql(fleet.orm.em.fork(), 'update auth.accounts set banned_at = now() where id = ?', [a.id]);
+      await insertEvent(fleet.orm, a.id, notice);
+      return original.call(this, accountId);
+    });
+    try {
+      const c = await connect(g2.url, { token: a.key }, ws);
+      await waitFor(() => expect(c.log).toContain('disconnect:io server disconnect'));
+      expect(c.events).toEqual([]);
+    } finally {
+      spy.mockRestore();
     }
   });
 });

@@ -11,7 +11,13 @@ import {
 } from '@oan/protocol';
 import type { NotifyOutdated } from '../infra/connectorNotices';
 import type { Delivery } from './delivery';
-import type { ClientToServerEvents, InterServerEvents, ServerToClientEvents, SocketData } from './types';
+import type {
+  ClientToServerEvents,
+  InterServerEvents,
+  OanSocket,
+  ServerToClientEvents,
+  SocketData,
+} from './types';
 
 export interface SocketServerDeps {
   server: HttpServer;
@@ -85,12 +91,31 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     // §9.4: the room every event of the account goes to.
     void socket.join(`${WS_ROOM_PREFIX}${socket.data.accountId}`);
     deps.delivery.add(socket);
+    void recheckBan(socket);
     // §9.3 step 5, §10.13: an invalid declaration is treated as undeclared, never a rejection.
     const outdated = findOutdatedConnector(socket.handshake.auth?.client, OAN_CONNECTOR_RELEASES);
     if (outdated) deps.notifyOutdated(socket.data.accountId, outdated);
     // §9.1: clients emit nothing; whatever they send is ignored (no listeners are registered).
   });
   return io;
+
+  /**
+   * §9.6: a ban cuts every socket after its notice. A handshake that passed the ban check just before
+   * the ban committed, and read its starting seq after the notice was stored, would never be sent
+   * the notice (it lies at or below its cursor) and so never be cut. The ban commits before its
+   * notice exists, so checking again once the socket is registered closes that window: either this
+   * check sees the ban, or the notice comes later and is delivered (then cuts) as for any socket.
+   * The client backfills the notice on its manual reconnect attempt, which is refused.
+   */
+  async function recheckBan(socket: OanSocket): Promise<void> {
+    try {
+      await authenticateSocketToken(deps.authenticator, socket.handshake.auth?.token);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : '';
+      if (TERMINAL.test(message) && socket.connected) socket.disconnect(true);
+      // A dependency failure here changes nothing: the socket passed the handshake.
+    }
+  }
 
   // A dependency failure is not the client's fault: a non-terminal text so connectors retry.
   function unavailable(err: unknown, next: (err?: Error) => void): void {
