@@ -81,6 +81,11 @@ describe('POST /conversations/:id/attachments (§4.7 (29))', () => {
       await upload(m, m.a, form('x.jpg', 'image/jpeg', jpeg(10, 20)), '?width=300&height=200'),
     ).attachment;
     expect(photo).toMatchObject({ kind: 'photo', width: 300, height: 200 });
+    // Half a pair from the query never mixes with the image's own sizes: the image's pair wins.
+    const half = body<{ attachment: Attachment }>(
+      await upload(m, m.a, form('y.jpg', 'image/jpeg', jpeg(10, 20)), '?width=300'),
+    ).attachment;
+    expect(half).toMatchObject({ kind: 'photo', width: 10, height: 20 });
     const asDoc = body<{ attachment: Attachment }>(
       await upload(m, m.a, form('scan.png', 'image/png', png(5, 5)), '?kind=document&width=9'),
     ).attachment;

@@ -66,8 +66,12 @@ export const attachmentRoutes: FastifyPluginAsyncZod<
       // §4.7 (29): `kind` from the query, else image/* is a photo; sizes only for photos.
       const kind = req.query.kind ?? (mimeType.startsWith('image/') ? 'photo' : 'document');
       const sniffed = kind === 'photo' && isPhotoMime(mimeType) ? photoDimensions(part.bytes) : null;
-      const width = kind === 'photo' ? (req.query.width ?? sniffed?.width ?? null) : null;
-      const height = kind === 'photo' ? (req.query.height ?? sniffed?.height ?? null) : null;
+      // The sizes are one pair: the caller's when it gave both, else the image's own (never a mix,
+      // e.g. a given width beside the sniffed height), else what the caller gave.
+      const given = { width: req.query.width ?? null, height: req.query.height ?? null };
+      const pair = given.width !== null && given.height !== null ? given : (sniffed ?? given);
+      const width = kind === 'photo' ? pair.width : null;
+      const height = kind === 'photo' ? pair.height : null;
       const attachmentId = ctx.ids();
       const storageKey = `conversations/${conv.id}/${attachmentId}`;
       const size = part.bytes.length;
