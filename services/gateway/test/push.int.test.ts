@@ -193,7 +193,10 @@ describe('when the ban commits while a handshake is between its ban check and it
     delete notice.goferId;
     // The ban and its notice land exactly in the window: after the handshake's credential check,
     // before it reads the account's last seq.
-    const original = Delivery.prototype.startingSeq;
+    const original = Object.getOwnPropertyDescriptor(Delivery.prototype, 'startingSeq')!.value as (
+      this: Delivery,
+      accountId: string,
+    ) => Promise<bigint>;
     const spy = vi.spyOn(Delivery.prototype, 'startingSeq').mockImplementationOnce(async function (
       this: Delivery,
       accountId: string,
