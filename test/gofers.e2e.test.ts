@@ -287,3 +287,18 @@ describe('a connector working with a Gofer (issue 3)', () => {
     expect(digest.body.summary.pendingQuestions).toBe(0);
   });
 });
+
+describe('read-your-writes on the event stream (invariant 4, ADR 0009)', () => {
+  it('the envelope of a command is in GET /events and behind GET /events/cursor as soon as the command returns', async () => {
+    const before = await c.rest<{ seq: string }>('GET', '/events/cursor');
+    const created = await c.rest<{ goferId: string; greeting: string }>('POST', '/gofers', { locale: 'en' });
+    expect(created.status).toBe(201);
+    // No wait, no retry: the very next requests.
+    const page = await c.rest<OanEventEnvelope[]>('GET', `/events?since=${before.body.seq}&limit=200`);
+    const greeting = page.body.find((e) => e.type === 'gofer_message' && e.goferId === created.body.goferId);
+    expect(greeting?.payload.content).toBe(created.body.greeting);
+    const cursor = await c.rest<{ seq: string }>('GET', '/events/cursor');
+    expect(BigInt(cursor.body.seq)).toBeGreaterThanOrEqual(BigInt(greeting!.seq));
+    expect((await c.rest('DELETE', `/gofers/${created.body.goferId}`)).status).toBe(200);
+  });
+});

@@ -41,9 +41,13 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * `allow_connections false`), and Node's network errors. */
 const DOWN_SQLSTATE = /^(08|57P0|53)/;
 const DOWN_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
-/** ioredis's closed connection; node-postgres's broken or ended client (no code on either). */
+/**
+ * ioredis's closed connection; node-postgres's broken or ended client (no code on either); knex's
+ * transaction whose connection died between two of its queries (the server ended the session while
+ * the transaction waited on the application, so the next query finds it already rolled back).
+ */
 const DOWN_MESSAGE =
-  /(^Connection is closed\.?$|Client has encountered a connection error|Connection terminated|Client was closed)/;
+  /(^Connection is closed\.?$|Client has encountered a connection error|Connection terminated|Client was closed|^Transaction query already complete)/;
 const DOWN_NAMES = new Set(['ConnectionException', 'MaxRetriesPerRequestError', 'KafkaJSConnectionError']);
 
 /** An AbortError from the proxy or a body stream: the client closed the request first. */

@@ -79,6 +79,8 @@ describe('a dependency that is down', () => {
         new Error(
           "select 1 from t where id = 'x' - Client has encountered a connection error and is not queryable",
         ),
+      // Seen when the fleet's database terminated sessions mid-transaction (test/faults).
+      trxDied: () => new Error('Transaction query already complete, run with DEBUG=knex:tx for more info'),
     };
     for (const [name, make] of Object.entries(failures)) {
       app.get(`/${name}`, async () => {

@@ -23,6 +23,43 @@ export const appliedPositionsMigration: MigrationDef = {
 };
 
 /**
+ * Per recipient account, the eventId of the last OAN notification stage 1 produced for it. Stage 1
+ * writes it in the transaction that records the positions applied (after the produce was acked),
+ * and stage 2 writes a recipient's notifications in produce order (one partition per recipient), so
+ * "that eventId is in read.oan_event" means every notification produced for the account so far is.
+ * Not a read model: a replay produces nothing and leaves it alone; a stale row is satisfied.
+ */
+class CreateOanExpected extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('create schema if not exists read');
+    this.addSql(`create table if not exists read.oan_expected (
+      account_id text primary key, event_id uuid not null)`);
+  }
+}
+export const oanExpectedMigration: MigrationDef = {
+  name: 'read-0008-oan-expected',
+  class: CreateOanExpected,
+};
+
+/** In stage 1's transaction, after the produce was acked: the last notification per recipient. */
+export async function recordExpected(
+  em: EntityManager,
+  notifications: readonly { accountId: string; eventId: string }[],
+): Promise<void> {
+  const last = new Map<string, string>();
+  for (const n of notifications) last.set(n.accountId, n.eventId);
+  if (last.size === 0) return;
+  const rows = [...last].map(([account_id, event_id]) => ({ account_id, event_id }));
+  await sql(
+    em,
+    `insert into read.oan_expected (account_id, event_id)
+     select account_id, event_id from jsonb_to_recordset(?::jsonb) as x(account_id text, event_id uuid)
+     on conflict (account_id) do update set event_id = excluded.event_id`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/**
  * The event stores whose commands record their positions (the source name is the store's topic
  * without `.events`). A read that may show any of them — the gateway's /events routes — waits for
  * all; each service's own reads wait for its store only.
@@ -171,15 +208,17 @@ export class WriteTracker {
 
 /**
  * Waits until the projector applied every write `accountId` made to `sources` (under its own key or
- * another's, `WriteTracker.requirements`), up to `timeoutMs`. Returns false on timeout (the caller
- * then answers from what is there; it never blocks forever).
+ * another's, `WriteTracker.requirements`), up to `timeoutMs`. With `envelopes`, then also until every
+ * OAN notification produced for the account by then is in read.oan_event (`read.oan_expected`), so
+ * the envelopes of its own commands are there too. Returns false on timeout (the caller then answers
+ * from what is there; it never blocks forever).
  */
 export async function awaitOwnWrites(
   orm: MikroORM,
   tracker: WriteTracker,
   accountId: string,
   sources: readonly string[],
-  { timeoutMs = 5000, intervalMs = 10 } = {},
+  { timeoutMs = 5000, intervalMs = 10, envelopes = false } = {},
 ): Promise<boolean> {
   const pending = await tracker.requirements(accountId, sources);
   if (pending.length === 0) return true;
@@ -193,8 +232,19 @@ export async function awaitOwnWrites(
       [accounts],
     );
     const applied = new Map(rows.map((r) => [`${r.account_id}\u0000${r.source}`, BigInt(r.position)]));
-    if (pending.every((p) => (applied.get(`${p.keyAccountId}\u0000${p.source}`) ?? 0n) >= p.position))
-      return true;
+    if (pending.every((p) => (applied.get(`${p.keyAccountId}\u0000${p.source}`) ?? 0n) >= p.position)) break;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  if (!envelopes) return true;
+  for (;;) {
+    const [missing] = await sql<{ event_id: string }>(
+      orm.em.fork(),
+      `select x.event_id from read.oan_expected x
+        where x.account_id = ? and not exists (select 1 from read.oan_event e where e.event_id = x.event_id)`,
+      [accountId],
+    );
+    if (!missing) return true;
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@oan/db';
-import { appliedPositionsMigration, recordApplied, WriteTracker } from '@oan/projection';
+import {
+  appliedPositionsMigration,
+  oanExpectedMigration,
+  recordApplied,
+  recordExpected,
+  WriteTracker,
+} from '@oan/projection';
 import {
   envelope,
   insertAccount,
@@ -28,7 +34,7 @@ beforeAll(async () => {
   const setup = await openDatabase({
     url: fleet.url,
     schema: 'read',
-    migrations: [appliedPositionsMigration],
+    migrations: [appliedPositionsMigration, oanExpectedMigration],
   });
   await setup.close(true);
   gw = await startGateway(fleet, { ownWritesTimeoutMs: BOUND_MS });
@@ -76,6 +82,24 @@ describe('GET /events right after the caller’s own command', () => {
       expect(ms).toBeLessThan(BOUND_MS);
     });
   }
+
+  it('then waits for the envelopes stage 1 produced for the caller until stage 2 has written them', async () => {
+    const account = await insertAccount(fleet.orm);
+    await insertEvent(fleet.orm, account, envelope(1));
+    await tracker.remember(account, 'gofers', 4n);
+    // Stage 1 applied position 4 and produced the caller's envelope 2; stage 2 has not written it.
+    const produced = envelope(2);
+    await recordApplied(fleet.orm.em.fork(), 'gofers', new Map([[account, 4n]]));
+    await recordExpected(fleet.orm.em.fork(), [{ accountId: account, eventId: produced.eventId }]);
+
+    const pending = timed(get('/api/v1/events', account));
+    const early = await Promise.race([pending, new Promise((r) => setTimeout(() => r('waiting'), 300))]);
+    expect(early).toBe('waiting');
+    await insertEvent(fleet.orm, account, produced);
+    const { value: res, ms } = await pending;
+    expect((JSON.parse(res.body) as { seq: string }[]).map((e) => e.seq)).toEqual(['1', '2']);
+    expect(ms).toBeLessThan(BOUND_MS);
+  });
 
   it('waits as well for writes the caller made under another account’s key (a thread keyed by side a, ADR 0012)', async () => {
     const sideA = await insertAccount(fleet.orm);

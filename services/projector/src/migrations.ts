@@ -1,5 +1,10 @@
 import { Migration, type MigrationDef } from '@oan/db';
-import { appliedPositionsMigration, oanEventMigration, projectorMigration } from '@oan/projection';
+import {
+  appliedPositionsMigration,
+  oanEventMigration,
+  oanExpectedMigration,
+  projectorMigration,
+} from '@oan/projection';
 
 class CreateAccountsReadModel extends Migration {
   override async up(): Promise<void> {
@@ -133,6 +138,7 @@ export const migrations: MigrationDef[] = [
   { name: 'read-0005-matching', class: CreateMatchingReadModels },
   { name: 'read-0006-conversations', class: CreateConversationsReadModels },
   { name: 'read-0007-match-requests-by-conversation', class: IndexMatchRequestsByConversation },
+  oanExpectedMigration,
 ];
 
 /**

@@ -8,7 +8,13 @@ import {
   type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/log';
-import { applyBatch, deadLetter, recordApplied, type ProjectionRecord } from '@oan/projection';
+import {
+  applyBatch,
+  deadLetter,
+  recordApplied,
+  recordExpected,
+  type ProjectionRecord,
+} from '@oan/projection';
 import type { Logger } from '@oan/http';
 import type { ConsumedMessage } from '@oan/log';
 import type { Redis } from 'ioredis';
@@ -123,6 +129,8 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
                 toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
               ),
             });
+            // Acked: the gateway's read-your-writes may now wait for these to reach the table.
+            await recordExpected(em, notifications);
           }
           metrics.domainEvents.inc(events.length);
         },

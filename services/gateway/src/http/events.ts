@@ -29,10 +29,11 @@ export function eventRoutes(deps: EventRoutesDeps) {
     const auth = requireAuth(deps.authenticator, { mode: 'multi+realm', allowBanned: true });
     // Invariant 4 (ADR 0009): after the caller's own command returned, its effects are in what these
     // routes read — the read models the digest joins (a decided request, an answered question
-    // drops out) and every envelope stage 1 produced from them. Only a caller with writes the
-    // projector has not applied yet waits, bounded.
+    // drops out) and the envelopes stage 1 produced for the caller from them (read.oan_expected).
+    // Only a caller with writes the projector has not applied yet waits, bounded.
     const ownWrites = (req: FastifyRequest) =>
       awaitOwnWrites(deps.orm, deps.writes, accountOf(req), WRITE_SOURCES, {
+        envelopes: true,
         ...(deps.ownWritesTimeoutMs === undefined ? {} : { timeoutMs: deps.ownWritesTimeoutMs }),
       });
 
