@@ -136,7 +136,11 @@ export async function commitAndPublish(
 export interface TestClient {
   socket: ClientSocket;
   events: OanEventEnvelope[];
-  /** Every event in arrival order, with disconnects interleaved as `disconnect:<reason>`. */
+  /**
+   * Every event in arrival order, with disconnects interleaved as `disconnect:<reason>`. §9.1: the
+   * server emits only `oan:event` with one argument; anything else shows up as
+   * `unexpected:<name>/<argument count>`, which every exact `log` assertion then refuses.
+   */
   log: string[];
 }
 
@@ -147,7 +151,12 @@ export function openClient(
 ): TestClient {
   const socket = ioClient(`${baseUrl}/oan`, { auth, reconnection: false, forceNew: true, ...opts });
   const client: TestClient = { socket, events: [], log: [] };
-  socket.on('oan:event', (e: OanEventEnvelope) => {
+  socket.onAny((name: string, ...args: unknown[]) => {
+    if (name !== 'oan:event' || args.length !== 1) {
+      client.log.push(`unexpected:${name}/${args.length}`);
+      return;
+    }
+    const e = args[0] as OanEventEnvelope;
     client.events.push(e);
     client.log.push(`event:${e.seq}`);
   });

@@ -66,6 +66,8 @@ describe('live push on one gateway (§9.5, invariant 7)', () => {
     await waitFor(() => expect(seqs(client)).toHaveLength(11));
 
     expect(seqs(client)).toEqual(['4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14']);
+    // §9.1, §12 line 63: nothing but `oan:event`, each with the envelope as its one argument.
+    expect(client.log).toEqual(seqs(client).map((s) => `event:${s}`));
     // §12 line 31: the pushed object is the stored (= REST) envelope, byte for byte once serialized.
     client.events.forEach((e) => expect(JSON.stringify(e)).toBe(stored[Number(e.seq)]));
     const rest = await g2.app.inject({
