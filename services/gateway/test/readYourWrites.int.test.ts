@@ -42,7 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const keys = await fleet?.redis.keys(`${fleet.prefix}rw:*`);
+  const keys = await fleet?.redis.keys(`${fleet.prefix}rw*`);
   if (keys?.length) await fleet.redis.del(...keys);
   await gw?.close();
   await fleet?.close();
