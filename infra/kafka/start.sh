@@ -28,32 +28,15 @@ HEAP="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 CLUSTER_ID="C_YvXxVnT8SxcCRBH7pStw"
 VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$HERE/pom.xml")"
 
-say() { echo "kafka: $*"; }
-die() { echo "kafka: ERROR: $*" >&2; exit 1; }
+NAME=kafka MATCH='kafka\.Kafka'
+source "$ROOT/infra/daemon.sh"
 ping_broker() { node "$HERE/ping.mjs" "$BROKERS" >/dev/null 2>&1; }
-our_pid() {
-  [[ -f "$PIDFILE" ]] || return 1
-  local pid; pid="$(cat "$PIDFILE")"
-  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'kafka\.Kafka' || return 1
-  echo "$pid"
-}
-fail_with_log() {
-  echo "kafka: ERROR: $1" >&2
-  if [[ -f "$LOG" ]]; then
-    echo "---- last 40 lines of $LOG ----" >&2
-    tail -n 40 "$LOG" >&2
-  fi
-  exit 1
-}
 
 command -v java >/dev/null || die "java not found (need Java 17+)"
 command -v node >/dev/null || die "node not found"
 
 # Concurrent callers (parallel test runs, up.sh) serialize here; the later ones then find it running.
-mkdir -p "$ROOT/.data"
-exec 9>"$ROOT/.data/kafka-start.lock"
-flock -w 600 9 || die "timed out waiting for another infra/kafka/start.sh (lock $ROOT/.data/kafka-start.lock)"
+daemon_lock
 
 # 1. jars
 if [[ ! -f "$LIB/kafka_2.13-$VERSION.jar" ]]; then
@@ -129,10 +112,4 @@ EOF
 fi
 
 # 6. wait (bounded) until it answers
-deadline=$((SECONDS + TIMEOUT))
-until ping_broker; do
-  kill -0 "$pid" 2>/dev/null || fail_with_log "broker process $pid exited during startup"
-  ((SECONDS < deadline)) || fail_with_log "broker did not answer on $BROKERS within ${TIMEOUT}s (pid $pid still running)"
-  sleep 0.5
-done
-say "ready on $BROKERS (pid $pid, ${SECONDS}s)"
+wait_ready ping_broker "$TIMEOUT" "$pid" "$BROKERS"

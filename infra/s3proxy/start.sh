@@ -28,8 +28,8 @@ VERSION="$(sed -n 's:.*<s3proxy.version>\(.*\)</s3proxy.version>.*:\1:p' "$HERE/
 JAR="$HERE/target/s3proxy-$VERSION.jar"
 URL="http://$HOST:$PORT"
 
-say() { echo "s3proxy: $*"; }
-die() { echo "s3proxy: ERROR: $*" >&2; exit 1; }
+NAME=s3proxy MATCH='s3proxy-.*\.jar'
+source "$ROOT/infra/daemon.sh"
 # S3Proxy's own health route answers {"status":"OK",…} without credentials.
 ping_s3proxy() {
   node -e '
@@ -38,30 +38,13 @@ ping_s3proxy() {
       .then((j) => process.exit(j.status === "OK" ? 0 : 1), () => process.exit(1));
   ' "$URL" >/dev/null 2>&1
 }
-our_pid() {
-  [[ -f "$PIDFILE" ]] || return 1
-  local pid; pid="$(cat "$PIDFILE")"
-  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 's3proxy-.*\.jar' || return 1
-  echo "$pid"
-}
-fail_with_log() {
-  echo "s3proxy: ERROR: $1" >&2
-  if [[ -f "$LOG" ]]; then
-    echo "---- last 40 lines of $LOG ----" >&2
-    tail -n 40 "$LOG" >&2
-  fi
-  exit 1
-}
 
 [[ -n "$VERSION" ]] || die "no <s3proxy.version> in $HERE/pom.xml"
 command -v java >/dev/null || die "java not found (need Java 17+)"
 command -v node >/dev/null || die "node not found"
 
 # Concurrent callers (parallel test runs, up.sh) serialize here; the later ones then find it running.
-mkdir -p "$ROOT/.data"
-exec 9>"$ROOT/.data/s3proxy-start.lock"
-flock -w 600 9 || die "timed out waiting for another infra/s3proxy/start.sh (lock $ROOT/.data/s3proxy-start.lock)"
+daemon_lock
 
 # 1. jar
 if [[ ! -f "$JAR" ]]; then
@@ -107,10 +90,4 @@ PROPS
 fi
 
 # 5. wait (bounded) until it answers
-deadline=$((SECONDS + TIMEOUT))
-until ping_s3proxy; do
-  kill -0 "$pid" 2>/dev/null || fail_with_log "S3Proxy process $pid exited during startup"
-  ((SECONDS < deadline)) || fail_with_log "S3Proxy did not answer on $URL within ${TIMEOUT}s (pid $pid still running)"
-  sleep 0.3
-done
-say "ready on $URL (pid $pid, ${SECONDS}s)"
+wait_ready ping_s3proxy "$TIMEOUT" "$pid" "$URL"
