@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, waitFor } from '@oan/testing';
+import { exitOf, untilServing } from './serverProcess';
 
 const run = promisify(execFile);
 
@@ -84,28 +85,16 @@ export class OwnPostgres {
       { ...this.user, detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     this.child = child;
-    let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
       this.log += chunk.toString();
     });
-    const failed = new Promise<never>((_, reject) => {
-      child.once('error', (err) => reject(new Error(`cannot run postgres: ${err.message}`)));
-      child.once('exit', (code) => reject(new Error(`postgres exited with ${code}: ${stderr}`)));
+    this.exited = exitOf(child);
+    await untilServing(child, () => this.accepts(), {
+      what: `postgres on port ${this.port}`,
+      cannotRun: 'cannot run postgres',
+      log: () => this.log.slice(-4000),
+      timeoutMs: 30_000,
     });
-    this.exited = new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.once('error', resolve);
-    });
-    failed.catch(() => undefined);
-    await Promise.race([
-      failed,
-      waitFor(() => this.accepts(), {
-        timeoutMs: 30_000,
-        intervalMs: 100,
-        what: `postgres on port ${this.port}`,
-      }),
-    ]);
   }
 
   private async accepts(): Promise<boolean> {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ProcessName } from '@oan/testing';
 import { refuseConnections } from './database';
 import type { LoadRun } from './load';
 import {
   closeScene,
+  expectFailuresAre503,
   expectNothingLost,
   expectReplayRebuilds,
   openScene,
@@ -61,11 +62,7 @@ describe("when the fleet's database refuses connections for a while", () => {
 
   // A database outage is an unavailable dependency (libs/http isDependencyDown), never a 500.
   it('those failures are 503, as for any unavailable dependency', () => {
-    const failed = [...run!.sent.map((s) => s.outcome), ...run!.reads].filter(
-      (o) => typeof o.status === 'number' && o.status >= 500,
-    );
-    expect(failed.length).toBeGreaterThan(0);
-    expect(failed.map((o) => o.status)).toEqual(failed.map(() => 503));
+    expectFailuresAre503(run!);
   });
 });
 

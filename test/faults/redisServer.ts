@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, waitFor } from '@oan/testing';
+import { freePort } from '@oan/testing';
+import { exitOf, untilServing } from './serverProcess';
 
 const run = promisify(execFile);
 
@@ -47,29 +48,13 @@ export class OwnRedis {
       { stdio: 'ignore' },
     );
     this.child = child;
-    const failed = new Promise<never>((_, reject) => {
-      child.once('error', (err) =>
-        reject(
-          new Error(
-            `setup: cannot run redis-server (install it, e.g. apt-get install redis-server): ${err.message}`,
-          ),
-        ),
-      );
-      child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${this.log()}`)));
+    this.exited = exitOf(child);
+    await untilServing(child, async () => (await this.cli('PING')) === 'PONG', {
+      what: `redis-server on port ${this.port}`,
+      cannotRun: 'setup: cannot run redis-server (install it, e.g. apt-get install redis-server)',
+      log: () => this.log(),
+      timeoutMs: 15_000,
     });
-    this.exited = new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.once('error', resolve);
-    });
-    failed.catch(() => undefined);
-    await Promise.race([
-      failed,
-      waitFor(async () => (await this.cli('PING')) === 'PONG', {
-        timeoutMs: 15_000,
-        intervalMs: 100,
-        what: `redis-server on port ${this.port}`,
-      }),
-    ]);
   }
 
   /** kill -9: no shutdown save (there is none anyway), open connections break at once. */

@@ -75,6 +75,15 @@ export async function expectNothingLost(scene: Scene, run: LoadRun): Promise<voi
   for (const p of scene.parties) expect(await socketViolations(p), `sockets of ${p.name}`).toEqual([]);
 }
 
+/** A dependency that was down is an unavailable dependency (libs/http isDependencyDown): 503, never a 500. */
+export function expectFailuresAre503(run: LoadRun): void {
+  const failed = [...run.sent.map((s) => s.outcome), ...run.reads].filter(
+    (o) => typeof o.status === 'number' && o.status >= 500,
+  );
+  expect(failed.length).toBeGreaterThan(0);
+  expect(failed.map((o) => o.status)).toEqual(failed.map(() => 503));
+}
+
 /**
  * Invariant 3 after the faults: with the projector stopped, the replay CLI rebuilds every read model
  * and the event table exactly as they were; then the projector comes back.
