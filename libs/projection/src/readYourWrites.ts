@@ -224,28 +224,33 @@ export async function awaitOwnWrites(
   if (pending.length === 0) return true;
   const accounts = [...new Set(pending.map((p) => p.keyAccountId))];
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  /** Polls `done` until it holds (true) or the shared deadline passes (false). */
+  const until = async (done: () => Promise<boolean>): Promise<boolean> => {
+    for (;;) {
+      if (await done()) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  };
+  const applied = async () => {
     const rows = await sql<{ account_id: string; source: string; position: string }>(
       orm.em.fork(),
       `select account_id, source, position::text as position from read.applied_positions
         where account_id in (?)`,
       [accounts],
     );
-    const applied = new Map(rows.map((r) => [`${r.account_id}\u0000${r.source}`, BigInt(r.position)]));
-    if (pending.every((p) => (applied.get(`${p.keyAccountId}\u0000${p.source}`) ?? 0n) >= p.position)) break;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  if (!envelopes) return true;
-  for (;;) {
+    const at = new Map(rows.map((r) => [`${r.account_id}\u0000${r.source}`, BigInt(r.position)]));
+    return pending.every((p) => (at.get(`${p.keyAccountId}\u0000${p.source}`) ?? 0n) >= p.position);
+  };
+  const written = async () => {
     const [missing] = await sql<{ event_id: string }>(
       orm.em.fork(),
       `select x.event_id from read.oan_expected x
         where x.account_id = ? and not exists (select 1 from read.oan_event e where e.event_id = x.event_id)`,
       [accountId],
     );
-    if (!missing) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+    return !missing;
+  };
+  if (!(await until(applied))) return false;
+  return envelopes ? until(written) : true;
 }
