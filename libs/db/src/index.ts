@@ -1,5 +1,6 @@
 import { MikroORM, type EntityManager, type Options } from '@mikro-orm/postgresql';
 import { Migration, Migrator } from '@mikro-orm/migrations';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 export { Migration, MikroORM };
@@ -89,14 +90,127 @@ async function migrateLocked(orm: MikroORM, opts: DatabaseOptions): Promise<void
   }
 }
 
-/** Raw SQL with `?` placeholders, inside `em`'s transaction when it has one. */
+interface Positional {
+  text: string;
+  /** Where each `?` stood: the index into `text`'s parts, in order. */
+  parts: string[];
+}
+
+/** `?` placeholders outside quotes and comments, split out once per query text. */
+const splitCache = new Map<string, Positional>();
+
+function splitPlaceholders(query: string): Positional {
+  const cached = splitCache.get(query);
+  if (cached) return cached;
+  const parts: string[] = [];
+  let from = 0;
+  for (let i = 0; i < query.length; i++) {
+    const c = query[i];
+    if (c === "'" || c === '"') {
+      // A quoted literal or identifier; a doubled quote inside it is part of it.
+      for (i++; i < query.length; i++) {
+        if (query[i] === c) {
+          if (query[i + 1] === c) i++;
+          else break;
+        }
+      }
+    } else if (c === '-' && query[i + 1] === '-') {
+      while (i < query.length && query[i] !== '\n') i++;
+    } else if (c === '?') {
+      parts.push(query.slice(from, i));
+      from = i + 1;
+    }
+  }
+  parts.push(query.slice(from));
+  const out = { text: query, parts };
+  if (splitCache.size < 2000) splitCache.set(query, out);
+  return out;
+}
+
+/**
+ * `?` → `$n`. An array parameter becomes a list of parameters (`in (?)` with [a, b] → `in ($1, $2)`,
+ * an empty one `null`), as the ORM's formatter did. Only a text without such lists is worth a name.
+ */
+function toPositional(query: string, params: unknown[]): { text: string; values: unknown[]; fixed: boolean } {
+  const { parts } = splitPlaceholders(query);
+  if (parts.length - 1 !== params.length) {
+    throw new Error(`sql(): ${parts.length - 1} placeholders but ${params.length} parameters`);
+  }
+  if (params.length === 0) return { text: query, values: [], fixed: true };
+  const values: unknown[] = [];
+  let fixed = true;
+  let text = parts[0]!;
+  params.forEach((p, i) => {
+    if (Array.isArray(p) && !Buffer.isBuffer(p)) {
+      fixed = false;
+      if (p.length === 0) text += 'null';
+      else text += p.map((v) => (values.push(v), `$${values.length}`)).join(', ');
+    } else {
+      values.push(p);
+      text += `$${values.length}`;
+    }
+    text += parts[i + 1]!;
+  });
+  return { text, values, fixed };
+}
+
+const statementNames = new Map<string, string>();
+
+/** A stable name per statement text: node-postgres prepares it once per connection and reuses the plan. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `oan_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    if (statementNames.size < 5000) statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** A statement as `sql()` was given it (`?` placeholders) and its parameters. */
+export interface ObservedStatement {
+  sql: string;
+  bindings: unknown[];
+}
+
+const observers = new Set<(s: ObservedStatement) => void>();
+
+/** Calls `fn` with every statement `sql()` sends from now on (tests, diagnostics); returns the stop. */
+export function observeStatements(fn: (s: ObservedStatement) => void): () => void {
+  observers.add(fn);
+  return () => observers.delete(fn);
+}
+
+interface KnexClientLike {
+  acquireConnection(): Promise<pg.Client>;
+  releaseConnection(c: pg.Client): Promise<unknown>;
+}
+
+/**
+ * Raw SQL with `?` placeholders, inside `em`'s transaction when it has one. Sent straight to the
+ * node-postgres connection the ORM's pool (or the transaction) holds, as a named prepared statement
+ * with its parameters bound, never interpolated into the text: Postgres parses and plans each
+ * statement once per connection (issue 11), and the ORM's per-query formatting is skipped.
+ */
 export async function sql<T = Record<string, unknown>>(
   em: EntityManager,
   query: string,
   params: unknown[] = [],
 ): Promise<T[]> {
-  const rows = await em.getConnection().execute(query, params, 'all', em.getTransactionContext());
-  return rows as T[];
+  const { text, values, fixed } = toPositional(query, params);
+  for (const o of observers) o({ sql: query, bindings: params });
+  const config: pg.QueryConfig = fixed ? { name: statementName(text), text, values } : { text, values };
+  const trx = em.getTransactionContext<{ client: KnexClientLike }>();
+  if (trx) {
+    const conn = await trx.client.acquireConnection();
+    return (await conn.query(config)).rows as T[];
+  }
+  const client = (em.getConnection().getKnex() as unknown as { client: KnexClientLike }).client;
+  const conn = await client.acquireConnection();
+  try {
+    return (await conn.query(config)).rows as T[];
+  } finally {
+    await client.releaseConnection(conn);
+  }
 }
 
 /** Runs `fn` in a transaction on a fresh fork of the ORM's EntityManager. */

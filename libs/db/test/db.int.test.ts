@@ -45,4 +45,29 @@ describe('openDatabase', () => {
     );
     expect(rows[0]!.n).toBe('0');
   });
+
+  it('binds `?` outside quotes and comments, expands array parameters into lists, and reuses the prepared plan', async () => {
+    const orm = opened[0]!;
+    const [row] = await sql<{ q: string; c: string; n: string; empty: boolean }>(
+      orm.em.fork(),
+      `select 'what?' as q, ? || '?' as c, -- a comment? it holds no parameter
+              (select count(*)::text from db_test.things where id in (?)) as n,
+              (1 in (?)) is null as empty`,
+      ['x', [1, 2, 3], []],
+    );
+    expect(row).toEqual({ q: 'what?', c: 'x?', n: expect.any(String), empty: true });
+    // One connection (a transaction's): the statement is prepared once and then only executed.
+    const prepared = await orm.em.fork().transactional(async (em) => {
+      for (let i = 0; i < 3; i++) {
+        const [r] = await sql<{ v: number }>(em, 'select ?::int + 1 as v', [i]);
+        expect(r!.v).toBe(i + 1);
+      }
+      return sql<{ statement: string }>(
+        em,
+        `select statement from pg_prepared_statements where statement like 'select $1::int + 1%'`,
+      );
+    });
+    expect(prepared.map((p) => p.statement)).toEqual(['select $1::int + 1 as v']);
+    await expect(sql(orm.em.fork(), 'select ? as a', [])).rejects.toThrow('1 placeholders but 0 parameters');
+  });
 });

@@ -48,7 +48,13 @@ const DOWN_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 
  */
 const DOWN_MESSAGE =
   /(^Connection is closed\.?$|Client has encountered a connection error|Connection terminated|Client was closed|^Transaction query already complete)/;
-const DOWN_NAMES = new Set(['ConnectionException', 'MaxRetriesPerRequestError', 'KafkaJSConnectionError']);
+const DOWN_NAMES = new Set([
+  'ConnectionException',
+  'MaxRetriesPerRequestError',
+  'KafkaJSConnectionError',
+  // The pool could not hand out a connection in time (the server is not answering).
+  'KnexTimeoutError',
+]);
 
 /** An AbortError from the proxy or a body stream: the client closed the request first. */
 const isClientGone = (err: unknown) =>

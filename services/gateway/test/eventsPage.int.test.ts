@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
-import { sql } from '@oan/db';
+import { observeStatements, sql } from '@oan/db';
 import { insertAccount, jwtFor, openFleet, startGateway, type Fleet, type RunningGateway } from './helpers';
 
 /**
@@ -25,16 +24,14 @@ const OURS = 20_000;
 const OTHERS = 399;
 const PER_OTHER = 200;
 
-/** Every statement the gateway's pool sends while `during` runs. */
+/** Every statement sent while `during` runs (the gateway's and this test's, which sends none meanwhile). */
 async function statementsDuring(during: () => Promise<unknown>): Promise<Statement[]> {
-  const knex = (gw.orm.em.getConnection() as PostgreSqlConnection).getKnex();
   const seen: Statement[] = [];
-  const listen = (q: Statement) => seen.push({ sql: q.sql, bindings: q.bindings });
-  knex.on('query', listen);
+  const stop = observeStatements((q) => seen.push(q));
   try {
     await during();
   } finally {
-    knex.off('query', listen);
+    stop();
   }
   return seen;
 }
