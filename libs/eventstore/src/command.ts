@@ -26,12 +26,29 @@ export async function handleCommand<State, Event extends { type: string; data: u
   opts: {
     retries?: number;
     inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
+    /**
+     * The stream id was made fresh for this command (a random UUID): there is no history to load,
+     * and the append (expected `no_stream`) is one statement, atomic without a transaction. A stream
+     * that exists after all fails it with ConcurrencyError, like any conflict.
+     */
+    newStream?: boolean;
   } = {},
 ): Promise<CommandResult<State>> {
+  if (opts.newStream && !opts.inline) {
+    const state = decider.initialState();
+    const events = await decide(state);
+    const appended =
+      events.length > 0
+        ? await store.append(orm.em.fork(), [{ streamId, expectedVersion: 'no_stream', events }])
+        : [];
+    if (appended.length > 0) store.committed(orm);
+    const next = appended.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), state);
+    return { state: next, appended };
+  }
   const retries = opts.retries ?? 5;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await orm.em.fork().transactional(async (em) => {
+      const result = await orm.em.fork().transactional(async (em) => {
         const history = await store.readStream(em, streamId);
         const state = history.reduce(
           (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
@@ -48,6 +65,8 @@ export async function handleCommand<State, Event extends { type: string; data: u
         if (opts.inline) await opts.inline(em, appended, next);
         return { state: next, appended };
       });
+      if (result.appended.length > 0) store.committed(orm);
+      return result;
     } catch (err) {
       if (err instanceof ConcurrencyError && attempt < retries) continue;
       throw err;

@@ -59,9 +59,16 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
   let leader = false;
   let client: pg.Client | undefined;
   let wake: (() => void) | undefined;
+  // A wake-up that arrives while a step runs is kept, not lost: the next sleep returns at once.
+  let woken = false;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
+      if (woken) {
+        woken = false;
+        resolve();
+        return;
+      }
       const t = setTimeout(() => {
         wake = undefined;
         resolve();
@@ -69,14 +76,20 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
       wake = () => {
         clearTimeout(t);
         wake = undefined;
+        woken = false;
         resolve();
       };
     });
 
+  const onNotification = (): void => {
+    woken = true;
+    wake?.();
+  };
+
   async function connect(): Promise<pg.Client> {
     const c = new pg.Client({ connectionString: opts.databaseUrl });
     c.on('error', (err) => opts.logger.warn({ err: err.message }, 'relay connection error'));
-    c.on('notification', () => wake?.());
+    c.on('notification', onNotification);
     await c.connect();
     await c.query(`listen "${s}_outbox"`);
     return c;
@@ -84,6 +97,8 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
 
   async function step(): Promise<number> {
     client ??= await connect();
+    // What this step reads covers every wake-up so far; only later ones must wake the next sleep.
+    woken = false;
     if (!leader) {
       const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) as ok', [
         `relay:${s}`,

@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
-import {
-  ConcurrencyError,
-  type EventValidator,
-  type ExpectedVersion,
-  type NewEvent,
-  type StoredEvent,
-  type StreamAppend,
-} from './types';
+import { Migration, sql, type EntityManager, type MigrationDef, type MikroORM } from '@oan/db';
+import { ConcurrencyError, type EventValidator, type StoredEvent, type StreamAppend } from './types';
 
 interface EventRow {
   position: string;
@@ -69,23 +62,100 @@ export class EventStore {
   }
 
   /**
-   * Appends to several streams atomically, inside `em`'s transaction (the caller's). A stream whose
-   * version moved since it was read fails the whole append with ConcurrencyError (invariant 5).
+   * Appends to several streams atomically, inside `em`'s transaction (the caller's), in ONE statement:
+   * every event and its outbox row. A stream whose version moved since it was read fails the whole
+   * append with ConcurrencyError (invariant 5): the statement inserts a stream's events only when its
+   * current version is the expected one, and the unique (stream_id, stream_version) index refuses a
+   * concurrent writer that read the same version. Wakes nothing: after the caller's commit,
+   * `committed()` tells the relay (the relay also polls, so a missed wake-up only delays).
    */
   async append(em: EntityManager, appends: StreamAppend[]): Promise<StoredEvent[]> {
-    const stored: StoredEvent[] = [];
+    const rows: AppendRow[] = [];
     for (const a of appends) {
-      const current = await this.currentVersion(em, a.streamId);
-      if (!matches(a.expectedVersion, current)) throw new ConcurrencyError(a.streamId);
-      let version = current;
+      if (a.events.length === 0) continue;
+      let expected: number;
+      if (a.expectedVersion === 'any') expected = await this.currentVersion(em, a.streamId);
+      else if (a.expectedVersion === 'no_stream') expected = 0;
+      else expected = a.expectedVersion;
+      let version = expected;
       for (const e of a.events) {
         version += 1;
-        stored.push(await this.insert(em, a.streamId, version, e));
+        const schemaVersion = e.version ?? 1;
+        this.validator?.assertValid(e.type, schemaVersion, e.data);
+        rows.push({
+          i: rows.length,
+          event_id: e.eventId ?? randomUUID(),
+          stream_id: a.streamId,
+          stream_version: version,
+          type: e.type,
+          version: schemaVersion,
+          account_id: e.accountId,
+          data: e.data,
+          occurred_at: e.occurredAt,
+          expected,
+        });
       }
     }
-    if (stored.length > 0) await sql(em, 'select pg_notify(?, ?)', [this.notifyChannel, '']);
-    return stored;
+    if (rows.length === 0) return [];
+    const s = this.schema;
+    let inserted: EventRow[];
+    try {
+      inserted = await sql<EventRow>(
+        em,
+        `with x as (
+           select * from jsonb_to_recordset(?::jsonb) as x(i integer, event_id uuid, stream_id text,
+             stream_version integer, type text, version integer, account_id text, data jsonb,
+             occurred_at timestamptz, expected integer)
+         ), ok as (
+           select x.* from x
+            where x.expected = coalesce((select max(e.stream_version) from "${s}".events e
+                                          where e.stream_id = x.stream_id), 0)
+         ), ins as (
+           insert into "${s}".events
+             (event_id, stream_id, stream_version, type, version, account_id, data, occurred_at)
+           select event_id, stream_id, stream_version, type, version, account_id, data, occurred_at
+             from ok order by i
+           returning position, event_id, stream_id, stream_version, type, version, account_id, data, occurred_at
+         ), ob as (insert into "${s}".outbox (position) select position from ins)
+         select * from ins order by position`,
+        [JSON.stringify(rows)],
+      );
+    } catch (err) {
+      // 23505: a concurrent writer took this stream version first (or the event id exists).
+      if (isUniqueViolation(err)) throw new ConcurrencyError(rows[0]!.stream_id);
+      throw err;
+    }
+    if (inserted.length !== rows.length) {
+      const have = new Set(inserted.map((r) => r.stream_id));
+      throw new ConcurrencyError(rows.find((r) => !have.has(r.stream_id))?.stream_id ?? rows[0]!.stream_id);
+    }
+    return inserted.map((r) => toStored(r));
   }
+
+  /**
+   * After the transaction that appended committed: wakes the outbox relay (NOTIFY outside any data
+   * transaction, so commits never queue behind the notification lock). Fire and forget, and
+   * coalesced: while one wake-up is in flight, the next ones collapse into a single one after it.
+   */
+  committed(orm: MikroORM): void {
+    if (this.waking) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.waking = true;
+    void sql(orm.em.fork(), `notify "${this.notifyChannel}"`)
+      .catch(() => undefined)
+      .finally(() => {
+        this.waking = false;
+        if (this.wakeAgain) {
+          this.wakeAgain = false;
+          this.committed(orm);
+        }
+      });
+  }
+
+  private waking = false;
+  private wakeAgain = false;
 
   private async currentVersion(em: EntityManager, streamId: string): Promise<number> {
     const [row] = await sql<{ v: number | null }>(
@@ -95,47 +165,19 @@ export class EventStore {
     );
     return row?.v ?? 0;
   }
-
-  private async insert(
-    em: EntityManager,
-    streamId: string,
-    streamVersion: number,
-    e: NewEvent,
-  ): Promise<StoredEvent> {
-    const version = e.version ?? 1;
-    this.validator?.assertValid(e.type, version, e.data);
-    try {
-      const [row] = await sql<EventRow>(
-        em,
-        `insert into "${this.schema}".events
-           (event_id, stream_id, stream_version, type, version, account_id, data, occurred_at)
-         values (?, ?, ?, ?, ?, ?, ?::jsonb, ?)
-         returning position, event_id, stream_id, stream_version, type, version, account_id, data, occurred_at`,
-        [
-          e.eventId ?? randomUUID(),
-          streamId,
-          streamVersion,
-          e.type,
-          version,
-          e.accountId,
-          JSON.stringify(e.data),
-          e.occurredAt,
-        ],
-      );
-      await sql(em, `insert into "${this.schema}".outbox (position) values (?)`, [row!.position]);
-      return toStored(row!);
-    } catch (err) {
-      // 23505: a concurrent writer took this stream version first (or the event id exists).
-      if (isUniqueViolation(err)) throw new ConcurrencyError(streamId);
-      throw err;
-    }
-  }
 }
 
-function matches(expected: ExpectedVersion, current: number): boolean {
-  if (expected === 'any') return true;
-  if (expected === 'no_stream') return current === 0;
-  return expected === current;
+interface AppendRow {
+  i: number;
+  event_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  version: number;
+  account_id: string;
+  data: unknown;
+  occurred_at: string;
+  expected: number;
 }
 
 export function isUniqueViolation(err: unknown): boolean {

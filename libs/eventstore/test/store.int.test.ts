@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { ConcurrencyError, EventStore, handleCommand } from '../src';
 
@@ -90,5 +91,51 @@ describe('appending to a stream', () => {
       'select count(*)::text as m from es_test.events',
     )) as [{ m: string }];
     expect(n).toBe(m);
+  });
+
+  it('refuses an expected version ahead of the stream (no gap in the numbering) and stores nothing', async () => {
+    const run = orm.em.fork().transactional((em) =>
+      store.append(em, [
+        { streamId: 'gap-ok', expectedVersion: 'no_stream', events: [ev(1)] },
+        { streamId: 's1', expectedVersion: 7, events: [ev(8)] },
+      ]),
+    );
+    await expect(run).rejects.toBeInstanceOf(ConcurrencyError);
+    expect(await store.readStream(orm.em.fork(), 'gap-ok')).toEqual([]);
+    expect((await store.readStream(orm.em.fork(), 's1')).map((e) => e.streamVersion)).toEqual([1, 2]);
+  });
+
+  it('appends a new stream without a transaction (handleCommand newStream): once, then conflicts', async () => {
+    const first = await handleCommand(orm, store, 'fresh-1', counter, () => [ev(1), ev(2)], {
+      newStream: true,
+    });
+    expect(first.state).toBe(2);
+    expect(first.appended.map((e) => e.streamVersion)).toEqual([1, 2]);
+    await expect(
+      handleCommand(orm, store, 'fresh-1', counter, () => [ev(3)], { newStream: true }),
+    ).rejects.toBeInstanceOf(ConcurrencyError);
+    const outbox = await sql<{ n: string }>(
+      orm.em.fork(),
+      `select count(*)::text as n from es_test.outbox o join es_test.events e using (position)
+        where e.stream_id = ?`,
+      ['fresh-1'],
+    );
+    expect(outbox[0]!.n).toBe('2');
+  });
+
+  it('committed() wakes a LISTENer once per burst of commits, after them', async () => {
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    const heard: number[] = [];
+    listener.on('notification', () => heard.push(Date.now()));
+    await listener.query(`listen "${store.notifyChannel}"`);
+    try {
+      for (let i = 0; i < 20; i++) store.committed(orm);
+      await new Promise((r) => setTimeout(r, 300));
+      // One wake-up in flight, the other 19 collapsed into one more after it.
+      expect(heard.length).toBe(2);
+    } finally {
+      await listener.end();
+    }
   });
 });

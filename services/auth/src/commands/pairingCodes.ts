@@ -70,7 +70,7 @@ export async function redeemPairingCode(
   const apiKeyId = randomUUID();
   for (let attempt = 0; ; attempt++) {
     try {
-      return await transaction(ctx.orm, async (em) => {
+      const redeemedKey = await transaction(ctx.orm, async (em) => {
         const now = ctx.now().toISOString();
         const codeHistory = await ctx.store.readStream(em, pairingCodeStream(codeHash));
         const codeState = fold(pairingCodeDecider, codeHistory);
@@ -112,6 +112,8 @@ export async function redeemPairingCode(
         await projectCredentials(em, appended);
         return { apiKey, userId: accountId };
       });
+      ctx.store.committed(ctx.orm);
+      return redeemedKey;
     } catch (err) {
       if (err instanceof ConcurrencyError && attempt < REDEEM_RETRIES) continue;
       throw err;

@@ -67,6 +67,7 @@ export async function runConversationCommand(
     for (const s of stored) await applyToWriteState(em, s);
     return stored;
   });
+  if (appended.length > 0) ctx.store.committed(ctx.orm);
   const last = appended.at(-1);
   if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
   return appended;
@@ -106,6 +107,7 @@ export async function openConversation(
       ]);
       for (const s of stored) await applyToWriteState(em, s);
     });
+    ctx.store.committed(ctx.orm);
     return true;
   } catch (err) {
     if (err instanceof ConcurrencyError) return false;
