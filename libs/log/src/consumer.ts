@@ -2,7 +2,9 @@ import { Gauge } from 'prom-client';
 // runConsumer: a consumer-group loop over whole batches with explicit offset commits.
 // kafkajs runs with autoCommit: false and eachBatchAutoResolve: false, so nothing is marked
 // consumed unless the handler calls `commit(offset)` (or `resolve(offset)`): messages after the
-// last resolved offset of a batch are fetched again.
+// last resolved offset of a batch are fetched again. `commit` never sends a request of its own: an
+// OffsetCommitter sends the latest offset of every partition at most once per interval (and on
+// stop), so a group costs a handful of commit requests a second however many messages it handles.
 import type { Consumer, ConsumerGroupJoinEvent, KafkaMessage } from 'kafkajs';
 import type { KafkaHandle } from './kafka';
 import { headersToStrings, keyToString } from './message';
@@ -21,7 +23,10 @@ export interface BatchContext {
   partition: number;
   highWatermark: string;
   messages: ConsumedMessage[];
-  /** `offset` and everything before it on this partition is done: resolve it and commit offset + 1. */
+  /**
+   * `offset` and everything before it on this partition is done: resolve it and commit offset + 1
+   * with the next periodic commit (a crash before it redelivers; consumers are idempotent).
+   */
   commit(offset: string): Promise<void>;
   /** Like commit, but only moves the in-memory position (for offsets kept elsewhere, e.g. Postgres). */
   resolve(offset: string): void;
@@ -44,6 +49,10 @@ export interface RunConsumerOptions {
   eachBatch(batch: BatchContext): Promise<void>;
   readUncommitted?: boolean;
   sessionTimeoutMs?: number;
+  /** How often resolved offsets are committed to the group; default COMMIT_INTERVAL_MS. */
+  commitIntervalMs?: number;
+  /** Batches of different partitions handled at once; default 1. */
+  partitionsConsumedConcurrently?: number;
 }
 
 export interface RunningConsumer {
@@ -57,6 +66,68 @@ export interface RunningConsumer {
 }
 
 const nextOffset = (offset: string): string => (BigInt(offset) + 1n).toString();
+
+/** How long a handled offset may wait before it is committed to its group. */
+export const COMMIT_INTERVAL_MS = 250;
+
+interface CommitLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * The commits of one consumer: `mark` records the last handled offset of a partition, and the
+ * latest mark of every partition goes to the group in one request at most every `intervalMs` (and
+ * on `flush`). Commits are sent one after the other, so a partition's committed offset never moves
+ * back. A failed commit is only logged: the next one carries a later offset, and until then a crash
+ * redelivers what the group's consumers turn into nothing (invariant 1).
+ */
+export class OffsetCommitter {
+  private readonly pending = new Map<string, { topic: string; partition: number; offset: string }>();
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly consumer: Pick<Consumer, 'commitOffsets'>,
+    private readonly groupId: string,
+    private readonly log: CommitLogger,
+    private readonly intervalMs = COMMIT_INTERVAL_MS,
+  ) {}
+
+  /** `offset` and everything before it on the partition is handled. */
+  mark(topic: string, partition: number, offset: string): void {
+    this.pending.set(`${topic}\u0000${partition}`, { topic, partition, offset: nextOffset(offset) });
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.intervalMs);
+  }
+
+  /** Sends every pending mark now; resolves once it and every earlier commit finished. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const offsets = [...this.pending.values()];
+    this.pending.clear();
+    if (offsets.length > 0) {
+      this.chain = this.chain
+        .then(() => this.consumer.commitOffsets(offsets))
+        .catch((err: unknown) =>
+          this.log.warn(
+            { groupId: this.groupId, err: String(err) },
+            'offset commit failed; a later one follows',
+          ),
+        );
+    }
+    return this.chain;
+  }
+
+  /** After a rebalance: the partitions may be another member's now, so their marks are dropped. */
+  drop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending.clear();
+  }
+}
 
 export function toConsumedMessage(m: KafkaMessage): ConsumedMessage {
   return {
@@ -84,6 +155,11 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
     ...(options.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
   });
 
+  const committer = new OffsetCommitter(consumer, groupId, log, options.commitIntervalMs);
+  // Set by stop(): handlers see isRunning() false and no new batch starts, so the last marks can be
+  // committed while the consumer is still a member (kafkajs ignores commits once stopped).
+  let stopping = false;
+  const inFlight = new Set<Promise<void>>();
   let assigned: Assignment | undefined;
   let failed: Error | undefined;
   const waiters = new Set<() => void>();
@@ -92,6 +168,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
   };
   const removeJoin = consumer.on(consumer.events.GROUP_JOIN, (e: ConsumerGroupJoinEvent) => {
     assigned = e.payload.memberAssignment;
+    committer.drop();
     log.info({ groupId, memberId: e.payload.memberId, assignment: assigned }, 'kafka consumer joined group');
     wake();
   });
@@ -111,23 +188,32 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
       eachBatch: async (payload) => {
+        if (stopping) return;
         const { topic, partition } = payload.batch;
         const last = payload.batch.messages.at(-1)?.offset;
-        await options.eachBatch({
+        const running = options.eachBatch({
           topic,
           partition,
           highWatermark: payload.batch.highWatermark,
           messages: payload.batch.messages.map(toConsumedMessage),
           resolve: (offset) => payload.resolveOffset(offset),
-          commit: async (offset) => {
+          commit: (offset) => {
             payload.resolveOffset(offset);
-            await consumer.commitOffsets([{ topic, partition, offset: nextOffset(offset) }]);
+            committer.mark(topic, partition, offset);
+            return Promise.resolve();
           },
           heartbeat: () => payload.heartbeat(),
-          isRunning: () => payload.isRunning(),
+          isRunning: () => payload.isRunning() && !stopping,
           isStale: () => payload.isStale(),
         });
+        inFlight.add(running);
+        try {
+          await running;
+        } finally {
+          inFlight.delete(running);
+        }
         // Issue 6: every consumer's lag per partition, after the batch was handled.
         if (last !== undefined) {
           const lag = BigInt(payload.batch.highWatermark) - BigInt(last) - 1n;
@@ -145,7 +231,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
     throw err;
   }
 
-  let stopping: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   return {
     groupId,
     consumer,
@@ -170,13 +256,16 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
         waiters.add(waiter);
       }),
     stop: () => {
-      stopping ??= (async () => {
+      stopped ??= (async () => {
+        stopping = true;
+        await Promise.allSettled([...inFlight]);
+        await committer.flush();
         removeJoin();
         removeCrash();
         await consumer.stop();
         await consumer.disconnect();
       })();
-      return stopping;
+      return stopped;
     },
   };
 }

@@ -2,6 +2,7 @@
 // connected and tracked, and `close()` disconnects all of them.
 import { Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Consumer, ITopicConfig, Producer } from 'kafkajs';
+import { Counter } from 'prom-client';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger';
 import type { LogLevelName, Logger } from './logger';
 
@@ -59,6 +60,13 @@ export interface KafkaHandle {
   /** Disconnects every client handed out (idempotent). */
   close(): Promise<void>;
 }
+
+/** Every request a process's kafkajs clients send, by role and API (the cost report's Kafka side). */
+const kafkaRequests = new Counter({
+  name: 'oan_kafka_requests_total',
+  help: 'Requests sent to the Kafka brokers, per client role and Kafka API (Produce, Fetch, OffsetCommit, …)',
+  labelNames: ['role', 'api'],
+});
 
 /** Brokers from `KAFKA_BROKERS` (comma-separated), default `127.0.0.1:9092`. */
 export function brokersFromEnv(env: Record<string, string | undefined> = process.env): string[] {
@@ -140,6 +148,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
       ...(transactional ? { transactionalId: opts.transactionalId } : {}),
       ...(opts.transactionTimeoutMs !== undefined ? { transactionTimeout: opts.transactionTimeoutMs } : {}),
     });
+    p.on(p.events.REQUEST, (e) => kafkaRequests.inc({ role: 'producer', api: e.payload.apiName }));
     await p.connect();
     producers.add(p);
     return p;
@@ -157,6 +166,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
       sessionTimeout: opts.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS,
       ...(opts.heartbeatIntervalMs !== undefined ? { heartbeatInterval: opts.heartbeatIntervalMs } : {}),
     });
+    c.on(c.events.REQUEST, (e) => kafkaRequests.inc({ role: 'consumer', api: e.payload.apiName }));
     await c.connect();
     consumers.add(c);
     return c;

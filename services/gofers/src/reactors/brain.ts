@@ -1,9 +1,13 @@
 import type { MikroORM } from '@oan/db';
 import {
   fromKafkaMessage,
-  type Consumer,
+  HEADER_TYPE,
+  runConsumer,
+  type BatchContext,
+  type ConsumedMessage,
   type KafkaHandle,
   type Logger,
+  type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/log';
 import {
@@ -36,12 +40,10 @@ export interface BrainDeps {
 
 export interface RunningBrain {
   readonly groupId: string;
-  readonly consumer: Consumer;
+  readonly consumer: RunningConsumer;
   stop(): Promise<void>;
 }
 
-type EachBatch = NonNullable<NonNullable<Parameters<Consumer['run']>[0]>['eachBatch']>;
-type BatchPayload = Parameters<EachBatch>[0];
 interface Job {
   offset: string;
   turn: ChatMessageAdded | null;
@@ -60,9 +62,11 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
   const groupId = `${deps.topicPrefix}gofers.brain`;
   const concurrency = deps.concurrency ?? 4;
   await kafka.ensureTopics([{ topic }]);
-  const consumer = await kafka.consumer({ groupId });
 
-  const decode = (m: BatchPayload['batch']['messages'][number]): ChatMessageAdded | null => {
+  const decode = (m: ConsumedMessage): ChatMessageAdded | null => {
+    // Most records are not owner messages: the type header rules them out without decoding.
+    const type = m.headers[HEADER_TYPE];
+    if (type !== undefined && type !== 'ChatMessageAdded') return null;
     try {
       const record = fromKafkaMessage<GoferEvent['data']>(registry, m);
       if (record.type !== 'ChatMessageAdded') return null;
@@ -125,29 +129,19 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
     });
   };
 
-  const eachBatch: EachBatch = async (payload) => {
-    const { batch } = payload;
-    const running = () => payload.isRunning() && !payload.isStale();
+  const eachBatch = async (batch: BatchContext): Promise<void> => {
+    const running = () => batch.isRunning() && !batch.isStale();
     const jobs: Job[] = batch.messages.map((m) => ({ offset: m.offset, turn: decode(m) }));
     const done = new Set<string>(jobs.filter((j) => !j.turn).map((j) => j.offset));
     let next = 0;
-    let committing = Promise.resolve();
     // Commits the longest finished prefix of the batch: never past a message still being answered.
-    const advance = () => {
+    const advance = async () => {
       let last: string | null = null;
       while (next < jobs.length && done.has(jobs[next]!.offset)) last = jobs[next++]!.offset;
-      if (last === null) return committing;
-      const offset = last;
-      payload.resolveOffset(offset);
-      committing = committing.then(() =>
-        consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: nextOffset(offset) },
-        ]),
-      );
-      return committing;
+      if (last !== null) await batch.commit(last);
     };
     // Generation can outlast the session timeout; keep the membership alive meanwhile.
-    const beat = setInterval(() => void payload.heartbeat().catch(() => undefined), 3000);
+    const beat = setInterval(() => void batch.heartbeat().catch(() => undefined), 3000);
     try {
       const byGofer = new Map<string, Job[]>();
       for (const j of jobs)
@@ -173,30 +167,19 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
     }
   };
 
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
+  const consumer = await runConsumer({
+    kafka,
+    groupId,
+    topics: [topic],
+    fromBeginning: true,
     partitionsConsumedConcurrently: concurrency,
     eachBatch,
   });
   logger.info({ groupId, topic, provider: provider.kind }, 'brain started');
 
-  let stopping: Promise<void> | undefined;
-  return {
-    groupId,
-    consumer,
-    stop: () => {
-      stopping ??= (async () => {
-        await consumer.stop();
-        await consumer.disconnect();
-      })();
-      return stopping;
-    },
-  };
+  return { groupId, consumer, stop: () => consumer.stop() };
 }
 
-const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function errorInfo(err: unknown): Record<string, unknown> {
