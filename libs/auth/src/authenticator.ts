@@ -6,8 +6,11 @@ export type Principal =
   | { accountId: string; via: 'jwt'; realm: string }
   | { accountId: string; via: 'apiKey'; apiKeyId: string; permissions: string[] };
 
-/** A principal plus the account's ban flag (callers decide what a ban forbids, §2.7/A21). */
-export type AuthenticatedPrincipal = Principal & { banned: boolean };
+/**
+ * A principal plus the account's ban flag (callers decide what a ban forbids, §2.7/A21) and the
+ * platform it registered with (§2.6: what its Gofers inherit), read in the same lookup.
+ */
+export type AuthenticatedPrincipal = Principal & { banned: boolean; sourcePlatform: string };
 
 export type AuthFailure = 'invalidApiKey' | 'invalidToken' | 'realmNotAllowed';
 
@@ -52,12 +55,14 @@ interface KeyRow {
   stale: boolean;
   realm: string;
   banned_at: Date | string | null;
+  source_platform: string;
 }
 
 interface AccountRow {
   id: string;
   realm: string;
   banned_at: Date | string | null;
+  source_platform: string;
 }
 
 /**
@@ -86,7 +91,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   const byApiKey = async (token: string): Promise<AuthenticatedPrincipal> => {
     const [row] = await sql<KeyRow>(
       opts.orm.em.fork(),
-      `select k.id, k.account_id, k.permissions, a.realm, a.banned_at,
+      `select k.id, k.account_id, k.permissions, a.realm, a.banned_at, a.source_platform,
               (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as stale
          from auth.api_keys k join auth.accounts a on a.id = k.account_id
         where k.key_hash = ? and (k.expires_at is null or k.expires_at > now())`,
@@ -100,6 +105,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
       apiKeyId: row.id,
       permissions: row.permissions,
       banned: row.banned_at !== null,
+      sourcePlatform: row.source_platform,
     };
   };
 
@@ -115,12 +121,18 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
     if (requireRealm !== undefined && realm !== requireRealm) throw new AuthError('realmNotAllowed');
     const [row] = await sql<AccountRow>(
       opts.orm.em.fork(),
-      'select id, realm, banned_at from auth.accounts where id = ?',
+      'select id, realm, banned_at, source_platform from auth.accounts where id = ?',
       [claims.sub],
     );
     if (!row) throw new AuthError('invalidToken');
     if (requireRealm !== undefined && row.realm !== requireRealm) throw new AuthError('realmNotAllowed');
-    return { accountId: row.id, via: 'jwt', realm, banned: row.banned_at !== null };
+    return {
+      accountId: row.id,
+      via: 'jwt',
+      realm,
+      banned: row.banned_at !== null,
+      sourcePlatform: row.source_platform,
+    };
   };
 
   return {

@@ -68,6 +68,7 @@ describe('a /oan handshake (§9.3)', () => {
       via: 'jwt',
       realm: 'oan',
       banned: false,
+      sourcePlatform: expect.any(String),
     });
   });
 });

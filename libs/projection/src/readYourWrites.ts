@@ -118,12 +118,31 @@ export interface RequiredPosition {
   position: bigint;
 }
 
+/** The scripts as ioredis commands: sent by EVALSHA (the script text only when Redis lacks it). */
+interface TrackerRedis extends Redis {
+  oanSetMax(key: string, position: string, ttl: string): Promise<unknown>;
+  oanHsetMax(key: string, field: string, position: string, ttl: string): Promise<unknown>;
+}
+
+function withScripts(redis: Redis): TrackerRedis {
+  const r = redis as TrackerRedis;
+  if (typeof r.oanSetMax !== 'function') {
+    redis.defineCommand('oanSetMax', { numberOfKeys: 1, lua: SET_MAX });
+    redis.defineCommand('oanHsetMax', { numberOfKeys: 1, lua: HSET_MAX });
+  }
+  return r;
+}
+
 export class WriteTracker {
+  private readonly redis: TrackerRedis;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly prefix: string,
     private readonly ttlSeconds = 3600,
-  ) {}
+  ) {
+    this.redis = withScripts(redis);
+  }
 
   private key(accountId: string, source: string): string {
     return `${this.prefix}rw:${source}:${accountId}`;
@@ -136,7 +155,7 @@ export class WriteTracker {
    */
   async remember(accountId: string, source: string, position: string | bigint): Promise<void> {
     await bounded(
-      this.redis.eval(SET_MAX, 1, this.key(accountId, source), position.toString(), String(this.ttlSeconds)),
+      this.redis.oanSetMax(this.key(accountId, source), position.toString(), String(this.ttlSeconds)),
     );
   }
 
@@ -162,9 +181,7 @@ export class WriteTracker {
     for (const caller of new Set(callers)) {
       if (caller === keyAccountId) continue;
       await bounded(
-        this.redis.eval(
-          HSET_MAX,
-          1,
+        this.redis.oanHsetMax(
           this.keyMap(caller, source),
           keyAccountId,
           position.toString(),

@@ -9,13 +9,19 @@ import { API_KEY_PERMISSIONS } from '@oan/protocol';
  */
 export async function insertAccount(
   orm: MikroORM,
-  opts: { realm?: string; banned?: boolean } = {},
+  opts: { realm?: string; banned?: boolean; platform?: string } = {},
 ): Promise<string> {
   const id = randomUUID();
   await sql(
     orm.em.fork(),
-    `insert into auth.accounts (id, realm, email, source_platform, banned_at, created_at) values (?, ?, ?, 'other', ?, now())`,
-    [id, opts.realm ?? 'oan', `${id}@example.test`, opts.banned ? new Date() : null],
+    `insert into auth.accounts (id, realm, email, source_platform, banned_at, created_at) values (?, ?, ?, ?, ?, now())`,
+    [
+      id,
+      opts.realm ?? 'oan',
+      `${id}@example.test`,
+      opts.platform ?? 'other',
+      opts.banned ? new Date() : null,
+    ],
   );
   return id;
 }

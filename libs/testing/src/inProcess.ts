@@ -162,7 +162,11 @@ export async function startInProcessFleet<C>(
       redis,
       logger,
       async account(o: AccountOptions & { platform?: string } = {}) {
-        const accountId = await insertAccount(authOrm, o.realm ? { realm: o.realm } : {});
+        // The registration platform is in both copies, as registration writes them.
+        const accountId = await insertAccount(authOrm, {
+          ...(o.realm ? { realm: o.realm } : {}),
+          ...(o.platform ? { platform: o.platform } : {}),
+        });
         const { key } = await insertApiKey(
           authOrm,
           accountId,

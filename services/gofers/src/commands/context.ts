@@ -35,12 +35,20 @@ export async function runGoferCommand(
   ctx: GoferContext,
   goferId: string,
   decide: (state: GoferState, now: string) => { accountId: string; events: GoferEvent[] } | null,
+  opts: { newStream?: boolean } = {},
 ): Promise<{ state: GoferState; appended: StoredEvent[] }> {
-  const result = await handleCommand(ctx.orm, ctx.store, goferStreamId(goferId), goferDecider, (state) => {
-    const now = ctx.now().toISOString();
-    const decided = decide(state, now);
-    return decided ? toNewEvents(decided.accountId, now, decided.events) : [];
-  });
+  const result = await handleCommand(
+    ctx.orm,
+    ctx.store,
+    goferStreamId(goferId),
+    goferDecider,
+    (state) => {
+      const now = ctx.now().toISOString();
+      const decided = decide(state, now);
+      return decided ? toNewEvents(decided.accountId, now, decided.events) : [];
+    },
+    opts,
+  );
   const last = result.appended.at(-1);
   if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
   return result;

@@ -5,6 +5,8 @@ import { goferWebUrl, runGoferCommand, type GoferContext } from './context';
 
 export interface CreateGoferInput {
   accountId: string;
+  /** The account's registration platform when the caller has it (the authenticated principal's). */
+  sourcePlatform?: string;
   locale?: string;
   humanReviewTriggers?: string[];
 }
@@ -32,30 +34,41 @@ export async function registrationPlatform(ctx: GoferContext, accountId: string)
   return normalizePlatform(row?.source_platform);
 }
 
-/** §4.4 (11): the Gofer, its role-chat and the seeded greeting, in one append. */
+/**
+ * §4.4 (11): the Gofer, its role-chat and the seeded greeting, in one append: a new stream (the
+ * Gofer id is fresh), so one statement and no transaction.
+ */
 export async function createGofer(ctx: GoferContext, input: CreateGoferInput): Promise<CreatedGofer> {
   const goferId = ctx.ids();
   const chatId = ctx.ids();
   const locale = normalizeLocale(input.locale);
-  const sourcePlatform = await registrationPlatform(ctx, input.accountId);
-  await runGoferCommand(ctx, goferId, (state, now) => ({
-    accountId: input.accountId,
-    events: decideGofer(
-      {
-        type: 'CreateGofer',
-        data: {
-          goferId,
-          accountId: input.accountId,
-          chatId,
-          greetingId: ctx.ids(),
-          locale,
-          humanReviewTriggers: input.humanReviewTriggers ?? [],
-          sourcePlatform,
+  const sourcePlatform =
+    input.sourcePlatform !== undefined
+      ? normalizePlatform(input.sourcePlatform)
+      : await registrationPlatform(ctx, input.accountId);
+  await runGoferCommand(
+    ctx,
+    goferId,
+    (state, now) => ({
+      accountId: input.accountId,
+      events: decideGofer(
+        {
+          type: 'CreateGofer',
+          data: {
+            goferId,
+            accountId: input.accountId,
+            chatId,
+            greetingId: ctx.ids(),
+            locale,
+            humanReviewTriggers: input.humanReviewTriggers ?? [],
+            sourcePlatform,
+          },
+          metadata: { now },
         },
-        metadata: { now },
-      },
-      state,
-    ),
-  }));
+        state,
+      ),
+    }),
+    { newStream: true },
+  );
   return { goferId, chatId, greeting: placeholderTexts(locale).greeting, ...goferWebUrl(ctx, goferId) };
 }

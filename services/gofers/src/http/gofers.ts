@@ -46,8 +46,10 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
     },
     async (req, reply) => {
       const triggers = req.body?.humanReviewTriggers?.map((t) => t.trim()).filter((t) => t !== '');
+      const principal = principalOf(req);
       const created = await createGofer(ctx, {
-        accountId: principalOf(req).accountId,
+        accountId: principal.accountId,
+        sourcePlatform: principal.sourcePlatform,
         ...(req.body?.locale !== undefined ? { locale: req.body.locale } : {}),
         ...(triggers ? { humanReviewTriggers: triggers } : {}),
       });
