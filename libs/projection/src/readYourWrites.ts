@@ -86,6 +86,37 @@ export async function recordApplied(
   );
 }
 
+/**
+ * Stage 1's bookkeeping in one statement: `recordApplied` for `source` and, once the batch's
+ * notifications were produced and acked, `recordExpected` for them (issue 11: one round trip, not two).
+ */
+export async function recordProgress(
+  em: EntityManager,
+  source: string,
+  perAccount: Map<string, bigint>,
+  notifications: readonly { accountId: string; eventId: string }[],
+): Promise<void> {
+  const last = new Map<string, string>();
+  for (const n of notifications) last.set(n.accountId, n.eventId);
+  if (perAccount.size === 0 && last.size === 0) return;
+  const applied = [...perAccount].map(([account_id, p]) => ({ account_id, source, position: p.toString() }));
+  const expected = [...last].map(([account_id, event_id]) => ({ account_id, event_id }));
+  await sql(
+    em,
+    `with applied as (
+       insert into read.applied_positions (account_id, source, position)
+       select account_id, source, position
+         from jsonb_to_recordset(?::jsonb) as x(account_id text, source text, position bigint)
+       on conflict (account_id, source) do update
+         set position = greatest(read.applied_positions.position, excluded.position)
+     )
+     insert into read.oan_expected (account_id, event_id)
+     select account_id, event_id from jsonb_to_recordset(?::jsonb) as x(account_id text, event_id uuid)
+     on conflict (account_id) do update set event_id = excluded.event_id`,
+    [JSON.stringify(applied), JSON.stringify(expected)],
+  );
+}
+
 // Keeps the larger of the stored and the given position (two commands may finish out of order).
 const SET_MAX = `local cur = redis.call('GET', KEYS[1])
 if (not cur) or (tonumber(ARGV[1]) > tonumber(cur)) then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end

@@ -31,6 +31,16 @@ export const projectorMigration: MigrationDef = {
 export type ApplyFn<R> = (em: EntityManager, records: ProjectionRecord[]) => Promise<R>;
 
 /**
+ * The next offset this process last committed per (consumer, topic, partition): while it owns the
+ * partition, it need not read the row back (and lock it) before each batch. The offset update then
+ * checks the stored value is still the one assumed; if another member advanced it meanwhile (a
+ * rebalance), the batch rolls back and runs again from the row.
+ */
+const knownOffsets = new Map<string, bigint>();
+
+class StaleOffset extends Error {}
+
+/**
  * Applies one partition's batch and advances the stored offset in ONE transaction, so an effect and
  * its offset commit together. Records below the stored offset were applied already (a redelivery
  * after a crash between this commit and Kafka's) and are skipped.
@@ -43,25 +53,49 @@ export async function applyBatch<R>(
   records: ProjectionRecord[],
   apply: ApplyFn<R>,
 ): Promise<{ result: R | undefined; applied: number; nextOffset: bigint }> {
-  return orm.em.fork().transactional(async (em) => {
-    const [row] = await sql<{ next_offset: string }>(
-      em,
-      'select next_offset::text as next_offset from projector.offsets where consumer = ? and topic = ? and partition = ? for update',
-      [consumer, topic, partition],
-    );
-    const stored = BigInt(row?.next_offset ?? '0');
-    const fresh = records.filter((r) => BigInt(r.offset) >= stored);
-    if (fresh.length === 0) return { result: undefined, applied: 0, nextOffset: stored };
-    const result = await apply(em, fresh);
-    const next = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
-    await sql(
-      em,
-      `insert into projector.offsets (consumer, topic, partition, next_offset) values (?, ?, ?, ?)
-       on conflict (consumer, topic, partition) do update set next_offset = excluded.next_offset`,
-      [consumer, topic, partition, next.toString()],
-    );
-    return { result, applied: fresh.length, nextOffset: next };
-  });
+  const key = `${consumer}\u0000${topic}\u0000${partition}`;
+  for (let attempt = 0; ; attempt++) {
+    const assumed = knownOffsets.get(key);
+    try {
+      const out = await orm.em.fork().transactional(async (em) => {
+        let stored = assumed;
+        if (stored === undefined) {
+          const [row] = await sql<{ next_offset: string }>(
+            em,
+            'select next_offset::text as next_offset from projector.offsets where consumer = ? and topic = ? and partition = ? for update',
+            [consumer, topic, partition],
+          );
+          stored = BigInt(row?.next_offset ?? '0');
+        }
+        const from = stored;
+        const fresh = records.filter((r) => BigInt(r.offset) >= from);
+        if (fresh.length === 0) return { result: undefined, applied: 0, nextOffset: stored };
+        const result = await apply(em, fresh);
+        const next = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+        const moved = await sql(
+          em,
+          `insert into projector.offsets (consumer, topic, partition, next_offset) values (?, ?, ?, ?)
+           on conflict (consumer, topic, partition) do update set next_offset = excluded.next_offset
+             where projector.offsets.next_offset = ?
+           returning 1 as moved`,
+          [consumer, topic, partition, next.toString(), stored.toString()],
+        );
+        if (moved.length === 0) throw new StaleOffset();
+        return { result, applied: fresh.length, nextOffset: next };
+      });
+      knownOffsets.set(key, out.nextOffset);
+      return out;
+    } catch (err) {
+      knownOffsets.delete(key);
+      if (err instanceof StaleOffset && attempt < 3) continue;
+      throw err;
+    }
+  }
+}
+
+/** Forgets the offsets this process assumed (after a replay reset them underneath it). */
+export function forgetKnownOffsets(): void {
+  knownOffsets.clear();
 }
 
 /** Records a fact the projection cannot decode; it never makes the projection throw (STYLE.md). */

@@ -57,6 +57,28 @@ describe('applyBatch', () => {
     expect(rows[0]!.n).toBe('0');
   });
 
+  it('when another member advanced the offset meanwhile (a rebalance), the batch runs again from the stored row', async () => {
+    await applyBatch(orm, 'm', 't', 0, [rec(0), rec(1)], async (_em, records) => records.length);
+    // Another member applied 2..5 and committed offset 6; this process still assumes 2.
+    await sql(orm.em.fork(), `update projector.offsets set next_offset = 6 where consumer = 'm'`);
+    const seen: string[] = [];
+    const out = await applyBatch(
+      orm,
+      'm',
+      't',
+      0,
+      [rec(2), rec(3), rec(4), rec(5), rec(6), rec(7)],
+      async (em, records) => {
+        seen.push(records.map((r) => r.offset).join(','));
+        return records.length;
+      },
+    );
+    // The first try (assuming 2) rolled back when its offset update found 6; the second read the row.
+    expect(seen).toEqual(['2,3,4,5,6,7', '6,7']);
+    expect(out).toMatchObject({ applied: 2, nextOffset: 8n });
+    expect((await storedOffsets(orm.em.fork(), 'm')).get('t:0')).toBe(8n);
+  });
+
   it('records an undecodable record once in the dead-letter table', async () => {
     await orm.em.fork().transactional(async (em) => {
       await deadLetter(em, 'c', rec(9), 'bad avro');

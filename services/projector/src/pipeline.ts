@@ -8,13 +8,7 @@ import {
   type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/log';
-import {
-  applyBatch,
-  deadLetter,
-  recordApplied,
-  recordExpected,
-  type ProjectionRecord,
-} from '@oan/projection';
+import { applyBatch, deadLetter, recordProgress, type ProjectionRecord } from '@oan/projection';
 import type { Logger } from '@oan/http';
 import type { ConsumedMessage } from '@oan/log';
 import type { Redis } from 'ioredis';
@@ -118,7 +112,6 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
             }
           }
           const notifications = await projectDomainEvents(em, events, projections, ctx);
-          await recordApplied(em, sourceOf(d.cfg, b.topic), applied);
           // Produced before the offset commits: a crash in between re-produces the same eventIds,
           // which stage 2 skips (at-least-once on the log, exactly-once in the table).
           if (producer && notifications.length > 0) {
@@ -129,9 +122,10 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
                 toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
               ),
             });
-            // Acked: the gateway's read-your-writes may now wait for these to reach the table.
-            await recordExpected(em, notifications);
           }
+          // The positions applied and (acked above) the notifications the gateway's read-your-writes
+          // may now wait for in the table; replay produces nothing, so it expects nothing.
+          await recordProgress(em, sourceOf(d.cfg, b.topic), applied, producer ? notifications : []);
           metrics.domainEvents.inc(events.length);
         },
       );

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { openDatabase, sql } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { forgetKnownOffsets } from '@oan/projection';
 import { topicNames, type ProjectorConfig } from './config';
 import { migrations, READ_TABLES } from './migrations';
 import { startPipeline } from './pipeline';
@@ -52,6 +53,7 @@ export async function runReplay(
       await sql(em, 'delete from projector.offsets');
       await sql(em, 'delete from projector.dead_letters');
     });
+    forgetKnownOffsets();
     // Both groups forget their committed offsets, so the replay's consumers start from the earliest
     // offset (`fromBeginning`). One request, where resetting each topic's offsets took seconds apiece.
     await admin.deleteGroups([t.domainGroup, t.oanGroup]).catch((err: unknown) => {

@@ -15,13 +15,26 @@ export interface CommittedEnvelope {
  */
 export async function writeEnvelopes(em: EntityManager, batch: Notification[]): Promise<CommittedEnvelope[]> {
   if (batch.length === 0) return [];
-  const known = await sql<{ event_id: string }>(
+  // One round trip: which eventIds are stored already, and each recipient's last seq (row-locked).
+  const lookup = await sql<{ kind: 'known' | 'seq'; id: string; last_seq: string | null }>(
     em,
-    `select event_id::text as event_id from read.oan_event
-      where event_id in (select value::uuid from jsonb_array_elements_text(?::jsonb))`,
-    [JSON.stringify(batch.map((n) => n.eventId))],
+    `with seqs as (
+       select account_id, last_seq from read.oan_account_seq
+        where account_id in (select value from jsonb_array_elements_text(?::jsonb)) for update
+     )
+     select 'known' as kind, event_id::text as id, null as last_seq from read.oan_event
+      where event_id in (select value::uuid from jsonb_array_elements_text(?::jsonb))
+     union all
+     select 'seq', account_id, last_seq::text from seqs`,
+    [
+      JSON.stringify([...new Set(batch.map((n) => n.accountId))]),
+      JSON.stringify(batch.map((n) => n.eventId)),
+    ],
   );
-  const seen = new Set(known.map((r) => r.event_id));
+  const seen = new Set(lookup.filter((r) => r.kind === 'known').map((r) => r.id));
+  const last = new Map(
+    lookup.filter((r) => r.kind === 'seq').map((r) => [r.id, BigInt(r.last_seq ?? '0')] as const),
+  );
   const fresh: Notification[] = [];
   for (const n of batch) {
     if (seen.has(n.eventId)) continue;
@@ -30,22 +43,16 @@ export async function writeEnvelopes(em: EntityManager, batch: Notification[]): 
   }
   if (fresh.length === 0) return [];
 
-  const accounts = [...new Set(fresh.map((n) => n.accountId))];
-  const current = await sql<{ account_id: string; last_seq: string }>(
-    em,
-    `select account_id, last_seq::text as last_seq from read.oan_account_seq
-      where account_id in (select value from jsonb_array_elements_text(?::jsonb)) for update`,
-    [JSON.stringify(accounts)],
-  );
-  const last = new Map(current.map((r) => [r.account_id, BigInt(r.last_seq)]));
-
   const out: CommittedEnvelope[] = [];
+  const touched = new Set<string>();
   for (const n of fresh) {
     const seq = (last.get(n.accountId) ?? 0n) + 1n;
     last.set(n.accountId, seq);
+    touched.add(n.accountId);
     out.push({ accountId: n.accountId, seq, envelope: envelopeText(n, seq) });
   }
-  // knex expands array bindings into lists, so rows travel as one JSON document.
+  // Array parameters expand into lists, so rows travel as one JSON document; the rows and the
+  // recipients' new last seqs in one statement.
   const rows = out.map((o, i) => ({
     account_id: o.accountId,
     seq: o.seq.toString(),
@@ -56,18 +63,21 @@ export async function writeEnvelopes(em: EntityManager, batch: Notification[]): 
   }));
   await sql(
     em,
-    `insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at)
-     select account_id, seq, event_id, type, envelope, created_at
-       from jsonb_to_recordset(?::jsonb)
-         as x(account_id text, seq bigint, event_id uuid, type text, envelope text, created_at timestamptz)`,
-    [JSON.stringify(rows)],
-  );
-  await sql(
-    em,
-    `insert into read.oan_account_seq (account_id, last_seq)
+    `with events as (
+       insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at)
+       select account_id, seq, event_id, type, envelope, created_at
+         from jsonb_to_recordset(?::jsonb)
+           as x(account_id text, seq bigint, event_id uuid, type text, envelope text, created_at timestamptz)
+     )
+     insert into read.oan_account_seq (account_id, last_seq)
      select account_id, last_seq from jsonb_to_recordset(?::jsonb) as x(account_id text, last_seq bigint)
      on conflict (account_id) do update set last_seq = excluded.last_seq`,
-    [JSON.stringify([...last].map(([account_id, s]) => ({ account_id, last_seq: s.toString() })))],
+    [
+      JSON.stringify(rows),
+      JSON.stringify(
+        [...touched].map((account_id) => ({ account_id, last_seq: last.get(account_id)!.toString() })),
+      ),
+    ],
   );
   return out;
 }
