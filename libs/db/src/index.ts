@@ -19,6 +19,12 @@ export interface DatabaseOptions {
   entities?: Options['entities'];
   poolMax?: number;
   debug?: boolean;
+  /**
+   * false: this process's commits do not wait for their WAL flush (`synchronous_commit = off`). Only
+   * for writers whose every write can be made again from the log (the projector): a server crash
+   * may lose its last few hundred milliseconds of commits, never a part of one (docs/adr/0015).
+   */
+  synchronousCommit?: boolean;
 }
 
 /**
@@ -33,6 +39,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<MikroORM> {
     discovery: { warnWhenNoEntities: false },
     ensureDatabase: false,
     pool: { min: 0, max: opts.poolMax ?? 10 },
+    ...(opts.synchronousCommit === false
+      ? { driverOptions: { connection: { options: '-c synchronous_commit=off' } } }
+      : {}),
     allowGlobalContext: false,
     debug: opts.debug ?? false,
     extensions: [Migrator],

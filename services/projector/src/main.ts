@@ -9,7 +9,14 @@ import { startPipeline } from './pipeline';
 
 const cfg = loadProjectorConfig();
 const logger = createLogger('projector', cfg.LOG_LEVEL);
-const orm = await openDatabase({ url: cfg.DATABASE_URL, schema: 'projector', migrations });
+// Every projector write can be made again from the log: its commits need not wait for the WAL flush
+// (ADR 0015).
+const orm = await openDatabase({
+  url: cfg.DATABASE_URL,
+  schema: 'projector',
+  migrations,
+  synchronousCommit: false,
+});
 const redis = new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 2 });
 const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-projector', logger });
 const t = topicNames(cfg);

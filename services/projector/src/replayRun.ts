@@ -22,7 +22,12 @@ export async function runReplay(
   onProgress: (p: ReplayProgress) => void = () => undefined,
 ): Promise<{ records: number; seconds: number }> {
   const logger = createLogger('replay', cfg.LOG_LEVEL === 'info' ? 'warn' : cfg.LOG_LEVEL);
-  const orm = await openDatabase({ url: cfg.DATABASE_URL, schema: 'projector', migrations });
+  const orm = await openDatabase({
+    url: cfg.DATABASE_URL,
+    schema: 'projector',
+    migrations,
+    synchronousCommit: false,
+  });
   const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-replay', logger });
   const redis = new Redis(cfg.REDIS_URL, { lazyConnect: true });
   const t = topicNames(cfg);
