@@ -31,6 +31,8 @@ export interface BatchContext {
   /** Like commit, but only moves the in-memory position (for offsets kept elsewhere, e.g. Postgres). */
   resolve(offset: string): void;
   heartbeat(): Promise<void>;
+  /** Fetch this partition again from `offset` (this batch becomes stale). */
+  seek(offset: string): void;
   /** false once stop() was called: finish early, uncommitted messages come again later. */
   isRunning(): boolean;
   /** true when a rebalance made this batch stale: stop processing it. */
@@ -205,6 +207,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
             return Promise.resolve();
           },
           heartbeat: () => payload.heartbeat(),
+          seek: (offset) => consumer.seek({ topic, partition, offset }),
           isRunning: () => payload.isRunning() && !stopping,
           isStale: () => payload.isStale(),
         });

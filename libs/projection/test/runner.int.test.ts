@@ -79,6 +79,30 @@ describe('applyBatch', () => {
     expect((await storedOffsets(orm.em.fork(), 'm')).get('t:0')).toBe(8n);
   });
 
+  it('when the table is behind the batch (a lost tail of unflushed commits), applies nothing and says where to fetch from', async () => {
+    // 'm' stored 8 above; the server "lost" the last commits: the row says 6 again.
+    await sql(orm.em.fork(), `update projector.offsets set next_offset = 6 where consumer = 'm'`);
+    const seen: string[] = [];
+    const apply = async (_em: unknown, records: ProjectionRecord[]) => {
+      seen.push(records.map((r) => r.offset).join(','));
+      return records.length;
+    };
+    const gap = await applyBatch(orm, 'm', 't', 0, [rec(8), rec(9)], apply);
+    expect(gap).toMatchObject({ applied: 0, gapFrom: 6n });
+    // The try that assumed 8 rolled back when the offset update found 6; nothing was applied since.
+    expect(seen).toEqual(['8,9']);
+    seen.length = 0;
+    // Fetched again from 6: applied from there.
+    const out = await applyBatch(orm, 'm', 't', 0, [rec(6), rec(7), rec(8), rec(9)], apply);
+    expect(out).toMatchObject({ applied: 4, nextOffset: 10n });
+    // Records that are gone from the log for good: the caller accepts the gap.
+    await sql(orm.em.fork(), `update projector.offsets set next_offset = 3 where consumer = 'm'`);
+    const accepted = await applyBatch(orm, 'm', 't', 0, [rec(10)], apply, { acceptGap: true });
+    expect(accepted).toMatchObject({ applied: 1, nextOffset: 11n });
+    // (the first '10' assumed 10 and rolled back when the update found 3)
+    expect(seen).toEqual(['6,7,8,9', '10', '10']);
+  });
+
   it('records an undecodable record once in the dead-letter table', async () => {
     await orm.em.fork().transactional(async (em) => {
       await deadLetter(em, 'c', rec(9), 'bad avro');

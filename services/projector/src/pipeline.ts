@@ -8,9 +8,9 @@ import {
   type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/log';
-import { applyBatch, deadLetter, recordProgress, type ProjectionRecord } from '@oan/projection';
+import { applyBatch, deadLetter, recordProgress, type ApplyFn, type ProjectionRecord } from '@oan/projection';
 import type { Logger } from '@oan/http';
-import type { ConsumedMessage } from '@oan/log';
+import type { BatchContext, ConsumedMessage } from '@oan/log';
 import type { Redis } from 'ioredis';
 import { topicNames, type ProjectorConfig } from './config';
 import type { Notification } from './notifications';
@@ -86,49 +86,44 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const { nextOffset } = await applyBatch(
-        d.orm,
-        'domain',
-        b.topic,
-        b.partition,
-        records,
-        async (em, fresh) => {
-          const events: DomainEvent[] = [];
-          const applied = new Map<string, bigint>();
-          for (const r of fresh) {
-            try {
-              const event = decodeDomainRecord(d.registry, r);
-              events.push(event);
-              if (event.position !== null && event.position > (applied.get(event.accountId) ?? 0n)) {
-                applied.set(event.accountId, event.position);
-              }
-            } catch (err) {
-              metrics.deadLetters.inc();
-              d.logger.error(
-                { err: (err as Error).message, topic: r.topic, offset: r.offset },
-                'undecodable record',
-              );
-              await deadLetter(em, 'domain', r, (err as Error).message);
+      const applied = await applyOrRewind(d, b, 'domain', records, async (em, fresh) => {
+        const events: DomainEvent[] = [];
+        const applied = new Map<string, bigint>();
+        for (const r of fresh) {
+          try {
+            const event = decodeDomainRecord(d.registry, r);
+            events.push(event);
+            if (event.position !== null && event.position > (applied.get(event.accountId) ?? 0n)) {
+              applied.set(event.accountId, event.position);
             }
+          } catch (err) {
+            metrics.deadLetters.inc();
+            d.logger.error(
+              { err: (err as Error).message, topic: r.topic, offset: r.offset },
+              'undecodable record',
+            );
+            await deadLetter(em, 'domain', r, (err as Error).message);
           }
-          const notifications = await projectDomainEvents(em, events, projections, ctx);
-          // Produced before the offset commits: a crash in between re-produces the same eventIds,
-          // which stage 2 skips (at-least-once on the log, exactly-once in the table).
-          if (producer && notifications.length > 0) {
-            await producer.send({
-              topic: t.oan,
-              acks: -1,
-              messages: notifications.map((n) =>
-                toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
-              ),
-            });
-          }
-          // The positions applied and (acked above) the notifications the gateway's read-your-writes
-          // may now wait for in the table; replay produces nothing, so it expects nothing.
-          await recordProgress(em, sourceOf(d.cfg, b.topic), applied, producer ? notifications : []);
-          metrics.domainEvents.inc(events.length);
-        },
-      );
+        }
+        const notifications = await projectDomainEvents(em, events, projections, ctx);
+        // Produced before the offset commits: a crash in between re-produces the same eventIds,
+        // which stage 2 skips (at-least-once on the log, exactly-once in the table).
+        if (producer && notifications.length > 0) {
+          await producer.send({
+            topic: t.oan,
+            acks: -1,
+            messages: notifications.map((n) =>
+              toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
+            ),
+          });
+        }
+        // The positions applied and (acked above) the notifications the gateway's read-your-writes
+        // may now wait for in the table; replay produces nothing, so it expects nothing.
+        await recordProgress(em, sourceOf(d.cfg, b.topic), applied, producer ? notifications : []);
+        metrics.domainEvents.inc(events.length);
+      });
+      if (!applied) return;
+      const { nextOffset } = applied;
       b.resolve(b.messages[b.messages.length - 1]!.offset);
       await b.commit(b.messages[b.messages.length - 1]!.offset).catch(() => undefined);
       recordLag('domain', b, b.messages[b.messages.length - 1]!.offset);
@@ -145,25 +140,20 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const { result, nextOffset } = await applyBatch(
-        d.orm,
-        'oan',
-        b.topic,
-        b.partition,
-        records,
-        async (em, fresh) => {
-          const batch: Notification[] = [];
-          for (const r of fresh) {
-            try {
-              batch.push(fromKafkaMessage<Notification>(d.registry, r).data);
-            } catch (err) {
-              metrics.deadLetters.inc();
-              await deadLetter(em, 'oan', r, (err as Error).message);
-            }
+      const applied = await applyOrRewind(d, b, 'oan', records, async (em, fresh) => {
+        const batch: Notification[] = [];
+        for (const r of fresh) {
+          try {
+            batch.push(fromKafkaMessage<Notification>(d.registry, r).data);
+          } catch (err) {
+            metrics.deadLetters.inc();
+            await deadLetter(em, 'oan', r, (err as Error).message);
           }
-          return writeEnvelopes(em, batch);
-        },
-      );
+        }
+        return writeEnvelopes(em, batch);
+      });
+      if (!applied) return;
+      const { result, nextOffset } = applied;
       // After the commit (§8.2: visible in the table before any socket sees it).
       if (result && result.length > 0 && d.mode === 'live') await publish(d, result);
       metrics.envelopes.inc(result?.length ?? 0);
@@ -179,6 +169,56 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
       await Promise.all([domain.stop(), oan.stop()]);
     },
   };
+}
+
+/** Per (stage, topic, partition): the stored offset this process last fetched again from. */
+const rewoundTo = new Map<string, bigint>();
+
+/**
+ * applyBatch, or — when the table is behind the batch (its stored offset is below the batch's first
+ * record: a server crash lost the tail of unflushed projector commits, ADR 0015) — fetch the partition
+ * again from the stored offset and apply nothing now (null). Should the refetch start past it again,
+ * the records are not there to have: the batch is applied as it is.
+ */
+async function applyOrRewind<R>(
+  d: PipelineDeps,
+  b: BatchContext,
+  stage: 'domain' | 'oan',
+  records: ProjectionRecord[],
+  apply: ApplyFn<R>,
+): Promise<{ result: R | undefined; nextOffset: bigint } | null> {
+  const key = `${stage}\u0000${b.topic}\u0000${b.partition}`;
+  let out = await applyBatch(d.orm, stage, b.topic, b.partition, records, apply);
+  if (out.gapFrom !== undefined) {
+    if (rewoundTo.get(key) !== out.gapFrom) {
+      rewoundTo.set(key, out.gapFrom);
+      d.logger.warn(
+        {
+          stage,
+          topic: b.topic,
+          partition: b.partition,
+          stored: String(out.gapFrom),
+          first: records[0]?.offset,
+        },
+        'projection behind the batch: fetching again from its stored offset',
+      );
+      b.seek(out.gapFrom.toString());
+      return null;
+    }
+    d.logger.error(
+      {
+        stage,
+        topic: b.topic,
+        partition: b.partition,
+        stored: String(out.gapFrom),
+        first: records[0]?.offset,
+      },
+      'records between the stored offset and the batch are gone from the log: applying the batch',
+    );
+    out = await applyBatch(d.orm, stage, b.topic, b.partition, records, apply, { acceptGap: true });
+  }
+  rewoundTo.delete(key);
+  return out;
 }
 
 /** Best effort: a lost publish is recovered by the gateways' gap fill from the table. */
