@@ -1,5 +1,5 @@
 # One image for every service (the compose file picks the entry point).
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs libs

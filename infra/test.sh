@@ -2,6 +2,8 @@
 # `npm test`: starts what the tests need (idempotently), then unit → int → e2e.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The supported runtime (Node 24) first on PATH, so vitest and every fleet process it starts run on it.
+source infra/node.sh
 bash infra/up.sh
 export OAN_INFRA_READY=1
 npx vitest run --project unit
