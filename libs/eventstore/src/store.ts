@@ -167,18 +167,12 @@ export class EventStore {
   }
 }
 
-interface AppendRow {
+/** One event as the append statement reads it: a row to be, its order and its stream's expected version. */
+type AppendRow = Omit<EventRow, 'position' | 'occurred_at'> & {
   i: number;
-  event_id: string;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  version: number;
-  account_id: string;
-  data: unknown;
   occurred_at: string;
   expected: number;
-}
+};
 
 export function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
