@@ -7,6 +7,7 @@
  *   npx tsx bench/pipeline-latency.ts [rates=50,100,200,400,800] [seconds=5]
  * Prints p50/p95/p99 per rate and the pipeline/raw ratios; writes docs/bench/pipeline-latency.svg.
  */
+import { loadavg } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
@@ -35,8 +36,9 @@ async function pipelineHop(fleet: TestFleet) {
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
   let step = 0;
-  const append = (installed: string) =>
-    orm.em.fork().transactional((em) =>
+  // As a command does: one transaction, then wake the relay.
+  const append = async (installed: string) => {
+    await orm.em.fork().transactional((em) =>
       store.append(em, [
         {
           streamId: `bench-${randomUUID()}`,
@@ -45,6 +47,8 @@ async function pipelineHop(fleet: TestFleet) {
         },
       ]),
     );
+    store.committed(orm);
+  };
   return {
     /** Percentiles, or undefined when the envelopes were not all delivered within the drain timeout. */
     async latency(rate: number, count: number): Promise<Percentiles | undefined> {
@@ -129,6 +133,11 @@ try {
     ],
   });
   console.log(`chart: ${file}`);
+  console.log(
+    `load average after the run: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 } finally {
   await pipe.close();
   await sock.close();

@@ -7,6 +7,7 @@
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
  * over the command's wall-clock time; writes docs/bench/replay.svg.
  */
+import { loadavg } from 'node:os';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -95,6 +96,11 @@ try {
     { title: `Replay of ${N} events (${records} records)`, unit: 'per second' },
   );
   console.log(`chart: ${file}`);
+  console.log(
+    `load average after the run: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 } finally {
   await pool.end();
   await fleet.stop();

@@ -4,13 +4,17 @@
  * the gateways' RSS per socket, then commits one envelope for every account at once and publishes
  * them as the projector does (one XADD each, pipelined), timing each socket's delivery. Writes the
  * handshake and delivery quantiles to docs/bench/sockets.json and their chart to docs/bench/sockets.svg.
- *   npx tsx bench/sockets.ts [accounts=1000] [perAccount=10]
- * One file descriptor per socket in this process (and half of them in each gateway): `ulimit -n`
- * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000).
+ * Then, with the gateways' sockets closed, as many sockets as one gateway held are opened to a bare
+ * Socket.IO server (bench/bareSocketServer.ts, its own process) and the gateway's RSS per socket is
+ * printed as a ratio to the bare server's.
+ *   npx tsx bench/sockets.ts [accounts=1000] [perAccount=10] [gateways=2]
+ * One file descriptor per socket in this process (and its share in each gateway): `ulimit -n`
+ * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000, not raisable).
  */
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { io as ioClient, type Socket } from 'socket.io-client';
@@ -31,6 +35,8 @@ import { fmt, percentiles } from './stats';
 
 const ACCOUNTS = Number(process.argv[2] ?? 1000);
 const PER = Number(process.argv[3] ?? 10);
+/** Gateway processes the sockets are spread over (1 or 2). */
+const GATEWAYS = Number(process.argv[4] ?? 2);
 const TOTAL = ACCOUNTS * PER;
 /** Handshakes in flight at once (a reconnect storm is bounded by client backoff in practice). */
 const WINDOW = 200;
@@ -71,7 +77,7 @@ try {
     accounts.push(...(await Promise.all(batch)));
   }
 
-  for (const name of ['gateway1', 'gateway2'] as const) {
+  for (const name of (['gateway1', 'gateway2'] as const).slice(0, GATEWAYS)) {
     const port = await freePort();
     const env = {
       DATABASE_URL: url,
@@ -101,7 +107,7 @@ try {
   const open = (i: number) =>
     new Promise<void>((resolve, reject) => {
       const start = performance.now();
-      const s = ioClient(`http://127.0.0.1:${gateways[i % 2]!.spec.port}/oan`, {
+      const s = ioClient(`http://127.0.0.1:${gateways[i % GATEWAYS]!.spec.port}/oan`, {
         auth: { token: accounts[Math.floor(i / PER)]!.key },
         transports: ['websocket'],
         reconnection: false,
@@ -131,14 +137,14 @@ try {
   const rssAfter = pids.map(rssMiB);
 
   console.log(
-    `${TOTAL} sockets (${ACCOUNTS} accounts × ${PER}) over 2 gateways, ${WINDOW} handshakes in flight`,
+    `${TOTAL} sockets (${ACCOUNTS} accounts × ${PER}) over ${GATEWAYS} gateway(s), ${WINDOW} handshakes in flight`,
   );
   const h = percentiles(handshake);
   console.log(
     `handshakes: ${(TOTAL / openSecs).toFixed(0)}/s (${openSecs.toFixed(1)} s in all); each p50 ${fmt(h.p50)}  p95 ${fmt(h.p95)}  p99 ${fmt(h.p99)}`,
   );
   pids.forEach((_, g) => {
-    const per = ((rssAfter[g]! - rssBefore[g]!) * 1024) / (TOTAL / 2);
+    const per = ((rssAfter[g]! - rssBefore[g]!) * 1024) / (TOTAL / GATEWAYS);
     console.log(
       `gateway ${g + 1}: RSS ${rssBefore[g]!.toFixed(0)} → ${rssAfter[g]!.toFixed(0)} MiB, ${per.toFixed(1)} KiB per socket`,
     );
@@ -188,7 +194,7 @@ try {
     'sockets',
     [...quantiles('handshake', handshake), ...quantiles('delivery', got)],
     {
-      title: `${TOTAL} sockets (${ACCOUNTS} accounts × ${PER}) over 2 gateways: latency by share of sockets`,
+      title: `${TOTAL} sockets (${ACCOUNTS} accounts × ${PER}) over ${GATEWAYS} gateway(s): latency by share of sockets`,
       mark: { type: 'line' },
       encoding: {
         x: { field: 'percent', type: 'quantitative', title: '% of sockets at or below' },
@@ -198,6 +204,52 @@ try {
     },
   );
   console.log(`chart: ${file}`);
+
+  // The same number of sockets as one gateway held, on a bare Socket.IO server.
+  sockets.forEach((s) => s.close());
+  sockets.length = 0;
+  const perGateway = TOTAL / GATEWAYS;
+  const barePort = await freePort();
+  const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bareSocketServer.ts'], {
+    env: { ...process.env, PORT: String(barePort) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise<void>((resolve) => bare.stdout.once('data', () => resolve()));
+    const bareBefore = rssMiB(bare.pid!);
+    let n = 0;
+    await Promise.all(
+      Array.from({ length: WINDOW }, async () => {
+        while (n < perGateway) {
+          n++;
+          const s = ioClient(`http://127.0.0.1:${barePort}/oan`, {
+            transports: ['websocket'],
+            reconnection: false,
+            forceNew: true,
+          });
+          sockets.push(s);
+          await new Promise<void>((resolve, reject) => {
+            s.once('connect', () => resolve());
+            s.once('connect_error', reject);
+          });
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    const barePer = ((rssMiB(bare.pid!) - bareBefore) * 1024) / perGateway;
+    const gatewayPer = pids.map((_, g) => ((rssAfter[g]! - rssBefore[g]!) * 1024) / perGateway);
+    console.log(
+      `bare Socket.IO server: ${barePer.toFixed(1)} KiB per socket over ${perGateway} sockets; ` +
+        `gateway / bare: ${gatewayPer.map((g) => (g / barePer).toFixed(2)).join(' / ')}`,
+    );
+    console.log(
+      `load average after the run: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+  } finally {
+    bare.kill('SIGTERM');
+  }
 } finally {
   sockets.forEach((s) => s.close());
   for (const g of gateways) {

@@ -6,17 +6,21 @@
  * (each becomes a `system_notice` envelope). In the same run, the raw Kafka throughput with the same
  * client (kafkajs, idempotent producer, acks=-1, batches) on a topic with as many partitions as the
  * fleet's. Usage:
- *   npx tsx bench/throughput.ts [accounts=24] [commands=1200] [concurrency=24] [partitions=4]
+ *   npx tsx bench/throughput.ts [accounts=24] [commands=1200] [concurrency=24] [partitions=4] [appenders=32]
  * Writes docs/bench/throughput.svg.
  */
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import type { Socket } from 'socket.io-client';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { createKafka, silentLogger } from '@oan/log';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { joinAccount, openSocket, waitFor, type JoinedAccount } from '@oan/testing';
+import { joinAccount, openSocket, REPO_ROOT, waitFor, type JoinedAccount } from '@oan/testing';
 import { barChart } from './chart';
+import { costReport, costSnapshot, enableStatementStats } from './cost';
 import { benchNotice, partitionedFleet } from './fleet';
 import { rawKafkaHop } from './raw';
 
@@ -24,6 +28,8 @@ const ACCOUNTS = Number(process.argv[2] ?? 24);
 const COMMANDS = Number(process.argv[3] ?? 1200);
 const CONCURRENCY = Number(process.argv[4] ?? 24);
 const PARTITIONS = Number(process.argv[5] ?? 4);
+/** Appends in flight in the pipeline-alone phase (one event per transaction, as a command makes). */
+const APPENDERS = Number(process.argv[6] ?? 32);
 
 const outdatedNotice = (accountId: string, i: number) => ({
   streamId: `bench-${randomUUID()}`,
@@ -62,6 +68,8 @@ try {
   let next = 0;
   let accepted = 0;
   let acceptedAt = 0;
+  const statementStats = await enableStatementStats(fleet);
+  const c0 = await costSnapshot(fleet);
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -80,26 +88,32 @@ try {
     }),
   );
   await waitFor(() => delivered >= accepted, { timeoutMs: 300_000, what: 'gofer_message envelopes' });
+  const commandCost = await costSnapshot(fleet);
   const acceptRate = (accepted * 1000) / (acceptedAt - t0);
   const e2eRate = (delivered * 1000) / (lastAt - t0);
 
   // The pipeline alone, without the command layer: the same number of events appended straight to the
-  // auth event store (one per transaction, as a command would), 8 at a time, spread over the accounts.
+  // auth event store (one new stream per append, as POST /gofers makes), APPENDERS at a time, over the
+  // accounts.
+  const a0Cost = await costSnapshot(fleet);
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
   let appended = 0;
   const a0 = performance.now();
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: APPENDERS }, async () => {
       for (let i = appended++; i < COMMANDS; i = appended++) {
         const acc = accounts[i % accounts.length]!;
-        await orm.em.fork().transactional((em) => store.append(em, [outdatedNotice(acc.userId, i)]));
+        // A new stream: one statement, no transaction (as handleCommand's newStream), then the wake-up.
+        await store.append(orm.em.fork(), [outdatedNotice(acc.userId, i)]);
+        store.committed(orm);
       }
     }),
   );
   await orm.close();
   await waitFor(() => notices >= COMMANDS, { timeoutMs: 300_000, what: 'system_notice envelopes' });
   const appendRate = (COMMANDS * 1000) / (lastAt - a0);
+  const appendCost = await costSnapshot(fleet);
 
   const raw = await rawKafkaHop(brokers, fleet.env.TOPIC_PREFIX!, partitions);
   const rawRate = await raw.throughput(50_000, 100, 600);
@@ -107,12 +121,15 @@ try {
   await adminKafka.close();
 
   console.log(
-    `${ACCOUNTS} accounts, ${COMMANDS} POST /gofers at concurrency ${CONCURRENCY}, ${partitions} partitions per topic`,
+    `${ACCOUNTS} accounts, ${COMMANDS} POST /gofers at concurrency ${CONCURRENCY}, ${partitions} partitions per topic` +
+      ` (load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')})`,
   );
   console.log(`commands accepted:                 ${acceptRate.toFixed(0)}/s`);
   console.log(`envelopes delivered end to end:    ${e2eRate.toFixed(0)}/s (first command → last envelope)`);
   console.log(
-    `events appended → envelopes:       ${appendRate.toFixed(0)}/s (the pipeline without the command layer)`,
+    `events appended → envelopes:       ${appendRate.toFixed(0)}/s (the pipeline without the command layer, ${APPENDERS} appends in flight)`,
   );
   console.log(
     `raw kafka produce→consume (50,000 × 600 B, batches of 100, acks=-1): ${rawRate.toFixed(0)} msgs/s`,
@@ -120,6 +137,24 @@ try {
   console.log(
     `fraction of raw kafka: commands end to end ${((100 * e2eRate) / rawRate).toFixed(2)} %, ` +
       `appends end to end ${((100 * appendRate) / rawRate).toFixed(2)} %`,
+  );
+  if (!statementStats) console.log('(pg_stat_statements is not preloaded: statement counts unknown)');
+  const costs = {
+    command: costReport(c0, commandCost, COMMANDS, 'accepted POST /gofers (delivered)'),
+    event: costReport(a0Cost, appendCost, COMMANDS, 'appended event (delivered)'),
+  };
+  writeFileSync(
+    join(REPO_ROOT, 'docs/bench/throughput-cost.json'),
+    `${JSON.stringify(
+      {
+        loadAverage: loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' '),
+        ...costs,
+      },
+      null,
+      2,
+    )}\n`,
   );
   const file = await barChart(
     'throughput',

@@ -129,7 +129,9 @@ export function startProcess(
 ): RunningProcess {
   mkdirSync(logDir, { recursive: true });
   const log: WriteStream = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', 'tsx', spec.entry], {
+  // OAN_NODE_ARGS: extra node flags for every process of the fleet (e.g. `--cpu-prof --cpu-prof-dir=…`).
+  const nodeArgs = (process.env.OAN_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', spec.entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
