@@ -45,28 +45,40 @@ export async function runConversationCommand(
   ctx: ConversationContext,
   conversationId: string,
   decide: (em: EntityManager, conv: Conversation | null, now: string) => Promise<Decided | null>,
+  opts: { open?: boolean } = {},
 ): Promise<StoredEvent[]> {
   if (!plausibleId(conversationId)) throw conversationForbidden();
-  const appended = await ctx.orm.em.fork().transactional(async (em) => {
-    const loaded = await loadConversation(em, conversationId, true);
-    const now = ctx.now().toISOString();
-    const decided = await decide(em, loaded?.conversation ?? null, now);
-    if (!loaded || !decided || decided.events.length === 0) return [];
-    const stored = await ctx.store.append(em, [
-      {
-        streamId: conversationStreamId(conversationId),
-        expectedVersion: loaded.version,
-        events: decided.events.map((e) => ({
-          type: e.type,
-          data: e.data,
-          accountId: decided.accountId,
-          occurredAt: now,
-        })),
-      },
-    ]);
-    for (const s of stored) await applyToWriteState(em, s);
-    return stored;
-  });
+  // With `open`: a conversation this service has not opened yet (its accepted match request is there,
+  // the opener reactor has not run) is opened first, then the command runs — found missing inside
+  // the command's own transaction, so a command on an open conversation reads it once (issue 11).
+  const missing = Symbol('missing');
+  const run = (openFirst: boolean) =>
+    ctx.orm.em.fork().transactional(async (em) => {
+      const loaded = await loadConversation(em, conversationId, true);
+      if (!loaded && openFirst) return missing;
+      const now = ctx.now().toISOString();
+      const decided = await decide(em, loaded?.conversation ?? null, now);
+      if (!loaded || !decided || decided.events.length === 0) return [];
+      const stored = await ctx.store.append(em, [
+        {
+          streamId: conversationStreamId(conversationId),
+          expectedVersion: loaded.version,
+          events: decided.events.map((e) => ({
+            type: e.type,
+            data: e.data,
+            accountId: decided.accountId,
+            occurredAt: now,
+          })),
+        },
+      ]);
+      for (const s of stored) await applyToWriteState(em, s);
+      return stored;
+    });
+  let appended = await run(opts.open === true);
+  if (appended === missing) {
+    await ensureConversation(ctx, conversationId);
+    appended = (await run(false)) as StoredEvent[];
+  }
   if (appended.length > 0) ctx.store.committed(ctx.orm);
   const last = appended.at(-1);
   if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);

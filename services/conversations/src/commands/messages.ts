@@ -16,15 +16,19 @@ export async function sendMessage(
   conversationId: string,
   input: Omit<SendMessage, 'messageId'>,
 ): Promise<ConversationMessageSent> {
-  await ensureConversation(ctx, conversationId);
   const messageId = ctx.ids();
-  const appended = await runConversationCommand(ctx, conversationId, async (em, conv, now) => {
-    const attachments = conv ? await loadAttachments(em, conv.id, input.attachmentIds ?? []) : [];
-    return {
-      accountId: input.accountId,
-      events: decideSend(conv, { ...input, messageId }, attachments, now),
-    };
-  });
+  const appended = await runConversationCommand(
+    ctx,
+    conversationId,
+    async (em, conv, now) => {
+      const attachments = conv ? await loadAttachments(em, conv.id, input.attachmentIds ?? []) : [];
+      return {
+        accountId: input.accountId,
+        events: decideSend(conv, { ...input, messageId }, attachments, now),
+      };
+    },
+    { open: true },
+  );
   return only(appended).data as ConversationMessageSent;
 }
 

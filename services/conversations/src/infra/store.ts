@@ -82,27 +82,37 @@ export async function applyToWriteState(em: EntityManager, stored: StoredEvent):
       break;
     }
     case 'ConversationMessageSent': {
+      // One statement (the send path's round trips, issue 11): the message, its attachments, and the
+      // conversation's last changeSequence and version.
       const d = e.data;
       const ids = d.attachments.map((a) => a.attachmentId);
       await sql(
         em,
-        `insert into conversations.messages (id, conversation_id, sender_account_id, change_sequence, attachment_ids)
-         values (?, ?, ?, ?, ?::jsonb) on conflict (id) do nothing`,
-        [d.messageId, d.conversationId, d.senderAccountId, d.changeSequence, JSON.stringify(ids)],
-      );
-      await sql(
-        em,
-        `update conversations.attachments set message_id = ?
-          where conversation_id = ? and id in (select jsonb_array_elements_text(?::jsonb))`,
-        [d.messageId, d.conversationId, JSON.stringify(ids)],
-      );
-      await sql(
-        em,
-        `update conversations.conversations set last_change_sequence = greatest(last_change_sequence, ?)
+        `with message as (
+           insert into conversations.messages (id, conversation_id, sender_account_id, change_sequence, attachment_ids)
+           values (?, ?, ?, ?, ?::jsonb) on conflict (id) do nothing
+         ), attached as (
+           update conversations.attachments set message_id = ?
+            where conversation_id = ? and id in (select jsonb_array_elements_text(?::jsonb))
+         )
+         update conversations.conversations
+            set last_change_sequence = greatest(last_change_sequence, ?), version = greatest(version, ?)
           where id = ?`,
-        [d.changeSequence, d.conversationId],
+        [
+          d.messageId,
+          d.conversationId,
+          d.senderAccountId,
+          d.changeSequence,
+          JSON.stringify(ids),
+          d.messageId,
+          d.conversationId,
+          JSON.stringify(ids),
+          d.changeSequence,
+          version,
+          d.conversationId,
+        ],
       );
-      break;
+      return;
     }
     case 'ConversationMessageRecalled': {
       const d = e.data;
