@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signOanJwt } from '@oan/auth';
-import { sql } from '@oan/db';
+import { observeStatements, sql } from '@oan/db';
 import type { ObjectStorage } from '@oan/storage';
 import { waitFor } from '@oan/testing';
 import { addAssistantTurn } from '../src/commands/assistantTurn';
@@ -101,6 +101,30 @@ describe('creating Gofers (§4.4 (11), §12 lines 33–34)', () => {
       const res = await fleet.app.inject({ method: 'POST', url: '/api/v1/gofers', headers, ...extra });
       expect(res.statusCode, res.body).toBe(201);
     }
+  });
+
+  it('is two statements: the credential lookup and one append of the Gofer, its chat and greeting (issue 11)', async () => {
+    const { headers } = await fleet.account('dsh');
+    await list(headers); // the key's once-a-minute last_used_at write happens here, not below
+    const seen: string[] = [];
+    const stop = observeStatements((q) => {
+      // The command's own: credentials, the platform, the Gofer's stream (not the relay's outbox scan).
+      if (/auth\.|read\.accounts|"gofers"\.events/.test(q.sql) && !/outbox o join/.test(q.sql)) seen.push(q.sql);
+    });
+    let created: Created;
+    try {
+      created = await newGofer(headers);
+    } finally {
+      stop();
+    }
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toContain('from auth.api_keys');
+    expect(seen[1]).toMatch(/^with x as/);
+    const events = await fleet.ctx.store.readStream(fleet.orm.em.fork(), `gofer-${created.goferId}`);
+    expect(events.map((e) => [e.type, e.streamVersion])).toEqual([
+      ['GoferCreated', 1],
+      ['ChatMessageAdded', 2],
+    ]);
   });
 
   it('greets and names in Chinese for zh, and inherits the registration platform, never the body’s', async () => {
