@@ -63,7 +63,14 @@ export async function buildApp(deps: GatewayDeps) {
     });
   }
 
-  const delivery = new Delivery({ orm, metrics: gatewayMetrics(), log: app.log, sweepMs: deps.sweepMs });
+  const delivery = new Delivery({
+    orm,
+    metrics: gatewayMetrics(),
+    log: app.log,
+    sweepMs: deps.sweepMs,
+    credentialCheckMs: config.GATEWAY_CREDENTIAL_CHECK_MS,
+    banGraceMs: config.GATEWAY_BAN_GRACE_MS,
+  });
   const io = createSocketServer({
     ...(deps.handshakeTimeoutMs ? { handshakeTimeoutMs: deps.handshakeTimeoutMs } : {}),
     server: app.server,

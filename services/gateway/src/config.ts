@@ -10,6 +10,18 @@ export const gatewayEnv = commonEnv.extend({
     .string()
     .regex(/^[a-z0-9]{1,8}$/, 'must be 1-8 lowercase letters or digits')
     .default('g1'),
+  /**
+   * Issue 12: how often every socket's credential is read again from the credential view. A revoked
+   * or expired key's sockets are cut within this time even when the revoke's push entry was lost.
+   */
+  GATEWAY_CREDENTIAL_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /**
+   * How old a ban must be before the re-check cuts the account's sockets itself: the ban's notice
+   * normally arrives first and cuts them after delivering itself (§9.6); this bounds the wait when it
+   * cannot (the projector down, the push stream unavailable). A socket outlives a ban by at most this
+   * plus the check interval.
+   */
+  GATEWAY_BAN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   /** Auth service base URL, for `POST /internal/connector-notices` (§10.14). */
   AUTH_URL: z
     .string()

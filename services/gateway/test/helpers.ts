@@ -57,9 +57,12 @@ export interface RunningGateway {
 
 export async function startGateway(
   fleet: Fleet,
-  opts: { id?: string; openApi?: boolean; authUrl?: string } & Partial<Omit<GatewayDeps, 'config'>> = {},
+  opts: { id?: string; openApi?: boolean; authUrl?: string; env?: Record<string, string> } & Partial<
+    Omit<GatewayDeps, 'config'>
+  > = {},
 ): Promise<RunningGateway> {
   const config = loadGatewayConfig({
+    ...opts.env,
     JWT_SECRET,
     DATABASE_URL: fleet.url,
     REDIS_PREFIX: fleet.prefix,

@@ -13,6 +13,10 @@ export interface DeliveryDeps {
   log: FastifyBaseLogger;
   /** How often sockets that fell behind the table are caught up (a lost publish). */
   sweepMs?: number;
+  /** How often every socket's credential is read again (issue 12); default 2000 ms. */
+  credentialCheckMs?: number;
+  /** How old a ban must be before the re-check cuts its sockets without the notice; default 3000 ms. */
+  banGraceMs?: number;
 }
 
 /** How long a revoked key id is remembered, to cut a handshake that raced the revoke entry (§9.6). */
@@ -34,11 +38,15 @@ export class Delivery {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly revoked = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
+  private readonly credentialTimer: NodeJS.Timeout;
   private sweeping = false;
+  private checking = false;
 
   constructor(private readonly deps: DeliveryDeps) {
     this.timer = setInterval(() => void this.sweep(), deps.sweepMs ?? 2000);
     this.timer.unref();
+    this.credentialTimer = setInterval(() => void this.recheckCredentials(), deps.credentialCheckMs ?? 2000);
+    this.credentialTimer.unref();
   }
 
   /**
@@ -177,6 +185,62 @@ export class Delivery {
     }
   }
 
+  /**
+   * Issue 12: no socket outlives its credential by more than a bounded time, whatever else is down.
+   * The revoke entry on the push stream and the ban's notice cut sockets at once when they arrive;
+   * this reads the credential view (auth's own tables, written with the revoke or the ban) for every
+   * socket here on a timer, and cuts those whose key is gone or expired, and those of accounts banned
+   * longer than the grace (so that the notice, when it can be delivered, still comes first).
+   */
+  private async recheckCredentials(): Promise<void> {
+    if (this.checking || this.sockets.size === 0) return;
+    this.checking = true;
+    try {
+      const accounts = [...this.sockets.keys()];
+      for (let i = 0; i < accounts.length; i += SWEEP_CHUNK) {
+        const chunk = accounts.slice(i, i + SWEEP_CHUNK);
+        const keyIds = new Set<string>();
+        for (const a of chunk) {
+          for (const s of this.sockets.get(a) ?? [])
+            if (s.data.apiKeyId !== null) keyIds.add(s.data.apiKeyId);
+        }
+        const rows = await sql<{ kind: 'banned' | 'key'; id: string }>(
+          this.deps.orm.em.fork(),
+          `select 'banned' as kind, id from auth.accounts
+            where id in (select value from jsonb_array_elements_text(?::jsonb))
+              and banned_at < now() - make_interval(secs => ?::float8 / 1000)
+           union all
+           select 'key', id::text from auth.api_keys
+            where id::text in (select value from jsonb_array_elements_text(?::jsonb))
+              and (expires_at is null or expires_at > now())`,
+          [JSON.stringify(chunk), this.deps.banGraceMs ?? 3000, JSON.stringify([...keyIds])],
+        );
+        const banned = new Set(rows.filter((r) => r.kind === 'banned').map((r) => r.id));
+        const live = new Set(rows.filter((r) => r.kind === 'key').map((r) => r.id));
+        for (const a of chunk) {
+          for (const socket of [...(this.sockets.get(a) ?? [])]) {
+            const keyGone = socket.data.apiKeyId !== null && !live.has(socket.data.apiKeyId);
+            if (!banned.has(a) && !keyGone) continue;
+            this.deps.log.info(
+              {
+                accountId: a,
+                apiKeyId: socket.data.apiKeyId,
+                reason: banned.has(a) ? 'banned' : 'key revoked',
+              },
+              'credential re-check: disconnecting a socket',
+            );
+            socket.disconnect(true);
+          }
+        }
+      }
+    } catch (err) {
+      // The database is unreachable: the sockets stay until the next check reads it (bounded by it).
+      this.deps.log.warn({ err }, 'credential re-check failed');
+    } finally {
+      this.checking = false;
+    }
+  }
+
   private catchUpIfBehind(accountId: string, max: bigint): void {
     const sockets = [...(this.sockets.get(accountId) ?? [])];
     if (sockets.some((s) => s.data.lastSeq !== undefined && s.data.lastSeq < max)) {
@@ -206,6 +270,7 @@ export class Delivery {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.credentialTimer);
     await Promise.all(this.chains.values());
   }
 }
