@@ -481,4 +481,19 @@ describe('card regeneration, auto-pairing, rejections and closing', () => {
     expect(notes.map((n) => n.goferId)).toEqual([E.goferId, F.goferId, E.goferId, F.goferId]);
     expect(new Set(notes.map((n) => n.eventId)).size).toBe(4);
   });
+
+  it('gives match_request a string counterpart name and platform even when the thread row is missing (issue 12)', async () => {
+    const requested = journeyEvents.find((e) => e.type === 'MatchRequested')!;
+    const orphan = {
+      ...requested,
+      data: { ...requested.data, threadId: 'thread-never-proposed', requestId: 'r-orphan' },
+    } as ThreadEvent;
+    const [note] = envelopes(await apply(asDomainEvents([orphan])));
+    expect(note!.type).toBe('match_request');
+    expect(note!.payload).toEqual({
+      requestId: 'r-orphan',
+      counterpartRoleName: expect.any(String),
+      counterpartSourcePlatform: 'other',
+    });
+  });
 });

@@ -7,7 +7,8 @@ import { toNewEvents } from './context';
 
 export interface AccountView {
   id: string;
-  email: string | null;
+  /** §4.1: a string, or absent — never null. */
+  email?: string;
   sourcePlatform: string;
   createdAt: string;
 }
@@ -48,7 +49,7 @@ export async function signIn(ctx: AuthContext, input: SignInInput): Promise<Acco
   if (state.status === 'unregistered') throw new Error('sign-in left the account unregistered');
   return {
     id: state.accountId,
-    email: state.email,
+    ...(state.email !== null ? { email: state.email } : {}),
     sourcePlatform: state.sourcePlatform,
     createdAt: state.createdAt,
   };

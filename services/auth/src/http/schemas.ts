@@ -23,7 +23,7 @@ export const apiKeyParams = z.object({ apiKeyId: z.string() });
 
 export const userSchema = z.object({
   id: z.string(),
-  email: z.string().nullable(),
+  email: z.string().optional(),
   sourcePlatform: z.string(),
   createdAt: z.string(),
 });

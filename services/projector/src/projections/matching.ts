@@ -394,10 +394,12 @@ async function matchRequested(em: EntityManager, d: Data): Promise<NotificationS
       goferId: str(d, 'recipientGoferId'),
       threadId,
       reply: `/match-requests/${requestId}/decision`,
+      // §8.6: both are strings (not optional here as in pair_proposed). The thread row precedes the
+      // request on its partition; should it ever be missing, the platform is `other` and the name empty.
       payload: {
         requestId,
-        counterpartRoleName: counterpart.name,
-        counterpartSourcePlatform: counterpart.sourcePlatform,
+        counterpartRoleName: counterpart.name ?? '',
+        counterpartSourcePlatform: counterpart.sourcePlatform ?? 'other',
       },
       createdAt: at,
     },
