@@ -79,6 +79,7 @@ export async function buildApp(deps: GatewayDeps) {
     authenticator,
     delivery,
     notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, app.log),
+    connectorReleases: config.OAN_CONNECTOR_RELEASES,
     log: app.log,
   });
   const tail = new PushTail(

@@ -1,4 +1,18 @@
 import { commonEnv, envPort, loadConfig, z } from '@oan/config';
+import { OAN_CONNECTOR_RELEASES } from '@oan/protocol';
+
+/** `{"<package>": "<latest version>", …}`: a JSON object of version strings. */
+const releases = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string().min(1), z.string().regex(/^\d+\.\d+\.\d+/, 'must be a version like 1.2.3')));
 
 export const gatewayEnv = commonEnv.extend({
   GATEWAY_PORT: envPort(8191),
@@ -22,6 +36,13 @@ export const gatewayEnv = commonEnv.extend({
    * plus the check interval.
    */
   GATEWAY_BAN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
+  /**
+   * §10.12: the latest published release per connector package, which `connector_outdated` notices
+   * compare a socket's declaration with (§10.13) — configuration, so a new release needs no deploy of
+   * code: a JSON object `{"@openagentnetwork/dsh-plugin": "0.1.5", …}`. Default: the releases known
+   * when this server was built (OAN_CONNECTOR_RELEASES in @oan/protocol).
+   */
+  OAN_CONNECTOR_RELEASES: releases.default(OAN_CONNECTOR_RELEASES),
   /** Auth service base URL, for `POST /internal/connector-notices` (§10.14). */
   AUTH_URL: z
     .string()

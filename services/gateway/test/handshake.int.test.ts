@@ -17,6 +17,7 @@ import {
 } from './helpers';
 import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
+import { loadGatewayConfig } from '../src/config';
 
 /** A stand-in for the auth service's internal notice endpoint (§10.14), counting what it gets. */
 async function fakeAuth(): Promise<{
@@ -123,6 +124,46 @@ describe('a /oan handshake that must be refused (§9.3, A19, §12 line 61)', () 
     expect(await connectError(gw.url, { token: await jwtFor(mobile) })).toBe(
       'Unauthorized: realm not allowed',
     );
+  });
+});
+
+describe('the connector release registry is configuration (OAN_CONNECTOR_RELEASES, issue 12)', () => {
+  it('compares declarations with the configured releases, not the built-in ones', async () => {
+    const configured = await startGateway(fleet, {
+      id: 'g9',
+      authUrl: auth.url,
+      env: { OAN_CONNECTOR_RELEASES: JSON.stringify({ '@example/new-plugin': '2.0.0' }) },
+    });
+    try {
+      const before = auth.posts.length;
+      // Outdated by the built-in registry, unknown to the configured one: no notice.
+      const old = await connect(configured.url, {
+        token: key,
+        client: { name: '@openagentnetwork/dsh-plugin', version: '0.0.1' },
+      });
+      const outdated = await connect(configured.url, {
+        token: key,
+        client: { name: '@example/new-plugin', version: '1.9.9' },
+      });
+      await waitFor(() => expect(auth.posts.length).toBe(before + 1));
+      expect(auth.posts[before]!.body).toEqual({
+        accountId: account,
+        connector: '@example/new-plugin',
+        installed: '1.9.9',
+        latest: '2.0.0',
+      });
+      for (const c of [old, outdated]) c.socket.close();
+    } finally {
+      await configured.close();
+    }
+  });
+
+  it('refuses a registry that is not a JSON object of versions, naming the variable', async () => {
+    for (const bad of ['not json', '["0.1.0"]', '{"@x/y": "latest"}']) {
+      expect(() => loadGatewayConfig({ JWT_SECRET: 'x'.repeat(32), OAN_CONNECTOR_RELEASES: bad })).toThrow(
+        /OAN_CONNECTOR_RELEASES/,
+      );
+    }
   });
 });
 

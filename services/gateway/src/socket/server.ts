@@ -3,12 +3,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { Server } from 'socket.io';
 import { authenticateSocketToken, type Authenticator } from '@oan/auth';
-import {
-  findOutdatedConnector,
-  OAN_CONNECTOR_RELEASES,
-  OAN_WS_NAMESPACE,
-  WS_ROOM_PREFIX,
-} from '@oan/protocol';
+import { findOutdatedConnector, OAN_WS_NAMESPACE, WS_ROOM_PREFIX } from '@oan/protocol';
 import type { NotifyOutdated } from '../infra/connectorNotices';
 import type { Delivery } from './delivery';
 import type {
@@ -26,6 +21,8 @@ export interface SocketServerDeps {
   authenticator: Authenticator;
   delivery: Delivery;
   notifyOutdated: NotifyOutdated;
+  /** §10.12: latest release per connector package (the gateway's OAN_CONNECTOR_RELEASES). */
+  connectorReleases: Readonly<Record<string, string>>;
   log: FastifyBaseLogger;
   /** Default HANDSHAKE_TIMEOUT_MS. */
   handshakeTimeoutMs?: number;
@@ -93,7 +90,7 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     deps.delivery.add(socket);
     void recheckBan(socket);
     // §9.3 step 5, §10.13: an invalid declaration is treated as undeclared, never a rejection.
-    const outdated = findOutdatedConnector(socket.handshake.auth?.client, OAN_CONNECTOR_RELEASES);
+    const outdated = findOutdatedConnector(socket.handshake.auth?.client, deps.connectorReleases);
     if (outdated) deps.notifyOutdated(socket.data.accountId, outdated);
     // §9.1: clients emit nothing; whatever they send is ignored (no listeners are registered).
   });
