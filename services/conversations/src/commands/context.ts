@@ -1,6 +1,6 @@
 import { sql, type EntityManager, type MikroORM } from '@oan/db';
 import { ConcurrencyError, type EventStore, type StoredEvent } from '@oan/eventstore';
-import type { WriteSource, WriteTracker } from '@oan/projection';
+import { awaitOwnWrites, type WriteSource, type WriteTracker } from '@oan/projection';
 import { v5 as uuidv5 } from 'uuid';
 import { assertParticipant, type Conversation } from '../domain/conversation';
 import { conversationForbidden } from '../domain/errors';
@@ -45,12 +45,13 @@ export async function runConversationCommand(
   ctx: ConversationContext,
   conversationId: string,
   decide: (em: EntityManager, conv: Conversation | null, now: string) => Promise<Decided | null>,
-  opts: { open?: boolean } = {},
+  opts: { openFor?: string } = {},
 ): Promise<StoredEvent[]> {
   if (!plausibleId(conversationId)) throw conversationForbidden();
-  // With `open`: a conversation this service has not opened yet (its accepted match request is there,
-  // the opener reactor has not run) is opened first, then the command runs — found missing inside
-  // the command's own transaction, so a command on an open conversation reads it once (issue 11).
+  // With `openFor` (the caller's account): a conversation this service has not opened yet (its
+  // accepted match request is there, the opener reactor has not run) is opened first, then the command
+  // runs — found missing inside the command's own transaction, so a command on an open conversation
+  // reads it once (issue 11).
   const missing = Symbol('missing');
   const run = (openFirst: boolean) =>
     ctx.orm.em.fork().transactional(async (em) => {
@@ -74,9 +75,9 @@ export async function runConversationCommand(
       for (const s of stored) await applyToWriteState(em, s);
       return stored;
     });
-  let appended = await run(opts.open === true);
+  let appended = await run(opts.openFor !== undefined);
   if (appended === missing) {
-    await ensureConversation(ctx, conversationId);
+    await ensureConversation(ctx, conversationId, opts.openFor);
     appended = (await run(false)) as StoredEvent[];
   }
   if (appended.length > 0) ctx.store.committed(ctx.orm);
@@ -177,15 +178,28 @@ export async function deletedGoferOf(
   return rows[0]?.id ?? null;
 }
 
+/** The matching store's read-your-writes source: its decisions and requests make the matches. */
+const MATCHING_SOURCE: WriteSource = 'matching';
+
 /**
  * The conversation for a route: the write state, or — when a client acts on a `match_decided` before
  * the opener reactor ran — opened here from the accepted match the projector already shows. Unknown
  * ids stay unknown (the routes answer 403).
+ *
+ * Issue 12: the caller may be the one whose decision (or crossing request) made the match a moment
+ * ago, and act on its 200 at once, before the projector shows the match: with `accountId`, a missing
+ * conversation first waits, bounded as every read-your-writes wait (ADR 0009), until the projector
+ * applied that account's own matching writes.
  */
-export async function ensureConversation(ctx: ConversationContext, conversationId: string): Promise<void> {
+export async function ensureConversation(
+  ctx: ConversationContext,
+  conversationId: string,
+  accountId?: string,
+): Promise<void> {
   if (!plausibleId(conversationId)) return;
   const em = ctx.orm.em.fork();
   if (await loadConversation(em, conversationId, false)) return;
+  if (accountId !== undefined) await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [MATCHING_SOURCE]);
   const opened = await acceptedMatchOf(em, conversationId);
   if (opened) await openConversation(ctx, opened, await deletedGoferOf(em, opened));
 }
@@ -196,7 +210,7 @@ export async function assertParticipates(
   conversationId: string,
   accountId: string,
 ): Promise<Conversation> {
-  await ensureConversation(ctx, conversationId);
+  await ensureConversation(ctx, conversationId, accountId);
   const loaded = plausibleId(conversationId)
     ? await loadConversation(ctx.orm.em.fork(), conversationId, false)
     : null;

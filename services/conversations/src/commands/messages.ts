@@ -27,7 +27,7 @@ export async function sendMessage(
         events: decideSend(conv, { ...input, messageId }, attachments, now),
       };
     },
-    { open: true },
+    { openFor: input.accountId },
   );
   return only(appended).data as ConversationMessageSent;
 }
@@ -51,7 +51,7 @@ export async function recallMessage(
   accountId: string,
   messageId: string,
 ): Promise<string[]> {
-  await ensureConversation(ctx, conversationId);
+  await ensureConversation(ctx, conversationId, accountId);
   let keys: string[] = [];
   await runConversationCommand(ctx, conversationId, async (em, conv, now) => {
     const message = conv ? await loadMessage(em, conv.id, messageId) : null;
