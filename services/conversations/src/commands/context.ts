@@ -75,11 +75,13 @@ export async function runConversationCommand(
       for (const s of stored) await applyToWriteState(em, s);
       return stored;
     });
-  let appended = await run(opts.openFor !== undefined);
-  if (appended === missing) {
+  let outcome = await run(opts.openFor !== undefined);
+  if (outcome === missing) {
     await ensureConversation(ctx, conversationId, opts.openFor);
-    appended = (await run(false)) as StoredEvent[];
+    outcome = await run(false);
   }
+  // run(false) decides even without a conversation (the decider refuses it), so never `missing`.
+  const appended = outcome === missing ? [] : outcome;
   if (appended.length > 0) ctx.store.committed(ctx.orm);
   const last = appended.at(-1);
   if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
