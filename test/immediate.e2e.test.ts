@@ -3,12 +3,13 @@ import { TestFleet } from '@oan/testing';
 import { matchTwoAccounts, type Answer } from './support';
 
 /**
- * Issue 12, point 1: an answer holds the moment it is given, across services. A match decision
- * answers `{ok, conversationId}`; a connector may post its first message (or read the history) right
- * away, before the conversations service has heard of the conversation. Here the outbox relay is
- * paused (SIGSTOP) from before the decision until a second after its answer, so neither the opener
- * reactor nor the projector can know of the match when the follow-ups arrive: they must wait (bounded,
- * ADR 0009) for the decider's own matching write, never answer 403.
+ * Issue 12, point 1: an answer holds the moment it is given, across services. A connector acts on a
+ * 200 at once: it reads its pairing card right after confirming (the gofers service serves the
+ * matching context's read model), and posts its first message right after accepting a match (the
+ * conversations service has not heard of the conversation yet). Here the outbox relay is paused
+ * (SIGSTOP) from before each command until a second after its answer, so nothing downstream of the
+ * append (the projector, the reactors) can have run when the follow-ups arrive: they must wait
+ * (bounded, ADR 0009) for the caller's own matching write, never answer 403 or a stale body.
  */
 let fleet: TestFleet;
 beforeAll(async () => {
@@ -18,45 +19,65 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-describe('right after a match decision', () => {
-  it('the decider’s first message and history read succeed, even while the log is held back', async () => {
+type Cards = { items: { threadId: string; pairingStatus: string }[] };
+
+describe('right after a command of the matching context, held back on its way through the log', () => {
+  it('the confirming side’s card shows the activated thread, and the decider’s first message and read succeed', async () => {
     const relay = fleet.running.get('relay')!.child;
-    const followUps: Promise<[Answer, Answer]>[] = [];
-    let resumeAt = 0;
-    const m = await matchTwoAccounts(fleet, ['now-a', 'now-b'], {
-      requested: async () => {
-        relay.kill('SIGSTOP');
-      },
-      answered: async (match, decision) => {
-        expect(decision.status).toBe(200);
-        const path = `/conversations/${match.conversationId}`;
-        // Sent at once, while nothing downstream of the decision's append has run.
-        followUps.push(
-          Promise.all([
+    const held = async () => {
+      await new Promise((r) => setTimeout(r, 1000));
+      relay.kill('SIGCONT');
+    };
+    let card: Promise<Answer<Cards>> | undefined;
+    let followUps: Promise<[Answer, Answer]> | undefined;
+    let resumedAt = 0;
+    try {
+      const m = await matchTwoAccounts(fleet, ['now-a', 'now-b'], {
+        proposed: async () => {
+          relay.kill('SIGSTOP');
+        },
+        confirmed: async (p, answers) => {
+          answers.forEach((a) => expect(a.status).toBe(200));
+          // b's confirm was the second: it activated the thread. b reads its card at once.
+          card = p.cb.rest<Cards>('GET', `/gofers/${p.gb}/pairings`);
+          await held();
+        },
+        requested: async () => {
+          relay.kill('SIGSTOP');
+        },
+        answered: async (match, decision) => {
+          expect(decision.status).toBe(200);
+          const path = `/conversations/${match.conversationId}`;
+          followUps = Promise.all([
             match.cb.rest('POST', `${path}/messages`, { content: 'hello, right after accepting' }),
             match.cb.rest('GET', `${path}/messages`),
-          ]),
+          ]);
+          await held();
+          resumedAt = Date.now();
+        },
+      });
+      try {
+        const cards = await card!;
+        expect(cards.status).toBe(200);
+        const mine = cards.body.items.find((c) => c.threadId === m.threadId);
+        expect(mine?.pairingStatus).not.toBe('awaiting_confirmation');
+
+        const [sent, read] = await followUps!;
+        expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+        expect(read.status, JSON.stringify(read.body)).toBe(200);
+        // They waited for the log and answered once it moved, not at the 5 s bound.
+        expect(Date.now() - resumedAt).toBeLessThan(4000);
+        const history = await m.ca.rest<{ content: string }[]>(
+          'GET',
+          `/conversations/${m.conversationId}/messages`,
         );
-        await new Promise((r) => setTimeout(r, 1000));
-        resumeAt = Date.now();
-        relay.kill('SIGCONT');
-      },
-    });
-    try {
-      const [sent, read] = await followUps[0]!;
-      expect(sent.status, JSON.stringify(sent.body)).toBe(201);
-      expect(read.status, JSON.stringify(read.body)).toBe(200);
-      // They waited for the log, and answered once it moved (not at the 5 s bound).
-      expect(Date.now() - resumeAt).toBeLessThan(10_000);
-      const history = await m.ca.rest<{ content: string }[]>(
-        'GET',
-        `/conversations/${m.conversationId}/messages`,
-      );
-      expect(history.body.map((x) => x.content)).toEqual(['hello, right after accepting']);
+        expect(history.body.map((x) => x.content)).toEqual(['hello, right after accepting']);
+      } finally {
+        m.ca.close();
+        m.cb.close();
+      }
     } finally {
       relay.kill('SIGCONT');
-      m.ca.close();
-      m.cb.close();
     }
   });
 });

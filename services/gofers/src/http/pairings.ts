@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth } from '@oan/auth';
 import { sql } from '@oan/db';
 import { notFound } from '@oan/http';
-import { awaitOwnWrites } from '@oan/projection';
+import { awaitOwnWrites, type WriteSource } from '@oan/projection';
 import { assertOwnsActiveGofer, plausibleGoferId, WRITE_SOURCE } from '../commands/context';
 import { rethrowMapped } from './errors';
 import type { GoferRouteDeps } from './gofers';
@@ -51,15 +51,22 @@ const toCard = (r: s.PairingSummaryCard): s.PairingSummaryCard => ({
  * §4.4 (18), (19) under `/api/v1`. Unknown, deleted and foreign Gofers get the chat routes' one
  * probe-safe 403 (§6); a thread without this Gofer's card (not created yet, or not its thread) is 404.
  */
+/** The matching store's read-your-writes source: the cards change with its thread events. */
+const MATCHING_SOURCE: WriteSource = 'matching';
+
 export const pairingRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
   const { ctx } = deps;
   const onRequest = requireAuth(deps.authenticator, { mode: 'multi+realm', permission: 'role:read' });
 
-  /** The owner's own writes (e.g. a delete) are applied before reading (invariant 4). */
+  /**
+   * The owner's own writes are applied before reading (invariant 4): its Gofer writes (e.g. a delete)
+   * and, since the cards are the matching context's read model, its matching writes too (a pairing
+   * it just confirmed, a match it just requested or decided: issue 12).
+   */
   async function ownedGofer(accountId: string, goferId: string): Promise<void> {
     await assertOwnsActiveGofer(ctx, accountId, goferId);
-    await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [WRITE_SOURCE]);
+    await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [WRITE_SOURCE, MATCHING_SOURCE]);
   }
 
   // (18) newest first.
