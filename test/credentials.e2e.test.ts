@@ -1,16 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Socket } from 'socket.io-client';
 import type { OanEventEnvelope } from '@oan/protocol';
-import {
-  extraKey,
-  joinAccount,
-  openSocket,
-  REPO_ROOT,
-  TestConnector,
-  TestFleet,
-  waitFor,
-} from '@oan/testing';
+import { extraKey, joinAccount, openSocket, TestConnector, TestFleet, waitFor } from '@oan/testing';
+import { banAccount, gatewayOf, recordSocket } from './support';
 
 let fleet: TestFleet;
 beforeAll(async () => {
@@ -20,16 +11,8 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-const gatewayUrl = (name: 'gateway1' | 'gateway2') =>
-  `http://127.0.0.1:${fleet.plan.processes.find((p) => p.name === name)!.port}`;
-
-/** Records the order of what a socket sees: pushes, then the disconnect reason. */
-function record(socket: Socket): string[] {
-  const seen: string[] = [];
-  socket.on('oan:event', (e: OanEventEnvelope) => seen.push(`event:${e.type}:${String(e.payload.kind)}`));
-  socket.on('disconnect', (reason) => seen.push(`disconnect:${reason}`));
-  return seen;
-}
+const gatewayUrl = (name: 'gateway1' | 'gateway2') => gatewayOf(fleet, name);
+const record = recordSocket;
 
 describe('revoking a key', () => {
   it('disconnects exactly that key’s sockets on both gateways; the JWT and another key stay connected', async () => {
@@ -83,11 +66,7 @@ describe('banning an account', () => {
     s1.on('oan:event', (e: OanEventEnvelope) => pushed.push(e));
     const [seen1, seen2] = [record(s1), record(s2)];
 
-    execFileSync(process.execPath, ['--import', 'tsx', 'services/auth/src/cli/ban.ts', acc.userId], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...fleet.env },
-      stdio: 'pipe',
-    });
+    banAccount(fleet, acc.userId);
 
     await waitFor(
       () =>

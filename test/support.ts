@@ -1,6 +1,15 @@
+import { execFileSync } from 'node:child_process';
 import pg from 'pg';
+import type { Socket } from 'socket.io-client';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { joinAccount, TestConnector, waitFor, type JoinedAccount, type TestFleet } from '@oan/testing';
+import {
+  joinAccount,
+  REPO_ROOT,
+  TestConnector,
+  waitFor,
+  type JoinedAccount,
+  type TestFleet,
+} from '@oan/testing';
 
 /** Every row of the event table, in a stable order, as text: what "byte for byte" compares. */
 export async function dumpEventTable(databaseUrl: string): Promise<string[]> {
@@ -296,3 +305,24 @@ export async function openStateProbe(databaseUrl: string) {
   };
 }
 export type StateProbe = Awaited<ReturnType<typeof openStateProbe>>;
+
+/** A gateway process's own URL (not the edge's), to put a socket on a chosen replica. */
+export const gatewayOf = (fleet: TestFleet, name: 'gateway1' | 'gateway2') =>
+  `http://127.0.0.1:${fleet.plan.processes.find((p) => p.name === name)!.port}`;
+
+/** Records the order of what a socket sees: pushes (`event:<type>:<payload.kind>`), then the disconnect reason. */
+export function recordSocket(socket: Socket): string[] {
+  const seen: string[] = [];
+  socket.on('oan:event', (e: OanEventEnvelope) => seen.push(`event:${e.type}:${String(e.payload.kind)}`));
+  socket.on('disconnect', (reason) => seen.push(`disconnect:${reason}`));
+  return seen;
+}
+
+/** `npm run ban -- <accountId>` against the fleet, as an operator runs it. */
+export function banAccount(fleet: TestFleet, accountId: string): void {
+  execFileSync(process.execPath, ['--import', 'tsx', 'services/auth/src/cli/ban.ts', accountId], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...fleet.env },
+    stdio: 'pipe',
+  });
+}

@@ -1,16 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Socket } from 'socket.io-client';
 import type { OanEventEnvelope } from '@oan/protocol';
-import {
-  extraKey,
-  joinAccount,
-  openSocket,
-  REPO_ROOT,
-  TestConnector,
-  TestFleet,
-  waitFor,
-} from '@oan/testing';
+import { extraKey, joinAccount, openSocket, TestConnector, TestFleet, waitFor } from '@oan/testing';
+import { banAccount, gatewayOf, recordSocket } from '../support';
 import { OwnRedis } from './redisServer';
 
 /**
@@ -31,15 +22,8 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const gatewayUrl = (name: 'gateway1' | 'gateway2') =>
-  `http://127.0.0.1:${fleet.plan.processes.find((p) => p.name === name)!.port}`;
-
-function record(socket: Socket): string[] {
-  const seen: string[] = [];
-  socket.on('oan:event', (e: OanEventEnvelope) => seen.push(`event:${e.type}:${String(e.payload.kind)}`));
-  socket.on('disconnect', (reason) => seen.push(`disconnect:${reason}`));
-  return seen;
-}
+const gatewayUrl = (name: 'gateway1' | 'gateway2') => gatewayOf(fleet, name);
+const record = recordSocket;
 
 describe('banning an account while the projector is down', () => {
   it('cuts its sockets on both gateways within the grace and the check interval; the notice follows in GET /events', async () => {
@@ -49,11 +33,7 @@ describe('banning an account while the projector is down', () => {
     const [seen1, seen2] = [record(s1), record(s2)];
     await fleet.kill('projector');
     const t0 = Date.now();
-    execFileSync(process.execPath, ['--import', 'tsx', 'services/auth/src/cli/ban.ts', acc.userId], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...fleet.env },
-      stdio: 'pipe',
-    });
+    banAccount(fleet, acc.userId);
     await waitFor(() => !s1.connected && !s2.connected, {
       timeoutMs: 15_000,
       what: 'both sockets of the banned account to be cut with the projector down',
