@@ -109,7 +109,8 @@ describe('creating Gofers (§4.4 (11), §12 lines 33–34)', () => {
     const seen: string[] = [];
     const stop = observeStatements((q) => {
       // The command's own: credentials, the platform, the Gofer's stream (not the relay's outbox scan).
-      if (/auth\.|read\.accounts|"gofers"\.events/.test(q.sql) && !/outbox o join/.test(q.sql)) seen.push(q.sql);
+      if (/auth\.|read\.accounts|"gofers"\.events/.test(q.sql) && !/outbox o join/.test(q.sql))
+        seen.push(q.sql);
     });
     let created: Created;
     try {
