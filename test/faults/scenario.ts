@@ -107,12 +107,18 @@ export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
 export async function openScene(env: Record<string, string>, names: [string, string]): Promise<Scene> {
   const fleet = await TestFleet.start({ env });
   const scene: Scene = { fleet, parties: [], report: [] };
-  const m = await matchTwoAccounts(fleet, names);
-  m.ca.close();
-  m.cb.close();
-  scene.conversationId = m.conversationId;
-  scene.parties = [await openParty(fleet.url, 'a', m.a, m.ga), await openParty(fleet.url, 'b', m.b, m.gb)];
-  return scene;
+  try {
+    const m = await matchTwoAccounts(fleet, names);
+    m.ca.close();
+    m.cb.close();
+    scene.conversationId = m.conversationId;
+    scene.parties = [await openParty(fleet.url, 'a', m.a, m.ga), await openParty(fleet.url, 'b', m.b, m.gb)];
+    return scene;
+  } catch (err) {
+    // The caller never gets the scene to close: stop the fleet here, or its processes outlive the run.
+    await closeScene(scene);
+    throw err;
+  }
 }
 
 /** Closes the parties' sockets, prints the report, stops the fleet. */

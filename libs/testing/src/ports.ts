@@ -1,17 +1,45 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** A port free right now on 127.0.0.1 (the kernel picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The kernel hands ports from `ip_local_port_range` to outgoing connections (every Postgres, Redis
+ * and Kafka client here makes them), so a port found free there can be taken between this check and
+ * the child process's listen (EADDRINUSE, a fleet that starts without one of its processes). Ports
+ * below that range are never handed out implicitly: they are chosen there, at random, never the same
+ * twice in one process.
+ */
+function implicitRangeStart(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 12_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+const handedOut = new Set<number>();
+
+function tryListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+/** A loopback port free now, outside the kernel's range for outgoing connections (see above). */
+export async function freePort(): Promise<number> {
+  const high = implicitRangeStart() - 1;
+  const low = 10_000;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (handedOut.has(port)) continue;
+    if (await tryListen(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port between ${low} and ${high}`);
 }
 
 /** Polls `check` until it resolves truthy or `timeoutMs` passes (tests wait on conditions, never sleep). */
