@@ -99,16 +99,13 @@ async function migrateLocked(orm: MikroORM, opts: DatabaseOptions): Promise<void
   }
 }
 
-interface Positional {
-  text: string;
-  /** Where each `?` stood: the index into `text`'s parts, in order. */
-  parts: string[];
-}
+/**
+ * A query's text around its `?` placeholders (outside quotes and comments): n placeholders, n + 1
+ * parts. Split once per query text.
+ */
+const splitCache = new Map<string, string[]>();
 
-/** `?` placeholders outside quotes and comments, split out once per query text. */
-const splitCache = new Map<string, Positional>();
-
-function splitPlaceholders(query: string): Positional {
+function splitPlaceholders(query: string): string[] {
   const cached = splitCache.get(query);
   if (cached) return cached;
   const parts: string[] = [];
@@ -131,9 +128,8 @@ function splitPlaceholders(query: string): Positional {
     }
   }
   parts.push(query.slice(from));
-  const out = { text: query, parts };
-  if (splitCache.size < 2000) splitCache.set(query, out);
-  return out;
+  if (splitCache.size < 2000) splitCache.set(query, parts);
+  return parts;
 }
 
 /**
@@ -141,7 +137,7 @@ function splitPlaceholders(query: string): Positional {
  * an empty one `null`), as the ORM's formatter did. Only a text without such lists is worth a name.
  */
 function toPositional(query: string, params: unknown[]): { text: string; values: unknown[]; fixed: boolean } {
-  const { parts } = splitPlaceholders(query);
+  const parts = splitPlaceholders(query);
   if (parts.length - 1 !== params.length) {
     throw new Error(`sql(): ${parts.length - 1} placeholders but ${params.length} parameters`);
   }

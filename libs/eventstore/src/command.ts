@@ -34,34 +34,27 @@ export async function handleCommand<State, Event extends { type: string; data: u
     newStream?: boolean;
   } = {},
 ): Promise<CommandResult<State>> {
+  const fold = (state: State, events: readonly StoredEvent[]) =>
+    events.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), state);
   if (opts.newStream && !opts.inline) {
     const state = decider.initialState();
     const events = await decide(state);
-    const appended =
-      events.length > 0
-        ? await store.append(orm.em.fork(), [{ streamId, expectedVersion: 'no_stream', events }])
-        : [];
+    // The store sends nothing for no events; one statement otherwise.
+    const appended = await store.append(orm.em.fork(), [{ streamId, expectedVersion: 'no_stream', events }]);
     if (appended.length > 0) store.committed(orm);
-    const next = appended.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), state);
-    return { state: next, appended };
+    return { state: fold(state, appended), appended };
   }
   const retries = opts.retries ?? 5;
   for (let attempt = 0; ; attempt++) {
     try {
       const result = await orm.em.fork().transactional(async (em) => {
         const history = await store.readStream(em, streamId);
-        const state = history.reduce(
-          (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
-          decider.initialState(),
-        );
+        const state = fold(decider.initialState(), history);
         const events = await decide(state);
         const appended = await store.append(em, [
           { streamId, expectedVersion: history.length === 0 ? 'no_stream' : history.length, events },
         ]);
-        const next = appended.reduce(
-          (s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event),
-          state,
-        );
+        const next = fold(state, appended);
         if (opts.inline) await opts.inline(em, appended, next);
         return { state: next, appended };
       });

@@ -16,6 +16,10 @@ interface EventRow {
 
 /** The event store of one service: `<schema>.events` (append-only) and `<schema>.outbox` (to publish). */
 export class EventStore {
+  /** A wake-up NOTIFY is in flight (`committed`); another commit meanwhile asks for one more after it. */
+  private waking = false;
+  private wakeAgain = false;
+
   constructor(
     readonly schema: string,
     private readonly validator?: EventValidator,
@@ -153,9 +157,6 @@ export class EventStore {
         }
       });
   }
-
-  private waking = false;
-  private wakeAgain = false;
 
   private async currentVersion(em: EntityManager, streamId: string): Promise<number> {
     const [row] = await sql<{ v: number | null }>(

@@ -70,7 +70,7 @@ export interface RunningConsumer {
 const nextOffset = (offset: string): string => (BigInt(offset) + 1n).toString();
 
 /** How long a handled offset may wait before it is committed to its group. */
-export const COMMIT_INTERVAL_MS = 250;
+const COMMIT_INTERVAL_MS = 250;
 
 interface CommitLogger {
   warn(obj: object, msg: string): void;
@@ -83,7 +83,7 @@ interface CommitLogger {
  * back. A failed commit is only logged: the next one carries a later offset, and until then a crash
  * redelivers what the group's consumers turn into nothing (invariant 1).
  */
-export class OffsetCommitter {
+class OffsetCommitter {
   private readonly pending = new Map<string, { topic: string; partition: number; offset: string }>();
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();

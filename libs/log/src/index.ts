@@ -8,7 +8,7 @@ export type { EncodedValue, LoadedSchema } from './schema-registry';
 export { SCHEMAS_DIR } from './schemas-dir';
 export { fromKafkaMessage, headersToStrings, toKafkaMessage } from './message';
 export type { LogRecord, OutgoingRecord, RawMessage } from './message';
-export { COMMIT_INTERVAL_MS, OffsetCommitter, runConsumer } from './consumer';
+export { runConsumer } from './consumer';
 export type {
   Assignment,
   BatchContext,

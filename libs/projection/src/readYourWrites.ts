@@ -46,17 +46,7 @@ export async function recordExpected(
   em: EntityManager,
   notifications: readonly { accountId: string; eventId: string }[],
 ): Promise<void> {
-  const last = new Map<string, string>();
-  for (const n of notifications) last.set(n.accountId, n.eventId);
-  if (last.size === 0) return;
-  const rows = [...last].map(([account_id, event_id]) => ({ account_id, event_id }));
-  await sql(
-    em,
-    `insert into read.oan_expected (account_id, event_id)
-     select account_id, event_id from jsonb_to_recordset(?::jsonb) as x(account_id text, event_id uuid)
-     on conflict (account_id) do update set event_id = excluded.event_id`,
-    [JSON.stringify(rows)],
-  );
+  await recordProgress(em, '', new Map(), notifications);
 }
 
 /**
@@ -73,17 +63,7 @@ export async function recordApplied(
   source: string,
   perAccount: Map<string, bigint>,
 ): Promise<void> {
-  if (perAccount.size === 0) return;
-  const rows = [...perAccount].map(([account_id, p]) => ({ account_id, source, position: p.toString() }));
-  await sql(
-    em,
-    `insert into read.applied_positions (account_id, source, position)
-     select account_id, source, position
-       from jsonb_to_recordset(?::jsonb) as x(account_id text, source text, position bigint)
-     on conflict (account_id, source) do update
-       set position = greatest(read.applied_positions.position, excluded.position)`,
-    [JSON.stringify(rows)],
-  );
+  await recordProgress(em, source, perAccount, []);
 }
 
 /**

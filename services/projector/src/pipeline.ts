@@ -190,29 +190,21 @@ async function applyOrRewind<R>(
   const key = `${stage}\u0000${b.topic}\u0000${b.partition}`;
   let out = await applyBatch(d.orm, stage, b.topic, b.partition, records, apply);
   if (out.gapFrom !== undefined) {
+    const where = {
+      stage,
+      topic: b.topic,
+      partition: b.partition,
+      stored: String(out.gapFrom),
+      first: records[0]?.offset,
+    };
     if (rewoundTo.get(key) !== out.gapFrom) {
       rewoundTo.set(key, out.gapFrom);
-      d.logger.warn(
-        {
-          stage,
-          topic: b.topic,
-          partition: b.partition,
-          stored: String(out.gapFrom),
-          first: records[0]?.offset,
-        },
-        'projection behind the batch: fetching again from its stored offset',
-      );
+      d.logger.warn(where, 'projection behind the batch: fetching again from its stored offset');
       b.seek(out.gapFrom.toString());
       return null;
     }
     d.logger.error(
-      {
-        stage,
-        topic: b.topic,
-        partition: b.partition,
-        stored: String(out.gapFrom),
-        first: records[0]?.offset,
-      },
+      where,
       'records between the stored offset and the batch are gone from the log: applying the batch',
     );
     out = await applyBatch(d.orm, stage, b.topic, b.partition, records, apply, { acceptGap: true });
