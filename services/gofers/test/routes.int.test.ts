@@ -104,8 +104,18 @@ describe('creating Gofers (§4.4 (11), §12 lines 33–34)', () => {
   });
 
   it('is two statements: the credential lookup and one append of the Gofer, its chat and greeting (issue 11)', async () => {
-    const { headers } = await fleet.account('dsh');
-    await list(headers); // the key's once-a-minute last_used_at write happens here, not below
+    const { accountId, headers } = await fleet.account('dsh');
+    // The key's once-a-minute last_used_at write happens here, in the background: wait until it has
+    // landed so that it is not counted below.
+    await list(headers);
+    await waitFor(async () => {
+      const keys = await sql<{ used: boolean }>(
+        fleet.orm.em.fork(),
+        'select last_used_at is not null as used from auth.api_keys where account_id = ?',
+        [accountId],
+      );
+      return keys.length > 0 && keys.every((k) => k.used);
+    });
     const seen: string[] = [];
     const stop = observeStatements((q) => {
       // The command's own: credentials, the platform, the Gofer's stream (not the relay's outbox scan).
@@ -118,7 +128,7 @@ describe('creating Gofers (§4.4 (11), §12 lines 33–34)', () => {
     } finally {
       stop();
     }
-    expect(seen).toHaveLength(2);
+    expect(seen, seen.join('\n')).toHaveLength(2);
     expect(seen[0]).toContain('from auth.api_keys');
     expect(seen[1]).toMatch(/^with x as/);
     const events = await fleet.ctx.store.readStream(fleet.orm.em.fork(), `gofer-${created.goferId}`);
