@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestFleet } from '@oan/testing';
+import { form, png, TestFleet } from '@oan/testing';
 import { matchTwoAccounts, type Answer } from './support';
 
 /**
@@ -67,7 +67,7 @@ describe('right after a command of the matching context, held back on its way th
         expect(read.status, JSON.stringify(read.body)).toBe(200);
         // They waited for the log and answered once it moved, not at the 5 s bound.
         expect(Date.now() - resumedAt).toBeLessThan(4000);
-        const history = await m.ca.rest<{ content: string }[]>(
+        const history = await m.cb.rest<{ content: string }[]>(
           'GET',
           `/conversations/${m.conversationId}/messages`,
         );
@@ -78,6 +78,43 @@ describe('right after a command of the matching context, held back on its way th
       }
     } finally {
       relay.kill('SIGCONT');
+    }
+  });
+
+  it('a photo uploaded just before the pairing is confirmed is on the fresh summary card, and its URL answers at once', async () => {
+    const projector = fleet.running.get('projector')!.child;
+    let photoId = '';
+    let url: Answer | undefined;
+    try {
+      const m = await matchTwoAccounts(fleet, ['card-a', 'card-b'], {
+        proposed: async (p) => {
+          // The gofers read model the session reads its files from is held back from here on.
+          projector.kill('SIGSTOP');
+          const upload = form('cover.png', 'image/png', png(3, 2));
+          const res = await fetch(`${fleet.url}/api/v1/gofers/${p.gb}/photos`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${p.b.apiKey}`, ...upload.headers },
+            body: upload.payload,
+          });
+          const text = await res.text();
+          expect(res.status, text).toBe(201);
+          photoId = (JSON.parse(text) as { photo: { id: string } }).photo.id;
+        },
+        confirmed: async () => {
+          await new Promise((r) => setTimeout(r, 1000));
+          projector.kill('SIGCONT');
+        },
+        summarized: async (p, sa) => {
+          const photos = sa.payload.photos as { attachmentId: string }[];
+          expect(photos.map((x) => x.attachmentId)).toEqual([photoId]);
+          url = await p.ca.rest('GET', `/threads/${p.threadId}/counterpart-attachments/${photoId}/url`);
+        },
+      });
+      m.ca.close();
+      m.cb.close();
+      expect(url?.status, JSON.stringify(url?.body)).toBe(200);
+    } finally {
+      projector.kill('SIGCONT');
     }
   });
 });

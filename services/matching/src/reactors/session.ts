@@ -1,4 +1,5 @@
 import { sql } from '@oan/db';
+import { awaitOwnWrites, type WriteSource } from '@oan/projection';
 import {
   startReactorLoop,
   type KafkaHandle,
@@ -42,6 +43,8 @@ export class SessionGenerationError extends Error {
 }
 
 const defaultProvider = new ScriptedSessionProvider();
+/** The gofers store's read-your-writes source: the Gofers' profiles and files a session reads. */
+const GOFERS_SOURCE: WriteSource = 'gofers';
 
 async function withRetries<T>(
   step: 'turn' | 'card',
@@ -166,6 +169,14 @@ export async function runSession(
   const provider = opts.provider ?? defaultProvider;
   const { state, events: before } = await loadThread(ctx, threadId);
   if (state.status !== 'active' && state.status !== 'session_ended') return;
+  // Each side's profile and files come from the gofers read model. Wait (bounded) until it holds
+  // every gofers write each owner made before this run — an upload answered 201 just before the
+  // pairing was confirmed is on the card, not left behind by the projector's lag.
+  await Promise.all(
+    [...new Set([state.a.accountId, state.b.accountId])].map((accountId) =>
+      awaitOwnWrites(ctx.orm, ctx.writes.tracker, accountId, [GOFERS_SOURCE]),
+    ),
+  );
   const [a, b] = await Promise.all([partyOf(ctx, state.a), partyOf(ctx, state.b)]);
   // A deleted side: the GoferDeleted reactor closes the thread; nothing is said for it meanwhile.
   if (!a || !b) return;
