@@ -6,6 +6,18 @@ export const OAN_BASE_PATH = '/api/v1';
 export const OAN_EVENTS_MAX_PAGE_LIMIT = 200;
 export const OAN_EVENTS_DEFAULT_PAGE_LIMIT = 50;
 
+/**
+ * Extensions for connectors without a socket (issue 15, docs/connectors-without-socket.md); a v1
+ * connector that uses none of them sees no change.
+ * Long-poll: `GET /events?wait=N` holds an empty answer up to N seconds.
+ */
+export const OAN_EVENTS_MAX_WAIT_SECONDS = 30;
+/** `Idempotency-Key` (IETF httpapi idempotency-key-header draft) on every POST. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+/** How long a completed request's answer is kept for replay. */
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
+
 export const OAN_EVENT_TYPES = [
   'gofer_message',
   'gofer_question',

@@ -4,7 +4,10 @@ import { createHttpApp } from '@oan/http';
 import type { EdgeConfig } from './config';
 import { GatewayPool } from './gateways';
 import { registerProxy } from './proxy';
+import { ReleasingDispatcher } from './releasing';
 import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes';
+
+const isLongPoll = (url: string) => url.startsWith('/api/v1/events?') && /[?&]wait=/.test(url);
 
 export interface EdgeDeps {
   config: EdgeConfig;
@@ -34,6 +37,7 @@ export async function buildApp({ config, metrics }: EdgeDeps) {
           upstream: () => gateways.next(),
           failover: (failed) => gateways.failover(failed),
           bodyLimit,
+          dispatcher: new ReleasingDispatcher(),
         });
         continue;
       }
@@ -53,10 +57,11 @@ export async function buildApp({ config, metrics }: EdgeDeps) {
   // A long-poll is held until the gateway has something to send (up to its 25 s ping), and the
   // close packet that would end it needs a new connection, which a closing server refuses. Cut them
   // on shutdown so close does not wait; clients reconnect and backfill (§9.6 "deploy / restart").
-  // REST requests in flight still finish normally.
+  // REST requests in flight still finish normally, but for a long-poll of the events (issue 15), held
+  // up to 30 s: cut too, it is retried as any long-poll is.
   const held = new Set<Socket>();
   app.addHook('onRequest', async (req, reply) => {
-    if (!req.url.startsWith('/socket.io/')) return;
+    if (!req.url.startsWith('/socket.io/') && !isLongPoll(req.url)) return;
     held.add(req.raw.socket);
     reply.raw.once('close', () => held.delete(req.raw.socket));
   });

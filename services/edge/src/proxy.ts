@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import httpProxy, { type FastifyHttpProxyOptions } from '@fastify/http-proxy';
 import { ErrorCodes } from '@oan/protocol';
 import { TOO_LARGE, isBodyTooLarge, limitedBody, refuseDeclaredOverLimit } from './bodyLimit';
+import type { ReleasingDispatcher } from './releasing';
 
 export interface ProxyRoute {
   prefix: string;
@@ -18,6 +19,8 @@ export interface ProxyRoute {
   failover?: (failed: string) => string | undefined;
   /** The largest body the upstream accepts for this request; larger ones are a 413 here. */
   bodyLimit?: (req: FastifyRequest) => number;
+  /** The upstream dispatcher when not reply-from's own (the gateways': long-polls, releasing.ts). */
+  dispatcher?: ReleasingDispatcher;
 }
 
 type ReplyOptions = NonNullable<FastifyHttpProxyOptions['replyOptions']>;
@@ -55,6 +58,11 @@ function upstreamHeaders(req: AnyRequest, headers: Headers): Headers {
  * (refused, reset, timeout) is a 503 with the §0.3 body.
  */
 const upstreamFailed: OnError = (reply, { error }) => {
+  if (reply.raw.destroyed) {
+    // The client went away first (a released long-poll): nobody reads an answer, nothing failed.
+    reply.log.info('client went away before the upstream answered');
+    return;
+  }
   if (isBodyTooLarge(error)) {
     void reply.status(413).send(TOO_LARGE);
     return;
@@ -76,7 +84,11 @@ function isConnectionFailure(error: unknown): boolean {
 }
 
 /** An onError that retries an idempotent request on the next upstream, then gives up with 503. */
-function withFailover(route: ProxyRoute, pick: (req: FastifyRequest) => string): OnError {
+function withFailover(
+  route: ProxyRoute,
+  pick: (req: FastifyRequest) => string,
+  headersOf: typeof upstreamHeaders,
+): OnError {
   const maxAttempts = 3;
   const handler: OnError = (reply, ctx) => {
     const req = reply.request as FastifyRequest & { oanAttempt?: { upstream: string; n: number } };
@@ -84,7 +96,8 @@ function withFailover(route: ProxyRoute, pick: (req: FastifyRequest) => string):
     const next = route.failover?.(attempt.upstream);
     const idempotent = req.method === 'GET' || req.method === 'HEAD';
     const retry = idempotent && next && attempt.n < maxAttempts && isConnectionFailure(ctx.error);
-    if (!retry || isBodyTooLarge(ctx.error) || reply.sent) {
+    // A client that went away is not retried for (its abort surfaces as a failed request).
+    if (!retry || isBodyTooLarge(ctx.error) || reply.sent || reply.raw.destroyed) {
       upstreamFailed(reply, ctx);
       return;
     }
@@ -93,7 +106,7 @@ function withFailover(route: ProxyRoute, pick: (req: FastifyRequest) => string):
     try {
       void reply.from(req.url, {
         getUpstream: () => next,
-        rewriteRequestHeaders: upstreamHeaders,
+        rewriteRequestHeaders: headersOf,
         onError: handler,
       });
     } catch (err) {
@@ -111,10 +124,16 @@ function withFailover(route: ProxyRoute, pick: (req: FastifyRequest) => string):
 export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Promise<void> {
   const pick = typeof route.upstream === 'function' ? route.upstream : undefined;
   const chosen = new WeakMap<object, string>();
+  const { dispatcher } = route;
+  const headersOf: typeof upstreamHeaders = dispatcher
+    ? (req, headers) => dispatcher.tag(req, upstreamHeaders(req, headers))
+    : upstreamHeaders;
   const replyOptions: ReplyOptions = {
-    rewriteRequestHeaders: upstreamHeaders,
+    rewriteRequestHeaders: headersOf,
     onError:
-      pick && route.failover ? withFailover(route, (req) => chosen.get(req) ?? pick(req)) : upstreamFailed,
+      pick && route.failover
+        ? withFailover(route, (req) => chosen.get(req) ?? pick(req), headersOf)
+        : upstreamFailed,
     // No automatic retries: a POST must not run twice, and a long-poll GET must not hop gateways.
     retryDelay: () => null,
   };
@@ -134,6 +153,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     destroyAgent: true,
     // Our own pass-through parsers below, which hold a body without Content-Length to the limit.
     proxyPayloads: false,
+    ...(dispatcher ? { undici: dispatcher } : {}),
   };
   const { bodyLimit } = route;
   // The proxy streams bodies through untouched: drop the factory's parsers (JSON and text would be
@@ -145,6 +165,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     child.addContentTypeParser('application/json', passThrough);
     child.addContentTypeParser('*', passThrough);
     if (bodyLimit) child.addHook('onRequest', refuseDeclaredOverLimit(bodyLimit));
+    if (dispatcher) child.addHook('onRequest', dispatcher.track);
     if (route.websocket) {
       await child.register(httpProxy, {
         ...common,

@@ -6,6 +6,7 @@ import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { GatewayConfig } from './config';
 import { eventRoutes } from './http/events';
+import { LongPolls } from './http/longPoll';
 import type { OpenItemsProvider } from './http/openItems';
 import { connectorNoticeClient, type NotifyOutdated } from './infra/connectorNotices';
 import { gatewayMetrics } from './infra/metrics';
@@ -48,6 +49,8 @@ export async function buildApp(deps: GatewayDeps) {
   });
   const authenticator = deps.authenticator ?? createAuthenticator({ orm, jwtSecret: config.JWT_SECRET });
 
+  const metrics = gatewayMetrics();
+  const longPolls = new LongPolls(metrics.longPolls);
   // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     const writes = new WriteTracker(redis, config.REDIS_PREFIX);
@@ -56,6 +59,7 @@ export async function buildApp(deps: GatewayDeps) {
       authenticator,
       openItems: deps.openItems ?? [],
       writes,
+      longPolls,
       ...(deps.ownWritesTimeoutMs === undefined ? {} : { ownWritesTimeoutMs: deps.ownWritesTimeoutMs }),
     });
     await app.register(routes, {
@@ -65,7 +69,7 @@ export async function buildApp(deps: GatewayDeps) {
 
   const delivery = new Delivery({
     orm,
-    metrics: gatewayMetrics(),
+    metrics,
     log: app.log,
     sweepMs: deps.sweepMs,
     credentialCheckMs: config.GATEWAY_CREDENTIAL_CHECK_MS,
@@ -85,7 +89,10 @@ export async function buildApp(deps: GatewayDeps) {
   const tail = new PushTail(
     redis.duplicate(),
     `${config.REDIS_PREFIX}push`,
-    (entry) => delivery.onEntry(entry),
+    (entry) => {
+      delivery.onEntry(entry);
+      longPolls.onEntry(entry);
+    },
     app.log,
   );
   await tail.start();
@@ -93,6 +100,8 @@ export async function buildApp(deps: GatewayDeps) {
   // Before the HTTP server closes: open sockets would keep server.close() waiting. Closing the
   // engine is a plain transport close, so clients reconnect elsewhere and backfill (§9.6).
   app.addHook('preClose', async () => {
+    // Held long-polls answer now, so the server's close does not wait out their holds.
+    longPolls.close();
     io.engine.close();
     await tail.stop();
     await delivery.close();

@@ -5,6 +5,7 @@ import type { MikroORM } from '@oan/db';
 import { awaitOwnWrites, fetchEvents, maxSeq, WRITE_SOURCES, type WriteTracker } from '@oan/projection';
 import { eventsQuery, PG_BIGINT_MAX } from './schemas';
 import { unresolvedDigest, type OpenItemsProvider } from './openItems';
+import type { LongPolls } from './longPoll';
 
 export interface EventRoutesDeps {
   orm: MikroORM;
@@ -14,6 +15,8 @@ export interface EventRoutesDeps {
   writes: WriteTracker;
   /** The bound of that wait (default 5 s), after which the route answers from what is there. */
   ownWritesTimeoutMs?: number;
+  /** The held `GET /events?wait=N` requests, woken by the push tail (issue 15). */
+  longPolls: LongPolls;
 }
 
 /** Stored envelope texts joined verbatim, so every item is byte-identical to what was pushed (§4.3, §9.5). */
@@ -38,12 +41,38 @@ export function eventRoutes(deps: EventRoutesDeps) {
       });
 
     r.get('/events', { onRequest: auth, schema: { querystring: eventsQuery } }, async (req, reply) => {
-      const { since, limit } = req.query;
+      const { since, limit, wait } = req.query;
+      const accountId = accountOf(req);
       await ownWrites(req);
       // Past the largest bigint nothing can match; answering here keeps Postgres from a range error.
-      const rows =
-        since >= PG_BIGINT_MAX ? [] : await fetchEvents(deps.orm.em.fork(), accountOf(req), since, limit);
-      return reply.type('application/json; charset=utf-8').send(jsonArrayOf(rows.map((row) => row.envelope)));
+      const page = async () =>
+        since >= PG_BIGINT_MAX ? [] : fetchEvents(deps.orm.em.fork(), accountId, since, limit);
+      const send = (rows: readonly { envelope: string }[]) =>
+        reply.type('application/json; charset=utf-8').send(jsonArrayOf(rows.map((row) => row.envelope)));
+      if (wait === 0 || since >= PG_BIGINT_MAX) return send(await page());
+
+      // Issue 15, long-poll: subscribed before the first query, so nothing announced after it is missed;
+      // between queries the request holds no database connection, only this subscription.
+      const hold = deps.longPolls.subscribe(accountId, since);
+      const gone = new AbortController();
+      const onClose = () => gone.abort();
+      reply.raw.once('close', onClose);
+      try {
+        const deadline = Date.now() + wait * 1000;
+        let rows = await page();
+        while (rows.length === 0 && !gone.signal.aborted) {
+          const woken = await hold.next(deadline - Date.now(), gone.signal);
+          if (gone.signal.aborted) break;
+          // Woken, or the time is up: the normal page query either way (a publish lost on the push
+          // stream is still answered at the end of the wait).
+          rows = await page();
+          if (!woken) break;
+        }
+        return send(rows);
+      } finally {
+        reply.raw.off('close', onClose);
+        hold.close();
+      }
     });
 
     r.get('/events/cursor', { onRequest: auth }, async (req) => {

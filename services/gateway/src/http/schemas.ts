@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { OAN_EVENTS_DEFAULT_PAGE_LIMIT, OAN_EVENTS_MAX_PAGE_LIMIT } from '@oan/protocol';
+import {
+  OAN_EVENTS_DEFAULT_PAGE_LIMIT,
+  OAN_EVENTS_MAX_PAGE_LIMIT,
+  OAN_EVENTS_MAX_WAIT_SECONDS,
+} from '@oan/protocol';
 
 /** Largest value of a Postgres bigint: a `since` past it can match nothing (§4.3 "beyond max → []"). */
 export const PG_BIGINT_MAX = 9223372036854775807n;
@@ -20,6 +24,16 @@ export const eventsQuery = z.object({
     .transform(Number)
     .pipe(z.number().int().min(1).max(OAN_EVENTS_MAX_PAGE_LIMIT))
     .default(OAN_EVENTS_DEFAULT_PAGE_LIMIT),
+  /**
+   * Issue 15, long-poll: seconds (0..30) to hold an empty answer until an envelope arrives. Absent
+   * (v1) and 0 answer at once, as before.
+   */
+  wait: z
+    .string()
+    .regex(/^\d+$/, `wait must be an integer between 0 and ${OAN_EVENTS_MAX_WAIT_SECONDS}`)
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(OAN_EVENTS_MAX_WAIT_SECONDS))
+    .default(0),
 });
 
 export interface UnresolvedSummary {

@@ -15,6 +15,8 @@ export interface GatewayMetrics {
   gapFills: client.Counter;
   /** Sockets cut because their send backlog passed a limit (socket/backlog.ts), by limit. */
   slowDisconnects: client.Counter<'limit'>;
+  /** `GET /events?wait=N` requests held right now (issue 15). */
+  longPolls: client.Gauge;
 }
 
 export function gatewayMetrics(): GatewayMetrics {
@@ -46,6 +48,14 @@ export function gatewayMetrics(): GatewayMetrics {
           name: 'oan_gateway_slow_socket_disconnects_total',
           help: 'Sockets disconnected for falling too far behind (send backlog past a limit)',
           labelNames: ['limit'] as const,
+        }),
+    ),
+    longPolls: getOrCreate(
+      'oan_gateway_long_polls_held',
+      () =>
+        new client.Gauge({
+          name: 'oan_gateway_long_polls_held',
+          help: 'GET /events?wait=N requests held, waiting for an envelope',
         }),
     ),
   };
