@@ -162,10 +162,19 @@ describe('a document upload (§4.4 (16))', () => {
     const res = await upload(
       g,
       'attachments',
-      form('..\\..\\boot\u0007 notes.txt', 'text/plain', Buffer.from('x')),
+      form('../../boot\u0007 notes.txt', 'text/plain', Buffer.from('x')),
     );
     expect(res.statusCode).toBe(201);
     expect(body<DocumentAnswer>(res).attachment.name).toBe('boot notes.txt');
+    // In a quoted file name the parser reads a backslash as escaping the next character (RFC 9110
+    // §5.6.4), so a Windows path loses its separators rather than its folders; never a path, and
+    // the extension, which A11 may need, stays.
+    const windows = await upload(g, 'attachments', form('C:\\Users\\me\\notes.txt', null, Buffer.from('x')));
+    expect(windows.statusCode).toBe(201);
+    const { name, mimeType } = body<DocumentAnswer>(windows).attachment;
+    expect(name).not.toMatch(/[\\/]/);
+    expect(name.endsWith('notes.txt')).toBe(true);
+    expect(mimeType).toBe('text/plain');
   });
 });
 
