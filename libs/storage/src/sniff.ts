@@ -37,16 +37,16 @@ export const mimeOfExtension = (fileName: string): UploadMime | undefined => {
 };
 
 /**
- * A11: the part's declared type, or the file name's extension when none was declared. The multipart
- * parser reports a part without a Content-Type as `text/plain` (RFC 7578 §4.4's default), so an absent
- * type cannot be told from a declared `text/plain`: for both, and for `application/octet-stream`, a
- * known extension decides. Whatever is chosen, the bytes must then agree (`contentMatches`).
+ * A11: the part's declared type decides; only a part without a Content-Type (`partType` undefined
+ * or empty) or one declared `application/octet-stream` takes its type from the file name's
+ * extension (§7's map). A declared `text/plain` is a declared type like any other, so an `x.pdf`
+ * declared text/plain is text. With no known extension an absent type is RFC 7578 §4.4's default,
+ * `text/plain`. Whatever is chosen, the bytes must then agree (`contentMatches`).
  */
 export function declaredMime(partType: string | undefined, fileName: string): string {
   const declared = (partType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (declared === '' || declared === 'application/octet-stream' || declared === 'text/plain') {
-    return mimeOfExtension(fileName) ?? (declared || 'application/octet-stream');
-  }
+  if (declared === '') return mimeOfExtension(fileName) ?? 'text/plain';
+  if (declared === 'application/octet-stream') return mimeOfExtension(fileName) ?? declared;
   return declared;
 }
 

@@ -6,8 +6,15 @@ import { crc32 } from 'node:zlib';
 // with word/document.xml) → the docx type, any other zip → application/zip (so a zip is a document
 // only when it is a real docx declared as docx); ELF → application/x-elf; PE → application/x-msdownload;
 // jpeg/png/webp → themselves; plain text and CSV → nothing (checked as UTF-8 without NUL instead).
+// The pdf carries the binary comment line PDF writers put second (ISO 32000-1 §7.5.2 recommends
+// it), so its bytes are not UTF-8 text, as a real PDF's are not.
 export const pdf = (pad = 0) =>
-  Buffer.concat([Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n'), Buffer.alloc(pad, 0x20)]);
+  Buffer.concat([
+    Buffer.from('%PDF-1.4\n%'),
+    Buffer.from([0xe2, 0xe3, 0xcf, 0xd3]),
+    Buffer.from('\n1 0 obj <<>> endobj\ntrailer <<>>\n'),
+    Buffer.alloc(pad, 0x20),
+  ]);
 export const cfb = (withWordStream: boolean) =>
   Buffer.concat([
     Buffer.from('d0cf11e0a1b11ae1', 'hex'),

@@ -135,6 +135,31 @@ describe('POST /conversations/:id/attachments (§4.7 (29))', () => {
     expect((await f.events()).length).toBe(before);
   });
 
+  it('takes the declared part type; only an absent one or octet-stream goes by the extension (A11)', async () => {
+    const m = await f.match();
+    const uploaded = async (file: ReturnType<typeof form>) => {
+      const res = await upload(m, m.a, file);
+      expect(res.statusCode, res.body).toBe(201);
+      return body<{ attachment: Attachment }>(res).attachment;
+    };
+    const noType = form('x.pdf', null, pdf());
+    expect(noType.payload.toString('latin1')).not.toMatch(/content-type/i);
+    expect(await uploaded(noType)).toMatchObject({ kind: 'document', mimeType: 'application/pdf' });
+    expect(await uploaded(form('notes.txt', 'text/plain', Buffer.from('hello, 世界\n')))).toMatchObject({
+      kind: 'document',
+      mimeType: 'text/plain',
+    });
+    expect(await uploaded(form('me.png', 'application/octet-stream', png(2, 2)))).toMatchObject({
+      kind: 'photo',
+      mimeType: 'image/png',
+    });
+    const before = (await f.events()).length;
+    const asText = await upload(m, m.a, form('x.pdf', 'text/plain', pdf()));
+    expect(asText.statusCode).toBe(415);
+    expect(body(asText)).toEqual({ error: 'UNSUPPORTED_MIME', code: 'UNSUPPORTED_MIME' });
+    expect((await f.events()).length).toBe(before);
+  });
+
   it('answers a non-participant 403 before reading the file', async () => {
     const m = await f.match();
     const third = await f.account();

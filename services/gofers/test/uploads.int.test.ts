@@ -109,16 +109,73 @@ describe('a document upload (§4.4 (16))', () => {
     },
   );
 
-  it('falls back to the file extension when the part type is absent or application/octet-stream (A11)', async () => {
-    const g = await ownGofer();
-    for (const [name, type] of [
-      ['cv.pdf', 'application/octet-stream'],
-      ['cv.PDF', null],
-    ] as const) {
-      const res = await upload(g, 'attachments', form(name, type, pdf()));
+  describe('when the part declares its type, or does not (A11, §12 item 43)', () => {
+    const noTypeHeader = (f: ReturnType<typeof form>) =>
+      expect(f.payload.toString('latin1')).not.toMatch(/content-type/i);
+
+    it('takes a part without a Content-Type by its extension: x.pdf with PDF bytes is a pdf', async () => {
+      const g = await ownGofer();
+      const f = form('x.pdf', null, pdf());
+      noTypeHeader(f);
+      const res = await upload(g, 'attachments', f);
       expect(res.statusCode).toBe(201);
-      expect(body<DocumentAnswer>(res).attachment.mimeType).toBe('application/pdf');
-    }
+      expect(body<DocumentAnswer>(res).attachment).toMatchObject({
+        name: 'x.pdf',
+        mimeType: 'application/pdf',
+      });
+    });
+
+    it('takes a declared text/plain as text: x.pdf with PDF bytes is refused as not text, nothing stored', async () => {
+      const g = await ownGofer();
+      const before = await storedFiles();
+      const res = await upload(g, 'attachments', form('x.pdf', 'text/plain', pdf()));
+      expect(res.statusCode).toBe(400);
+      expect(body(res)).toEqual({
+        error: 'The file content is not a valid text/plain document',
+        code: 'VALIDATION_ERROR',
+      });
+      expect(await storedFiles()).toBe(before);
+    });
+
+    it('accepts a declared text/plain with UTF-8 text', async () => {
+      const g = await ownGofer();
+      const res = await upload(
+        g,
+        'attachments',
+        form('notes.txt', 'text/plain', Buffer.from('Grüße, 中文\n')),
+      );
+      expect(res.statusCode).toBe(201);
+      expect(body<DocumentAnswer>(res).attachment).toMatchObject({
+        mimeType: 'text/plain',
+        ragStatus: 'processing',
+      });
+    });
+
+    it('takes application/octet-stream by its extension: a .png with PNG bytes is image/png', async () => {
+      const g = await ownGofer();
+      const res = await upload(g, 'photos', form('me.png', 'application/octet-stream', png(4, 3)));
+      expect(res.statusCode).toBe(201);
+      expect(body<PhotoAnswer>(res).photo).toMatchObject({ mimeType: 'image/png', width: 4, height: 3 });
+    });
+
+    it('takes a part without a Content-Type and no known extension as text/plain (RFC 7578 §4.4)', async () => {
+      const g = await ownGofer();
+      const res = await upload(g, 'attachments', form('README', null, Buffer.from('read me\n')));
+      expect(res.statusCode).toBe(201);
+      expect(body<DocumentAnswer>(res).attachment.mimeType).toBe('text/plain');
+    });
+
+    it('reads the extension in any letter case, for an absent type and for application/octet-stream', async () => {
+      const g = await ownGofer();
+      for (const [name, type] of [
+        ['cv.pdf', 'application/octet-stream'],
+        ['cv.PDF', null],
+      ] as const) {
+        const res = await upload(g, 'attachments', form(name, type, pdf()));
+        expect(res.statusCode).toBe(201);
+        expect(body<DocumentAnswer>(res).attachment.mimeType).toBe('application/pdf');
+      }
+    });
   });
 
   it('refuses a MIME type outside the whitelist with 400 (§12 line 43)', async () => {
