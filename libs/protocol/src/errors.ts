@@ -17,6 +17,10 @@ export const ErrorCodes = {
   rateLimited: 'RATE_LIMITED',
   payloadTooLarge: 'PAYLOAD_TOO_LARGE',
   unavailable: 'SERVICE_UNAVAILABLE',
+  /** Issue 15: an `Idempotency-Key` reused with another request (422). */
+  idempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
+  /** Issue 15: an `Idempotency-Key` whose first request is still in flight (409). */
+  idempotencyKeyInUse: 'IDEMPOTENCY_KEY_IN_USE',
 } as const;
 
 export const ErrorKeys = {

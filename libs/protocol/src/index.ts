@@ -2,3 +2,4 @@ export * from './constants';
 export * from './envelope';
 export * from './errors';
 export * from './connectors';
+export * from './extensionsOpenApi';

@@ -60,10 +60,20 @@ export async function planFleet(
     port: p,
     env: { ...shared, ...extra },
   });
-  // The edge reads no database and signs nothing: it gets only the switches it reads.
-  const edgeShared = Object.fromEntries(
-    Object.entries(env).filter(([k]) => ['NODE_ENV', 'LOG_LEVEL', 'ENABLE_OPEN_API', 'HOST'].includes(k)),
-  );
+  // The edge owns no data: it gets the switches it reads, and the credential view and Redis of the
+  // connector extensions (issue 15: idempotency keys, the opt-in RATE_LIMIT_PER_MINUTE).
+  const EDGE_READS = [
+    'NODE_ENV',
+    'LOG_LEVEL',
+    'ENABLE_OPEN_API',
+    'HOST',
+    'DATABASE_URL',
+    'REDIS_URL',
+    'REDIS_PREFIX',
+    'JWT_SECRET',
+    'RATE_LIMIT_PER_MINUTE',
+  ];
+  const edgeShared = Object.fromEntries(Object.entries(env).filter(([k]) => EDGE_READS.includes(k)));
   // The filesystem object store (the default) serves signed URLs from the gofers process's listener
   // (§4.8); matching signs counterpart-attachment URLs (§4.5 (24)) and conversations stores and
   // signs its attachments (§4.7) for that same listener and directory, starting none. With

@@ -1,10 +1,29 @@
+import { extensionsOpenApi } from '@oan/protocol';
 import type { TestFleet } from './testFleet';
 
 interface OpenApiDoc {
   openapi: string;
   info: Record<string, unknown>;
-  paths: Record<string, unknown>;
-  components?: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, unknown> };
+  paths: Record<string, Record<string, Operation>>;
+  components?: Record<string, Record<string, unknown>>;
+}
+
+interface Operation {
+  parameters?: unknown[];
+  responses?: Record<string, unknown>;
+}
+
+/** What the edge adds to every route (issue 15: Idempotency-Key on every POST). */
+function applyEdgeExtensions(doc: OpenApiDoc): void {
+  for (const [kind, entries] of Object.entries(extensionsOpenApi.components)) {
+    doc.components![kind] = { ...doc.components![kind], ...entries };
+  }
+  for (const item of Object.values(doc.paths)) {
+    const post = item.post;
+    if (!post) continue;
+    post.parameters = [...(post.parameters ?? []), ...extensionsOpenApi.everyPost.parameters];
+    post.responses = { ...post.responses, ...extensionsOpenApi.everyPost.responses };
+  }
 }
 
 /** Which processes own public routes (the edge forwards paths unchanged). */
@@ -32,5 +51,6 @@ export async function mergedOpenApi(fleet: TestFleet): Promise<OpenApiDoc> {
     Object.assign(merged.components!.schemas!, doc.components?.schemas ?? {});
   }
   merged.paths = Object.fromEntries(Object.entries(merged.paths).sort(([a], [b]) => a.localeCompare(b)));
+  applyEdgeExtensions(merged);
   return merged;
 }

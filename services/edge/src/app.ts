@@ -1,8 +1,14 @@
 import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { createAuthenticator } from '@oan/auth';
+import type { MikroORM } from '@oan/db';
 import { createHttpApp } from '@oan/http';
+import { IDEMPOTENCY_RETENTION_SECONDS } from '@oan/protocol';
+import { AccountResolver } from './accounts';
 import type { EdgeConfig } from './config';
 import { GatewayPool } from './gateways';
+import { Idempotency, IdempotencyStore } from './idempotency';
 import { registerProxy } from './proxy';
 import { ReleasingDispatcher } from './releasing';
 import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes';
@@ -13,10 +19,19 @@ export interface EdgeDeps {
   config: EdgeConfig;
   /** Expose /metrics; prom-client's default metrics can be registered once per process. */
   metrics?: boolean;
+  /**
+   * The credential view and Redis, owned by the caller (main.ts closes them after the app): with them
+   * the opt-in connector extensions of issue 15 are on (idempotency keys; limits when configured).
+   * Without them the edge is the plain v1 proxy (the routing tests).
+   */
+  extensions?: { orm: MikroORM; redis: Redis };
 }
 
+/** How long an idempotency lock outlives an edge that died holding it (renewed while alive). */
+const IDEMPOTENCY_LOCK_MS = 30_000;
+
 /** The public origin (docs/architecture.md, edge): health, /api/v1 by owner, /socket.io to gateways. */
-export async function buildApp({ config, metrics }: EdgeDeps) {
+export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   // The factory collapses repeated slashes before routing, so `//api/v1/...` works (§0.1).
   const app = await createHttpApp({ name: 'edge', logLevel: config.LOG_LEVEL, metrics: metrics ?? true });
   const gateways = new GatewayPool(config.GATEWAY_URLS, config.GATEWAY_IDS);
@@ -28,6 +43,24 @@ export async function buildApp({ config, metrics }: EdgeDeps) {
 
   // §0.5 / invariant 8: with the gate off no /api/v1 route exists; the factory answers 404.
   if (config.ENABLE_OPEN_API) {
+    let idempotency: Idempotency | undefined;
+    if (extensions) {
+      if (!config.JWT_SECRET) throw new Error('JWT_SECRET is required with ENABLE_OPEN_API');
+      const accounts = new AccountResolver(
+        createAuthenticator({ orm: extensions.orm, jwtSecret: config.JWT_SECRET }),
+      );
+      const store = new IdempotencyStore(extensions.redis, {
+        prefix: config.REDIS_PREFIX,
+        retentionMs: IDEMPOTENCY_RETENTION_SECONDS * 1000,
+        lockMs: IDEMPOTENCY_LOCK_MS,
+      });
+      const idem = new Idempotency(store, accounts, app.log, IDEMPOTENCY_LOCK_MS);
+      idempotency = idem;
+      app.addHook('onClose', async () => {
+        idem.close();
+        await accounts.drain();
+      });
+    }
     for (const route of API_ROUTES) {
       const bodyLimit = (req: FastifyRequest) =>
         bodyLimitFor(route, req.url, req.headers['content-type'] ?? '');
@@ -38,11 +71,19 @@ export async function buildApp({ config, metrics }: EdgeDeps) {
           failover: (failed) => gateways.failover(failed),
           bodyLimit,
           dispatcher: new ReleasingDispatcher(),
+          ...(idempotency ? { idempotency } : {}),
         });
         continue;
       }
       const url = upstreamUrl(config, route.upstream);
-      if (url) await registerProxy(app, { prefix: route.prefix, upstream: url, bodyLimit });
+      if (url) {
+        await registerProxy(app, {
+          prefix: route.prefix,
+          upstream: url,
+          bodyLimit,
+          ...(idempotency ? { idempotency } : {}),
+        });
+      }
     }
   }
 

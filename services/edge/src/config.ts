@@ -1,4 +1,4 @@
-import { envBool, envList, envPort, loadConfig, z } from '@oan/config';
+import { envBool, envList, envOptional, envPort, loadConfig, z } from '@oan/config';
 
 const httpUrl = z
   .string()
@@ -8,9 +8,11 @@ const httpUrl = z
 const optionalUrl = httpUrl.optional();
 
 /**
- * The edge reads no database and signs nothing, so it does not take the fleet's common variables.
- * `GATEWAY_IDS` (optional) names the gateways in `GATEWAY_URLS` order; by default gateway i is
- * `g<i+1>`, which is what each must then run with as its `GATEWAY_ID` (sticky polling, app.ts).
+ * The edge signs nothing and owns no data. It reads the credential view (`DATABASE_URL`,
+ * `JWT_SECRET`: which account a credential names) and Redis only for the opt-in connector extensions
+ * of issue 15 (idempotency keys, visible limits; ADR 0017). `GATEWAY_IDS` (optional) names the
+ * gateways in `GATEWAY_URLS` order; by default gateway i is `g<i+1>`, which is what each must then run
+ * with as its `GATEWAY_ID` (sticky polling, app.ts).
  */
 export const edgeEnv = z
   .object({
@@ -26,6 +28,17 @@ export const edgeEnv = z
     GOFERS_URL: optionalUrl,
     MATCHING_URL: optionalUrl,
     CONVERSATIONS_URL: optionalUrl,
+    DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/oan'),
+    REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
+    REDIS_PREFIX: z.string().default('oan:'),
+    /** Required with ENABLE_OPEN_API: the edge resolves OAN JWTs to their account (issue 15). */
+    JWT_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
+    /** Issue 15, visible limits: requests per minute per account; unset = no limits (v1). */
+    RATE_LIMIT_PER_MINUTE: envOptional(z.coerce.number().int().min(1).max(1_000_000)),
+  })
+  .refine((c) => !c.ENABLE_OPEN_API || c.JWT_SECRET !== undefined, {
+    message: 'is required when ENABLE_OPEN_API is on',
+    path: ['JWT_SECRET'],
   })
   .refine((c) => !c.GATEWAY_IDS || c.GATEWAY_IDS.length === c.GATEWAY_URLS.length, {
     message: 'must name every gateway of GATEWAY_URLS, in the same order',

@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import httpProxy, { type FastifyHttpProxyOptions } from '@fastify/http-proxy';
 import { ErrorCodes } from '@oan/protocol';
 import { TOO_LARGE, isBodyTooLarge, limitedBody, refuseDeclaredOverLimit } from './bodyLimit';
+import { Agent } from 'undici';
+import type { Idempotency, Upstream } from './idempotency';
 import type { ReleasingDispatcher } from './releasing';
 
 export interface ProxyRoute {
@@ -21,7 +23,12 @@ export interface ProxyRoute {
   bodyLimit?: (req: FastifyRequest) => number;
   /** The upstream dispatcher when not reply-from's own (the gateways': long-polls, releasing.ts). */
   dispatcher?: ReleasingDispatcher;
+  /** `Idempotency-Key` on the route's POSTs (issue 15): its check, and its recording dispatcher. */
+  idempotency?: Idempotency;
 }
+
+/** The dispatcher reply-from builds itself (its getUndiciOptions), for routes that wrap it. */
+const replyFromAgent = (): Upstream => new Agent({ pipelining: 1, connections: 128 });
 
 type ReplyOptions = NonNullable<FastifyHttpProxyOptions['replyOptions']>;
 type OnError = NonNullable<ReplyOptions['onError']>;
@@ -124,10 +131,15 @@ function withFailover(
 export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Promise<void> {
   const pick = typeof route.upstream === 'function' ? route.upstream : undefined;
   const chosen = new WeakMap<object, string>();
-  const { dispatcher } = route;
-  const headersOf: typeof upstreamHeaders = dispatcher
-    ? (req, headers) => dispatcher.tag(req, upstreamHeaders(req, headers))
-    : upstreamHeaders;
+  const { dispatcher, idempotency } = route;
+  const headersOf: typeof upstreamHeaders = (req, headers) => {
+    let out = upstreamHeaders(req, headers);
+    if (dispatcher) out = dispatcher.tag(req, out);
+    if (idempotency) out = idempotency.tag(req, out);
+    return out;
+  };
+  const base: Upstream | undefined = dispatcher ?? (idempotency ? replyFromAgent() : undefined);
+  const upstream = base && idempotency ? idempotency.wrap(base) : base;
   const replyOptions: ReplyOptions = {
     rewriteRequestHeaders: headersOf,
     onError:
@@ -153,7 +165,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     destroyAgent: true,
     // Our own pass-through parsers below, which hold a body without Content-Length to the limit.
     proxyPayloads: false,
-    ...(dispatcher ? { undici: dispatcher } : {}),
+    ...(upstream ? { undici: upstream } : {}),
   };
   const { bodyLimit } = route;
   // The proxy streams bodies through untouched: drop the factory's parsers (JSON and text would be
@@ -166,6 +178,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     child.addContentTypeParser('*', passThrough);
     if (bodyLimit) child.addHook('onRequest', refuseDeclaredOverLimit(bodyLimit));
     if (dispatcher) child.addHook('onRequest', dispatcher.track);
+    if (idempotency) child.addHook('preHandler', idempotency.preHandler);
     if (route.websocket) {
       await child.register(httpProxy, {
         ...common,

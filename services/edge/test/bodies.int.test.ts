@@ -107,6 +107,7 @@ beforeAll(async () => {
     config: loadEdgeConfig({
       LOG_LEVEL: 'silent',
       ENABLE_OPEN_API: 'true',
+      JWT_SECRET: 'edge-test-secret-edge-test-secret-0123',
       AUTH_URL: auth.url,
       CONVERSATIONS_URL: conversations.url,
       GATEWAY_URLS: nowhere,

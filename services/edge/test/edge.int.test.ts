@@ -41,7 +41,14 @@ async function stubAuth(): Promise<{ app: FastifyInstance; url: string }> {
 }
 
 async function startEdge(env: Record<string, string>) {
-  const app = await buildApp({ config: loadEdgeConfig({ LOG_LEVEL: 'silent', ...env }), metrics: false });
+  const app = await buildApp({
+    config: loadEdgeConfig({
+      LOG_LEVEL: 'silent',
+      JWT_SECRET: 'edge-test-secret-edge-test-secret-0123',
+      ...env,
+    }),
+    metrics: false,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }

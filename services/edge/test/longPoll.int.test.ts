@@ -22,7 +22,12 @@ beforeAll(async () => {
   fleet = await openFleet();
   gw = await startGateway(fleet);
   const app = await buildApp({
-    config: loadEdgeConfig({ LOG_LEVEL: 'silent', ENABLE_OPEN_API: 'true', GATEWAY_URLS: gw.url }),
+    config: loadEdgeConfig({
+      LOG_LEVEL: 'silent',
+      ENABLE_OPEN_API: 'true',
+      JWT_SECRET: 'edge-test-secret-edge-test-secret-0123',
+      GATEWAY_URLS: gw.url,
+    }),
     metrics: false,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
