@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { accountDecider, decideAccount, type AccountCommand, type Timed } from '../src/domain/account';
-import type { AccountEvent } from '../src/domain/events';
+import type { AccountEvent } from '@oan/domain';
 import { deciderSpec } from './deciderSpec';
 
 const given = deciderSpec({ ...accountDecider, decide: decideAccount });

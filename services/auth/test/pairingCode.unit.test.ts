@@ -6,7 +6,7 @@ import {
   type PairingCodeState,
 } from '../src/domain/pairingCode';
 import type { Timed } from '../src/domain/account';
-import type { PairingCodeEvent } from '../src/domain/events';
+import type { PairingCodeEvent } from '@oan/domain';
 import { deciderSpec } from './deciderSpec';
 
 const given = deciderSpec<PairingCodeState, PairingCodeEvent, Timed<PairingCodeCommand>>({

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, sql } from '@oan/db';
-import {
-  threadKey,
-  threadStreamId,
-  type ThreadEvent,
-  type ThreadSide,
-} from '../../matching/src/domain/events';
+import { threadKey, threadStreamId, type ThreadEvent, type ThreadSide } from '@oan/domain';
 import { threadDecider, type ThreadCommand } from '../../matching/src/domain/thread';
 import { migrations as projectorMigrations } from '../../projector/src/migrations';
 import { projections, type DomainEvent } from '../../projector/src/projections';

@@ -4,7 +4,7 @@ import { runGoferCommand, WRITE_SOURCE } from '../src/commands/context';
 import { createGofer } from '../src/commands/createGofer';
 import { deleteGofer } from '../src/commands/deleteGofer';
 import { postUserMessage } from '../src/commands/postUserMessage';
-import type { GoferEvent } from '../src/domain/events';
+import type { GoferEvent } from '@oan/domain';
 import { placeholderTexts } from '../src/domain/gofer';
 import { startGoferFleet, type GoferFleet } from './helpers';
 

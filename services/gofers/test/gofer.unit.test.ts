@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GoferEvent } from '../src/domain/events';
+import type { GoferEvent } from '@oan/domain';
 import {
   decideGofer,
   goferDecider,

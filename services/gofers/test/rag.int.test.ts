@@ -8,7 +8,7 @@ import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/log';
 import { FilesystemStorage, ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
 import { waitFor } from '@oan/testing';
-import type { AttachmentAdded } from '../src/domain/events';
+import type { AttachmentAdded } from '@oan/domain';
 import {
   boundUtf8,
   MAX_KNOWLEDGE_BYTES,

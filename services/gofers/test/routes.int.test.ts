@@ -6,7 +6,7 @@ import type { ObjectStorage } from '@oan/storage';
 import { waitFor } from '@oan/testing';
 import { addAssistantTurn } from '../src/commands/assistantTurn';
 import { runGoferCommand } from '../src/commands/context';
-import type { ChatMessageAdded, GoferEvent } from '../src/domain/events';
+import type { ChatMessageAdded, GoferEvent } from '@oan/domain';
 import { placeholderTexts } from '../src/domain/gofer';
 import { body, expectError, JWT_SECRET, startGoferFleet, type GoferFleet } from './helpers';
 

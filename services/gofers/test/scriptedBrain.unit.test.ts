@@ -9,7 +9,7 @@ import {
   type HistoryItem,
 } from '../src/brain';
 import { TEXTS } from '../src/brain/scripted/texts';
-import type { GoferEvent } from '../src/domain/events';
+import type { GoferEvent } from '@oan/domain';
 import { placeholderTexts } from '../src/domain/gofer';
 
 /** A Gofer as POST /gofers leaves it: placeholder profile, the greeting as the first message. */

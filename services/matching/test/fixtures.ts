@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { PublicProfile } from '../src/domain/discovery';
-import type { ThreadEvent, ThreadSide } from '../src/domain/events';
+import type { ThreadEvent, ThreadSide } from '@oan/domain';
 import { threadIdFor } from '../src/domain/ids';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread';
 

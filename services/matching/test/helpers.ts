@@ -6,7 +6,7 @@ import { startInProcessFleet } from '@oan/testing';
 import { buildApp, createMatchingContext, type MatchingAppDeps } from '../src/app';
 import { runThreadCommand, type MatchingContext } from '../src/commands/context';
 import { loadMatchingConfig, type MatchingConfig } from '../src/config';
-import { threadStreamId, type PairingMode, type ThreadEvent, type ThreadSide } from '../src/domain/events';
+import { threadStreamId, type PairingMode, type ThreadEvent, type ThreadSide } from '@oan/domain';
 import { threadIdFor } from '../src/domain/ids';
 import { createMatchingStore, matchingMigrations } from '../src/infra/store';
 

@@ -1,4 +1,4 @@
-import type { ThreadEvent } from '../src/domain/events';
+import type { ThreadEvent } from '@oan/domain';
 import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/session';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread';
 import { A, B, NOW, hiring, seeker } from './fixtures';

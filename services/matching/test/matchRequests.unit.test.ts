@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ThreadEvent, ThreadSide } from '../src/domain/events';
+import type { ThreadEvent, ThreadSide } from '@oan/domain';
 import { conversationIdFor, matchIdFor } from '../src/domain/ids';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread';
 import { matchStatusFor, type ExistingThread } from '../src/domain/threadState';

@@ -18,12 +18,7 @@ import { migrations as readMigrations } from '../../projector/src/migrations';
 import { loadThread, runThreadCommand, type MatchingContext } from '../src/commands/context';
 import { ThreadWrites } from '../src/commands/writes';
 import { relevance, type PublicProfile } from '../src/domain/discovery';
-import {
-  threadStreamId,
-  type SummaryCardRecorded,
-  type ThreadEvent,
-  type ThreadSide,
-} from '../src/domain/events';
+import { threadStreamId, type SummaryCardRecorded, type ThreadEvent, type ThreadSide } from '@oan/domain';
 import { threadIdFor } from '../src/domain/ids';
 import { discoveryIndexMigrations, refreshDiscoveryTerms } from '../src/infra/discoveryIndex';
 import { createMatchingStore, matchingMigrations } from '../src/infra/store';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ThreadEvent } from '../src/domain/events';
+import type { ThreadEvent } from '@oan/domain';
 import { sessionTurnIdFor, summaryMessageIdFor } from '../src/domain/ids';
 import { cardDocuments, cardPhotos, type SessionCardFields } from '../src/domain/summaryCard';
 import type { ThreadCommand } from '../src/domain/thread';

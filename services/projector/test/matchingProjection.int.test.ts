@@ -2,12 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { envelopeSchema, type OanEventEnvelope } from '@oan/protocol';
-import {
-  threadKey,
-  threadStreamId,
-  type ThreadEvent,
-  type ThreadSide,
-} from '../../matching/src/domain/events';
+import { threadKey, threadStreamId, type ThreadEvent, type ThreadSide } from '@oan/domain';
 import { conversationIdFor, matchIdFor, threadIdFor } from '../../matching/src/domain/ids';
 import { scriptSession, summarizeSession } from '../../matching/src/domain/session';
 import { threadDecider, type ThreadCommand } from '../../matching/src/domain/thread';

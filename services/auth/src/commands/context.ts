@@ -1,6 +1,6 @@
 import type { MikroORM } from '@oan/db';
 import type { EventStore, NewEvent } from '@oan/eventstore';
-import type { AuthEvent } from '../domain/events';
+import type { AuthEvent } from '@oan/domain';
 
 /** What every command handler needs: the database, the auth event store and the clock. */
 export interface AuthContext {

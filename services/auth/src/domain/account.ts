@@ -1,5 +1,5 @@
 import { IllegalStateError, NotFoundError } from './errors';
-import type { AccountEvent } from './events';
+import type { AccountEvent } from '@oan/domain';
 
 /** Stream `account-<accountId>`; the id is UUIDv5 of the normalized email (see commands/ids.ts). */
 export interface ApiKeyView {

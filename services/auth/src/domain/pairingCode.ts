@@ -1,5 +1,5 @@
 import { IllegalStateError } from './errors';
-import type { PairingCodeEvent } from './events';
+import type { PairingCodeEvent } from '@oan/domain';
 import type { Timed } from './account';
 
 /** Stream `pairing-code-<sha256(code)>`: the code itself is never stored (§2.4, invariant 6). */

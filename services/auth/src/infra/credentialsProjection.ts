@@ -1,6 +1,6 @@
 import { sql, type EntityManager } from '@oan/db';
 import type { StoredEvent } from '@oan/eventstore';
-import type { AuthEvent } from '../domain/events';
+import type { AuthEvent } from '@oan/domain';
 
 /**
  * The inline projection of the credential view (auth.accounts, auth.api_keys), run by every command

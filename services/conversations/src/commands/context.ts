@@ -4,7 +4,7 @@ import { awaitOwnWrites, type WriteSource, type WriteTracker } from '@oan/projec
 import { v5 as uuidv5 } from 'uuid';
 import { assertParticipant, type Conversation } from '../domain/conversation';
 import { conversationForbidden } from '../domain/errors';
-import { conversationStreamId, type ConversationEvent, type ConversationOpened } from '../domain/events';
+import { conversationStreamId, type ConversationEvent, type ConversationOpened } from '@oan/domain';
 import { applyToWriteState, loadConversation } from '../infra/store';
 
 /** What every command handler, route and reactor of the conversations service needs. */

@@ -6,7 +6,7 @@ import {
   type SendMessage,
   type UploadAttachment,
 } from '../domain/conversation';
-import type { ConversationMessageSent } from '../domain/events';
+import type { ConversationMessageSent } from '@oan/domain';
 import { loadAttachments, loadMessage } from '../infra/store';
 import { ensureConversation, runConversationCommand, type ConversationContext } from './context';
 

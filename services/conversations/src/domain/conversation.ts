@@ -1,5 +1,5 @@
 import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors';
-import type { ConversationEvent, MessageAttachment } from './events';
+import type { ConversationEvent, MessageAttachment } from '@oan/domain';
 
 /**
  * The conversation aggregate's decisions (§4.7). They see the write side's current state of the one

@@ -6,7 +6,7 @@ import { awaitOwnWrites } from '@oan/projection';
 import type { ObjectStorage } from '@oan/storage';
 import { assertParticipates, WRITE_SOURCE, type ConversationContext } from '../commands/context';
 import { recallMessage, sendMessage } from '../commands/messages';
-import type { MessageAttachment } from '../domain/events';
+import type { MessageAttachment } from '@oan/domain';
 import { rethrowMapped } from './errors';
 import * as s from './schemas';
 import { toOanAttachment } from './shapes';

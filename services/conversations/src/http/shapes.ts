@@ -1,4 +1,4 @@
-import type { MessageAttachment } from '../domain/events';
+import type { MessageAttachment } from '@oan/domain';
 import type { OanConversationAttachment } from './schemas';
 
 /** §4.7: the frozen attachment shape, width/height only on photos that have them. */

@@ -1,4 +1,4 @@
-import type { GoferEvent } from '../domain/events';
+import type { GoferEvent } from '@oan/domain';
 import { goferDecider } from '../domain/gofer';
 import type { BrainInput, HistoryItem } from './types';
 

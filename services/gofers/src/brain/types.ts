@@ -1,4 +1,4 @@
-import type { ChatRole, DiscoveryStatus } from '../domain/events';
+import type { ChatRole, DiscoveryStatus } from '@oan/domain';
 
 /** The frozen §8.3 shape; only pending queries carry it (§11 A27). */
 export interface ResponseConstraints {

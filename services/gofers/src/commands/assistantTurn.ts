@@ -1,4 +1,4 @@
-import type { DiscoveryStatus } from '../domain/events';
+import type { DiscoveryStatus } from '@oan/domain';
 import { decideGofer, type GoferProfile } from '../domain/gofer';
 import { plausibleGoferId, runGoferCommand, type GoferContext } from './context';
 

@@ -1,4 +1,4 @@
-import type { AttachmentAdded, GoferEvent, RagStatus } from '../domain/events';
+import type { AttachmentAdded, GoferEvent, RagStatus } from '@oan/domain';
 import { assertOwnedActive, type GoferState } from '../domain/gofer';
 import { runGoferCommand, type GoferContext } from './context';
 

@@ -1,7 +1,7 @@
 import { sql, type MikroORM } from '@oan/db';
 import { handleCommand, type EventStore, type NewEvent, type StoredEvent } from '@oan/eventstore';
 import type { WriteSource, WriteTracker } from '@oan/projection';
-import { goferStreamId, type GoferEvent } from '../domain/events';
+import { goferStreamId, type GoferEvent } from '@oan/domain';
 import { ForbiddenError } from '../domain/errors';
 import { goferDecider, type GoferState } from '../domain/gofer';
 

@@ -6,7 +6,7 @@ import type {
   DiscoveryStatus,
   GoferEvent,
   RagStatus,
-} from './events';
+} from '@oan/domain';
 
 /** Stream `gofer-<goferId>`: one Gofer, its role-chat and its uploads. */
 export interface GoferMessage {

@@ -1,5 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
-import type { GoferEvent } from './events';
+import type { GoferEvent } from '@oan/domain';
 import { localeFamily, type GoferState } from './gofer';
 
 /** Fixed: changing it would change every announcement's id on replay. */

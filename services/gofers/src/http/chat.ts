@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth } from '@oan/auth';
 import { sql, type EntityManager } from '@oan/db';
 import { awaitOwnWrites } from '@oan/projection';
-import type { RagStatus } from '../domain/events';
+import type { RagStatus } from '@oan/domain';
 import { assertOwnsActiveGofer, WRITE_SOURCE } from '../commands/context';
 import { postUserMessage } from '../commands/postUserMessage';
 import { rethrowMapped } from './errors';

@@ -20,7 +20,7 @@ import {
 } from '../brain';
 import { addAssistantTurn } from '../commands/assistantTurn';
 import type { GoferContext } from '../commands/context';
-import { goferStreamId, type ChatMessageAdded, type GoferEvent } from '../domain/events';
+import { goferStreamId, type ChatMessageAdded, type GoferEvent } from '@oan/domain';
 
 export interface BrainDeps {
   kafka: KafkaHandle;

@@ -15,7 +15,7 @@ import type { WriteTracker } from '@oan/projection';
 import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
 import { setRagStatus, type RagOutcome } from '../commands/attachments';
 import type { GoferContext } from '../commands/context';
-import type { AttachmentAdded } from '../domain/events';
+import type { AttachmentAdded } from '@oan/domain';
 
 export interface RagReactorDeps {
   kafka: KafkaHandle;

@@ -1,7 +1,7 @@
 import { sql, type EntityManager, type MikroORM } from '@oan/db';
 import { handleCommand, type EventStore, type StoredEvent } from '@oan/eventstore';
 import { NotFoundError } from '../domain/errors';
-import { threadStreamId, type ThreadEvent } from '../domain/events';
+import { threadStreamId, type ThreadEvent } from '@oan/domain';
 import { threadIdFor } from '../domain/ids';
 import { threadDecider, type ThreadCommand } from '../domain/thread';
 import {

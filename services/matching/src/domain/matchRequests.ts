@@ -1,5 +1,5 @@
 import { ForbiddenError, IllegalStateError, NotFoundError } from './errors';
-import type { ThreadEvent } from './events';
+import type { ThreadEvent } from '@oan/domain';
 import { conversationIdFor, matchIdFor } from './ids';
 import { pendingRequest, sidesOf, type MatchRequestState, type ThreadState } from './threadState';
 

@@ -1,5 +1,5 @@
 import { PAIRING_THRESHOLD, offerTerms, relevance, tokenize, type PublicProfile } from './discovery';
-import type { MatchRecommendation } from './events';
+import type { MatchRecommendation } from '@oan/domain';
 import { quote, textsFor, type SessionTexts } from './sessionTexts';
 import type { SessionCardFields } from './summaryCard';
 

@@ -1,4 +1,4 @@
-import type { MatchRecommendation } from './events';
+import type { MatchRecommendation } from '@oan/domain';
 
 /** Every sentence of the scripted session and its cards, per language (en, zh). */
 export interface SessionTexts {

@@ -6,7 +6,7 @@ import type {
   SummaryCardPhoto,
   SummaryCardRecorded,
   ThreadEvent,
-} from './events';
+} from '@oan/domain';
 import { summaryMessageIdFor } from './ids';
 import { cardFingerprint, sidesOf, type ThreadState } from './threadState';
 

@@ -6,7 +6,7 @@ import {
   ForbiddenError,
   RejectedError,
 } from './errors';
-import type { PairingMode, ThreadEvent, ThreadSide } from './events';
+import type { PairingMode, ThreadEvent, ThreadSide } from '@oan/domain';
 import { sessionTurnIdFor, threadIdFor } from './ids';
 import {
   decideMatchRequest,

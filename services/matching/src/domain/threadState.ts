@@ -5,7 +5,7 @@ import type {
   SummaryCardRecorded,
   ThreadEvent,
   ThreadSide,
-} from './events';
+} from '@oan/domain';
 
 /** Stream `thread-<threadId>`: one pair of Gofers, its pairing, session, cards and match. */
 

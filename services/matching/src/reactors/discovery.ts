@@ -15,7 +15,7 @@ import {
   type PairingCaps,
   type PairingLoad,
 } from '../domain/discovery';
-import type { PairingMode, ThreadSide } from '../domain/events';
+import type { PairingMode, ThreadSide } from '@oan/domain';
 import { threadIdFor } from '../domain/ids';
 import {
   recordReadiness,

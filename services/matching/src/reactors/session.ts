@@ -9,7 +9,7 @@ import {
 } from '@oan/log';
 import { loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
 import type { PublicProfile } from '../domain/discovery';
-import type { SessionTurnAdded, ThreadEvent, ThreadSide } from '../domain/events';
+import type { SessionTurnAdded, ThreadEvent, ThreadSide } from '@oan/domain';
 import { SCRIPTED_TURNS, openerOf, type ScriptedTurn, type SessionParty } from '../domain/session';
 import type { RecordSummaryCard } from '../domain/summaryCard';
 import { strings } from '../infra/discoveryIndex';

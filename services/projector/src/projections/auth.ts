@@ -1,56 +1,54 @@
 import { sql } from '@oan/db';
-import type { NotificationSpec } from '../notifications';
-import type { DomainEvent, Projection } from './types';
+import type { AuthEvent } from '@oan/domain';
+import { projection } from './types';
 
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-
-/** Accounts as other contexts read them (sourcePlatform for Gofers, bans), and the account notices. */
-export const authProjection: Projection = {
-  handles: new Set(['AccountRegistered', 'AccountBanned', 'ConnectorOutdatedNoticed']),
-  async apply(em, event: DomainEvent): Promise<NotificationSpec[]> {
-    const d = event.data;
-    switch (event.type) {
-      case 'AccountRegistered':
-        await sql(
-          em,
-          `insert into read.accounts (id, email, source_platform, created_at) values (?, ?, ?, ?)
-           on conflict (id) do nothing`,
-          [event.accountId, str(d.email), str(d.sourcePlatform) ?? 'other', event.occurredAt],
-        );
-        return [];
-      case 'AccountBanned':
-        await sql(em, 'update read.accounts set banned_at = coalesce(banned_at, ?) where id = ?', [
-          event.occurredAt,
-          event.accountId,
-        ]);
-        // §2.7: the notice is written (and pushed) before the gateways cut the account's sockets.
-        return [
-          {
-            recipient: event.accountId,
-            type: 'system_notice',
-            source: 'platform',
-            payload: { kind: 'account_banned' },
-            createdAt: event.occurredAt,
-          },
-        ];
-      case 'ConnectorOutdatedNoticed':
-        // §10.14 / A20: payload {kind, connector, installed, latest}.
-        return [
-          {
-            recipient: event.accountId,
-            type: 'system_notice',
-            source: 'platform',
-            payload: {
-              kind: 'connector_outdated',
-              connector: str(d.connector),
-              installed: str(d.installed),
-              latest: str(d.latest),
-            },
-            createdAt: event.occurredAt,
-          },
-        ];
-      default:
-        return [];
-    }
+/**
+ * Accounts as other contexts read them (sourcePlatform for Gofers, bans), and the account notices.
+ * Keys and pairing codes are the auth service's own credential view (written with its commands).
+ */
+export const authProjection = projection<AuthEvent>({
+  async AccountRegistered(em, event) {
+    await sql(
+      em,
+      `insert into read.accounts (id, email, source_platform, created_at) values (?, ?, ?, ?)
+       on conflict (id) do nothing`,
+      [event.accountId, event.data.email ?? null, event.data.sourcePlatform || 'other', event.occurredAt],
+    );
+    return [];
   },
-};
+  async AccountBanned(em, event) {
+    await sql(em, 'update read.accounts set banned_at = coalesce(banned_at, ?) where id = ?', [
+      event.occurredAt,
+      event.accountId,
+    ]);
+    // §2.7: the notice is written (and pushed) before the gateways cut the account's sockets.
+    return [
+      {
+        recipient: event.accountId,
+        type: 'system_notice',
+        source: 'platform',
+        payload: { kind: 'account_banned' },
+        createdAt: event.occurredAt,
+      },
+    ];
+  },
+  // §10.14 / A20: payload {kind, connector, installed, latest}.
+  ConnectorOutdatedNoticed: async (_em, { accountId, occurredAt, data: d }) => [
+    {
+      recipient: accountId,
+      type: 'system_notice',
+      source: 'platform',
+      payload: {
+        kind: 'connector_outdated',
+        connector: d.connector,
+        installed: d.installed,
+        latest: d.latest,
+      },
+      createdAt: occurredAt,
+    },
+  ],
+  ApiKeyIssued: null,
+  ApiKeyRevoked: null,
+  PairingCodeIssued: null,
+  PairingCodeRedeemed: null,
+});

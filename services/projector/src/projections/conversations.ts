@@ -1,15 +1,12 @@
 import { sql, type EntityManager } from '@oan/db';
+import type { ConversationEvent, MessageAttachment } from '@oan/domain';
 import type { NotificationSpec } from '../notifications';
-import type { Projection } from './types';
+import { projection, type StoredEvent } from './types';
 
-type Data = Record<string, unknown>;
-const str = (d: Data, k: string): string => (typeof d[k] === 'string' ? d[k] : '');
-const intOrNull = (d: Data, k: string): number | null =>
-  typeof d[k] === 'number' || typeof d[k] === 'bigint' ? Number(d[k]) : null;
-const strings = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-const records = (v: unknown): Data[] =>
-  Array.isArray(v) ? v.filter((x): x is Data => x !== null && typeof x === 'object') : [];
+type Event<T extends ConversationEvent['type']> = StoredEvent<Extract<ConversationEvent, { type: T }>>;
+/** A nullable number as stored (an Avro long may decode as a bigint). */
+const numOrNull = (v: number | bigint | null | undefined): number | null =>
+  v === null || v === undefined ? null : Number(v);
 /** Ids as a parameter: arrays go to Postgres as JSON text (`?::jsonb`). */
 const IDS = '(select jsonb_array_elements_text(?::jsonb))';
 
@@ -20,86 +17,65 @@ const IDS = '(select jsonb_array_elements_text(?::jsonb))';
  * span partitions: only the per-sender order (upload → send → recall) is guaranteed, and every write
  * here either stands alone or is guarded to move forward only, so a redelivered event changes nothing.
  */
-export const conversationsProjection: Projection = {
-  handles: new Set([
-    'ConversationOpened',
-    'ConversationAttachmentUploaded',
-    'ConversationMessageSent',
-    'ConversationMessageRecalled',
-    'ConversationClosed',
-  ]),
-  async apply(em, event): Promise<NotificationSpec[]> {
-    const d = event.data;
-    const conversationId = str(d, 'conversationId');
-    switch (event.type) {
-      case 'ConversationOpened':
-        await sql(
-          em,
-          `insert into read.conversations (id, match_id, thread_id, account_a, gofer_a, account_b, gofer_b,
-             status, opened_at) values (?, ?, ?, ?, ?, ?, ?, 'open', ?) on conflict (id) do nothing`,
-          [
-            conversationId,
-            str(d, 'matchId'),
-            str(d, 'threadId'),
-            str(d, 'accountA'),
-            str(d, 'goferA'),
-            str(d, 'accountB'),
-            str(d, 'goferB'),
-            str(d, 'openedAt'),
-          ],
-        );
-        return [];
-      case 'ConversationAttachmentUploaded':
-        // A close keyed by the other account may have been applied first (another partition): an
-        // upload into a closed conversation is born deleted, as the close would have marked it.
-        await sql(
-          em,
-          `insert into read.conversation_attachments (id, conversation_id, uploader_account_id, kind, name,
-             mime_type, size, width, height, storage_key, created_at, deleted_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-             (select closed_at from read.conversations where id = ? and status = 'closed'))
-           on conflict (id) do nothing`,
-          [
-            str(d, 'attachmentId'),
-            conversationId,
-            str(d, 'uploaderAccountId'),
-            str(d, 'kind'),
-            str(d, 'name'),
-            str(d, 'mimeType'),
-            Number(d.size),
-            intOrNull(d, 'width'),
-            intOrNull(d, 'height'),
-            str(d, 'storageKey'),
-            str(d, 'uploadedAt'),
-            conversationId,
-          ],
-        );
-        return [];
-      case 'ConversationMessageSent':
-        return messageSent(em, d);
-      case 'ConversationMessageRecalled':
-        await sql(
-          em,
-          `update read.conversation_messages set recalled_at = ?
-           where id = ? and conversation_id = ? and recalled_at is null`,
-          [str(d, 'recalledAt'), str(d, 'messageId'), conversationId],
-        );
-        await deleteAttachments(em, conversationId, strings(d.attachmentIds), str(d, 'recalledAt'));
-        return [];
-      case 'ConversationClosed':
-        await sql(
-          em,
-          `update read.conversations set status = 'closed', closed_reason = ?, closed_at = ?
-           where id = ? and status = 'open'`,
-          [str(d, 'reason'), str(d, 'closedAt'), conversationId],
-        );
-        await deleteAttachments(em, conversationId, strings(d.attachmentIds), str(d, 'closedAt'));
-        return [];
-      default:
-        return [];
-    }
+export const conversationsProjection = projection<ConversationEvent>({
+  async ConversationOpened(em, { data: d }) {
+    await sql(
+      em,
+      `insert into read.conversations (id, match_id, thread_id, account_a, gofer_a, account_b, gofer_b,
+         status, opened_at) values (?, ?, ?, ?, ?, ?, ?, 'open', ?) on conflict (id) do nothing`,
+      [d.conversationId, d.matchId, d.threadId, d.accountA, d.goferA, d.accountB, d.goferB, d.openedAt],
+    );
+    return [];
   },
-};
+  async ConversationAttachmentUploaded(em, { data: d }) {
+    // A close keyed by the other account may have been applied first (another partition): an
+    // upload into a closed conversation is born deleted, as the close would have marked it.
+    await sql(
+      em,
+      `insert into read.conversation_attachments (id, conversation_id, uploader_account_id, kind, name,
+         mime_type, size, width, height, storage_key, created_at, deleted_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+         (select closed_at from read.conversations where id = ? and status = 'closed'))
+       on conflict (id) do nothing`,
+      [
+        d.attachmentId,
+        d.conversationId,
+        d.uploaderAccountId,
+        d.kind,
+        d.name,
+        d.mimeType,
+        Number(d.size),
+        numOrNull(d.width),
+        numOrNull(d.height),
+        d.storageKey,
+        d.uploadedAt,
+        d.conversationId,
+      ],
+    );
+    return [];
+  },
+  ConversationMessageSent: messageSent,
+  async ConversationMessageRecalled(em, { data: d }) {
+    await sql(
+      em,
+      `update read.conversation_messages set recalled_at = ?
+       where id = ? and conversation_id = ? and recalled_at is null`,
+      [d.recalledAt, d.messageId, d.conversationId],
+    );
+    await deleteAttachments(em, d.conversationId, d.attachmentIds, d.recalledAt);
+    return [];
+  },
+  async ConversationClosed(em, { data: d }) {
+    await sql(
+      em,
+      `update read.conversations set status = 'closed', closed_reason = ?, closed_at = ?
+       where id = ? and status = 'open'`,
+      [d.reason, d.closedAt, d.conversationId],
+    );
+    await deleteAttachments(em, d.conversationId, d.attachmentIds, d.closedAt);
+    return [];
+  },
+});
 
 async function deleteAttachments(em: EntityManager, conversationId: string, ids: string[], at: string) {
   if (ids.length === 0) return;
@@ -112,28 +88,28 @@ async function deleteAttachments(em: EntityManager, conversationId: string, ids:
 }
 
 /** `OanConversationAttachment` (§4.7): exactly these keys; width/height only when known. */
-function wireAttachment(a: Data): Data {
-  const width = intOrNull(a, 'width');
-  const height = intOrNull(a, 'height');
+function wireAttachment(a: MessageAttachment): Record<string, unknown> {
+  const width = numOrNull(a.width);
+  const height = numOrNull(a.height);
   return {
-    attachmentId: str(a, 'attachmentId'),
-    kind: str(a, 'kind'),
-    name: str(a, 'name'),
-    mimeType: str(a, 'mimeType'),
+    attachmentId: a.attachmentId,
+    kind: a.kind,
+    name: a.name,
+    mimeType: a.mimeType,
     size: Number(a.size),
     ...(width === null ? {} : { width }),
     ...(height === null ? {} : { height }),
   };
 }
 
-async function messageSent(em: EntityManager, d: Data): Promise<NotificationSpec[]> {
-  const conversationId = str(d, 'conversationId');
-  const messageId = str(d, 'messageId');
-  const sender = str(d, 'senderAccountId');
-  const recipient = str(d, 'recipientAccountId');
-  const createdAt = str(d, 'createdAt');
-  const attachments = records(d.attachments);
-  const attachmentIds = attachments.map((a) => str(a, 'attachmentId'));
+async function messageSent(
+  em: EntityManager,
+  { data: d }: Event<'ConversationMessageSent'>,
+): Promise<NotificationSpec[]> {
+  const { conversationId, messageId, createdAt, attachments } = d;
+  const sender = d.senderAccountId;
+  const recipient = d.recipientAccountId;
+  const attachmentIds = attachments.map((a) => a.attachmentId);
   await sql(
     em,
     `insert into read.conversation_messages (id, conversation_id, sender_account_id, recipient_account_id,
@@ -144,7 +120,7 @@ async function messageSent(em: EntityManager, d: Data): Promise<NotificationSpec
       conversationId,
       sender,
       recipient,
-      str(d, 'content'),
+      d.content,
       JSON.stringify(attachmentIds),
       String(d.changeSequence),
       createdAt,
@@ -171,7 +147,7 @@ async function messageSent(em: EntityManager, d: Data): Promise<NotificationSpec
       // §8.7: `attachments` omitted entirely (never `[]`) when the message has none.
       payload: {
         messageId,
-        content: str(d, 'content'),
+        content: d.content,
         createdAt,
         ...(attachments.length > 0 ? { attachments: attachments.map(wireAttachment) } : {}),
       },

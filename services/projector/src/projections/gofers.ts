@@ -1,162 +1,143 @@
 import { sql, type EntityManager } from '@oan/db';
+import type { GoferEvent } from '@oan/domain';
 import type { NotificationSpec } from '../notifications';
-import type { DomainEvent, Projection } from './types';
+import { projection, type StoredEvent } from './types';
 
-type Data = Record<string, unknown>;
-const str = (d: Data, k: string): string => (typeof d[k] === 'string' ? d[k] : '');
-const strOrNull = (d: Data, k: string): string | null => (typeof d[k] === 'string' ? d[k] : null);
+type Event<T extends GoferEvent['type']> = StoredEvent<Extract<GoferEvent, { type: T }>>;
 const json = (v: unknown): string => JSON.stringify(v ?? []);
 
 /**
  * The gofers context's read models (the Gofer list, role-chat history, attachments) and its two
  * notifications: an assistant turn becomes `gofer_message`, or `gofer_question` when it waits for the
- * owner (§8.6); the owner's own messages never become events (§12 line 41).
+ * owner (§8.6); the owner's own messages never become events.
  */
-export const gofersProjection: Projection = {
-  handles: new Set([
-    'GoferCreated',
-    'ChatMessageAdded',
-    'GoferProfileUpdated',
-    'GoferDiscoveryStatusChanged',
-    'GoferDeleted',
-    'AttachmentAdded',
-    'AttachmentRagStatusChanged',
-  ]),
-  async apply(em, event): Promise<NotificationSpec[]> {
-    const d = event.data;
-    switch (event.type) {
-      case 'GoferCreated':
-        await sql(
-          em,
-          `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform,
-             discovery_status, human_review_triggers, "values", demands, created_at, updated_at)
-           values (?, ?, ?, ?, ?, ?, ?, 'in_discovery', ?::jsonb, '[]', '[]', ?, ?) on conflict (id) do nothing`,
-          [
-            str(d, 'goferId'),
-            event.accountId,
-            str(d, 'chatId'),
-            str(d, 'name'),
-            str(d, 'description'),
-            str(d, 'locale'),
-            str(d, 'sourcePlatform'),
-            json(d.humanReviewTriggers),
-            str(d, 'createdAt'),
-            str(d, 'createdAt'),
-          ],
-        );
-        return [];
-      case 'ChatMessageAdded':
-        return chatMessage(em, event);
-      case 'GoferProfileUpdated':
-        await sql(
-          em,
-          `update read.gofers set name = ?, description = ?, "values" = ?::jsonb, demands = ?::jsonb, updated_at = ? where id = ?`,
-          [
-            str(d, 'name'),
-            str(d, 'description'),
-            json(d.values),
-            json(d.demands),
-            str(d, 'updatedAt'),
-            str(d, 'goferId'),
-          ],
-        );
-        return [];
-      case 'GoferDiscoveryStatusChanged':
-        await sql(em, 'update read.gofers set discovery_status = ?, updated_at = ? where id = ?', [
-          str(d, 'status'),
-          str(d, 'changedAt'),
-          str(d, 'goferId'),
-        ]);
-        return [];
-      case 'GoferDeleted':
-        // §4.4 (15): the Gofer's data cascades; attachments keep a tombstone for storage clean-up.
-        await sql(em, 'update read.gofers set deleted_at = coalesce(deleted_at, ?) where id = ?', [
-          str(d, 'deletedAt'),
-          str(d, 'goferId'),
-        ]);
-        await sql(em, 'delete from read.gofer_messages where gofer_id = ?', [str(d, 'goferId')]);
-        await sql(
-          em,
-          'update read.gofer_attachments set deleted_at = coalesce(deleted_at, ?) where gofer_id = ?',
-          [str(d, 'deletedAt'), str(d, 'goferId')],
-        );
-        return [];
-      case 'AttachmentAdded':
-        await sql(
-          em,
-          `insert into read.gofer_attachments (id, gofer_id, account_id, kind, name, mime_type, size, width, height,
-             storage_key, rag_status, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing`,
-          [
-            str(d, 'attachmentId'),
-            str(d, 'goferId'),
-            event.accountId,
-            str(d, 'kind'),
-            str(d, 'name'),
-            str(d, 'mimeType'),
-            Number(d.size),
-            d.width ?? null,
-            d.height ?? null,
-            str(d, 'storageKey'),
-            str(d, 'ragStatus'),
-            str(d, 'createdAt'),
-          ],
-        );
-        return [];
-      case 'AttachmentRagStatusChanged':
-        await sql(em, 'update read.gofer_attachments set rag_status = ?, knowledge = ? where id = ?', [
-          str(d, 'ragStatus'),
-          strOrNull(d, 'knowledge'),
-          str(d, 'attachmentId'),
-        ]);
-        return [];
-      default:
-        return [];
-    }
+export const gofersProjection = projection<GoferEvent>({
+  async GoferCreated(em, { accountId, data: d }) {
+    await sql(
+      em,
+      `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform,
+         discovery_status, human_review_triggers, "values", demands, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, 'in_discovery', ?::jsonb, '[]', '[]', ?, ?) on conflict (id) do nothing`,
+      [
+        d.goferId,
+        accountId,
+        d.chatId,
+        d.name,
+        d.description,
+        d.locale,
+        d.sourcePlatform,
+        json(d.humanReviewTriggers),
+        d.createdAt,
+        d.createdAt,
+      ],
+    );
+    return [];
   },
-};
+  ChatMessageAdded: chatMessage,
+  async GoferProfileUpdated(em, { data: d }) {
+    await sql(
+      em,
+      `update read.gofers set name = ?, description = ?, "values" = ?::jsonb, demands = ?::jsonb, updated_at = ? where id = ?`,
+      [d.name, d.description, json(d.values), json(d.demands), d.updatedAt, d.goferId],
+    );
+    return [];
+  },
+  async GoferDiscoveryStatusChanged(em, { data: d }) {
+    await sql(em, 'update read.gofers set discovery_status = ?, updated_at = ? where id = ?', [
+      d.status,
+      d.changedAt,
+      d.goferId,
+    ]);
+    return [];
+  },
+  async GoferDeleted(em, { data: d }) {
+    // §4.4 (15): the Gofer's data cascades; attachments keep a tombstone for storage clean-up.
+    await sql(em, 'update read.gofers set deleted_at = coalesce(deleted_at, ?) where id = ?', [
+      d.deletedAt,
+      d.goferId,
+    ]);
+    await sql(em, 'delete from read.gofer_messages where gofer_id = ?', [d.goferId]);
+    await sql(
+      em,
+      'update read.gofer_attachments set deleted_at = coalesce(deleted_at, ?) where gofer_id = ?',
+      [d.deletedAt, d.goferId],
+    );
+    return [];
+  },
+  async AttachmentAdded(em, { accountId, data: d }) {
+    await sql(
+      em,
+      `insert into read.gofer_attachments (id, gofer_id, account_id, kind, name, mime_type, size, width, height,
+         storage_key, rag_status, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing`,
+      [
+        d.attachmentId,
+        d.goferId,
+        accountId,
+        d.kind,
+        d.name,
+        d.mimeType,
+        Number(d.size),
+        d.width ?? null,
+        d.height ?? null,
+        d.storageKey,
+        d.ragStatus,
+        d.createdAt,
+      ],
+    );
+    return [];
+  },
+  async AttachmentRagStatusChanged(em, { data: d }) {
+    await sql(em, 'update read.gofer_attachments set rag_status = ?, knowledge = ? where id = ?', [
+      d.ragStatus,
+      d.knowledge ?? null,
+      d.attachmentId,
+    ]);
+    return [];
+  },
+});
 
-async function chatMessage(em: EntityManager, event: DomainEvent): Promise<NotificationSpec[]> {
+async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>): Promise<NotificationSpec[]> {
   const d = event.data;
-  const goferId = str(d, 'goferId');
+  const goferId = d.goferId;
   await sql(
     em,
     `insert into read.gofer_messages (id, gofer_id, account_id, chat_id, role, content, kind, pairing, pending_query,
        response_constraints, reply_to, attachment_ids, created_at, position)
      values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?::jsonb, ?, ?::jsonb, ?, ?) on conflict (id) do nothing`,
     [
-      str(d, 'messageId'),
+      d.messageId,
       goferId,
       event.accountId,
-      str(d, 'chatId'),
-      str(d, 'role'),
-      str(d, 'content'),
-      strOrNull(d, 'kind'),
-      strOrNull(d, 'pairing'),
+      d.chatId,
+      d.role,
+      d.content,
+      d.kind ?? null,
+      d.pairing ?? null,
       d.pendingQuery === true,
-      strOrNull(d, 'responseConstraints'),
-      strOrNull(d, 'replyTo'),
+      d.responseConstraints ?? null,
+      d.replyTo ?? null,
       json(d.attachmentIds),
-      str(d, 'createdAt'),
+      d.createdAt,
       event.position?.toString() ?? null,
     ],
   );
   if (d.role !== 'assistant') return [];
   const pending = d.pendingQuery === true;
-  const constraints = strOrNull(d, 'responseConstraints');
+  const constraints = d.responseConstraints ?? null;
   return [
     {
       recipient: event.accountId,
       type: pending ? 'gofer_question' : 'gofer_message',
       source: 'own_gofer',
       goferId,
-      chatId: str(d, 'chatId'),
+      chatId: d.chatId,
       reply: `/gofers/${goferId}/chat/messages`,
       // A27: only a pending query carries the frozen constraints shape.
       ...(pending && constraints
         ? { responseConstraints: JSON.parse(constraints) as Record<string, unknown> }
         : {}),
-      payload: { messageId: str(d, 'messageId'), content: str(d, 'content'), createdAt: str(d, 'createdAt') },
-      createdAt: str(d, 'createdAt'),
+      payload: { messageId: d.messageId, content: d.content, createdAt: d.createdAt },
+      createdAt: d.createdAt,
     },
   ];
 }

@@ -1,32 +1,14 @@
 import { sql, type EntityManager } from '@oan/db';
+import type { ThreadEvent } from '@oan/domain';
 import type { NotificationSpec } from '../notifications';
-import type { Projection, ProjectionContext } from './types';
+import { projection, type ProjectionContext, type StoredEvent } from './types';
 
+type Event<T extends ThreadEvent['type']> = StoredEvent<Extract<ThreadEvent, { type: T }>>;
 type Data = Record<string, unknown>;
-const str = (d: Data, k: string): string => (typeof d[k] === 'string' ? d[k] : '');
-const strOrNull = (d: Data, k: string): string | null => (typeof d[k] === 'string' ? d[k] : null);
-const strings = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 const record = (v: unknown): Data => (v !== null && typeof v === 'object' ? (v as Data) : {});
 
 /** `PairingSummaryCard.summaryPreview`: the start of the card's summary. */
 export const SUMMARY_PREVIEW_LENGTH = 200;
-
-interface Side {
-  goferId: string;
-  accountId: string;
-  name: string;
-  sourcePlatform: string;
-}
-const side = (v: unknown): Side => {
-  const d = record(v);
-  return {
-    goferId: str(d, 'goferId'),
-    accountId: str(d, 'accountId'),
-    name: str(d, 'name'),
-    sourcePlatform: str(d, 'sourcePlatform'),
-  };
-};
 
 /** A29: `<OAN_WEB_BASE_URL>/threads/<threadId>` when configured, otherwise no key at all. */
 const threadWebUrl = (ctx: ProjectionContext, threadId: string) =>
@@ -45,98 +27,59 @@ const threadWebUrl = (ctx: ProjectionContext, threadId: string) =>
  * guarded to move forward only (the decider's `evolve` transitions), so a redelivered event changes
  * nothing.
  */
-export const matchingProjection: Projection = {
-  handles: new Set([
-    'ThreadProposed',
-    'PairingConfirmed',
-    'ThreadActivated',
-    'ThreadClosed',
-    'SessionTurnAdded',
-    'SessionEnded',
-    'SummaryCardRecorded',
-    'MatchRequested',
-    'MatchRequestDecided',
-  ]),
-  async apply(em, event, ctx): Promise<NotificationSpec[]> {
-    const d = event.data;
-    const threadId = str(d, 'threadId');
-    switch (event.type) {
-      case 'ThreadProposed':
-        return proposed(em, d, ctx);
-      case 'PairingConfirmed':
-        // Only this side's column: the unresolved digest drops its pair_proposed (A33).
-        await sql(
-          em,
-          `update read.threads set
-             a_confirmed_at = case when a_gofer_id = ? then coalesce(a_confirmed_at, ?) else a_confirmed_at end,
-             b_confirmed_at = case when b_gofer_id = ? then coalesce(b_confirmed_at, ?) else b_confirmed_at end,
-             updated_at = greatest(updated_at, ?)
-           where id = ?`,
-          [
-            str(d, 'goferId'),
-            str(d, 'confirmedAt'),
-            str(d, 'goferId'),
-            str(d, 'confirmedAt'),
-            str(d, 'confirmedAt'),
-            threadId,
-          ],
-        );
-        return [];
-      case 'ThreadActivated':
-        await transition(
-          em,
-          threadId,
-          'awaiting_confirmation',
-          'active',
-          str(d, 'activatedAt'),
-          'activated_at',
-        );
-        return [];
-      case 'SessionEnded':
-        await transition(em, threadId, 'active', 'session_ended', str(d, 'endedAt'), 'session_ended_at');
-        return [];
-      case 'ThreadClosed':
-        return closed(em, d);
-      case 'SessionTurnAdded':
-        await sql(
-          em,
-          `insert into read.thread_messages (id, thread_id, turn_index, sender_gofer_id, content, created_at)
-           values (?, ?, ?, ?, ?, ?) on conflict do nothing`,
-          [
-            str(d, 'turnId'),
-            threadId,
-            Number(d.turnIndex),
-            str(d, 'senderGoferId'),
-            str(d, 'content'),
-            str(d, 'createdAt'),
-          ],
-        );
-        await sql(
-          em,
-          `update read.threads set
-             turn_count = (select count(*) from read.thread_messages m where m.thread_id = threads.id),
-             updated_at = greatest(updated_at, ?)
-           where id = ?`,
-          [str(d, 'createdAt'), threadId],
-        );
-        return [];
-      case 'SummaryCardRecorded':
-        return summaryCard(em, d, ctx);
-      case 'MatchRequested':
-        return matchRequested(em, d);
-      case 'MatchRequestDecided':
-        return matchDecided(em, d);
-      default:
-        return [];
-    }
+export const matchingProjection = projection<ThreadEvent>({
+  ThreadProposed: proposed,
+  async PairingConfirmed(em, { data: d }) {
+    // Only this side's column: the unresolved digest drops its pair_proposed (A33).
+    await sql(
+      em,
+      `update read.threads set
+         a_confirmed_at = case when a_gofer_id = ? then coalesce(a_confirmed_at, ?) else a_confirmed_at end,
+         b_confirmed_at = case when b_gofer_id = ? then coalesce(b_confirmed_at, ?) else b_confirmed_at end,
+         updated_at = greatest(updated_at, ?)
+       where id = ?`,
+      [d.goferId, d.confirmedAt, d.goferId, d.confirmedAt, d.confirmedAt, d.threadId],
+    );
+    return [];
   },
-};
+  async ThreadActivated(em, { data: d }) {
+    await transition(em, d.threadId, 'awaiting_confirmation', 'active', d.activatedAt, 'activated_at');
+    return [];
+  },
+  async SessionEnded(em, { data: d }) {
+    await transition(em, d.threadId, 'active', 'session_ended', d.endedAt, 'session_ended_at');
+    return [];
+  },
+  ThreadClosed: closed,
+  async SessionTurnAdded(em, { data: d }) {
+    await sql(
+      em,
+      `insert into read.thread_messages (id, thread_id, turn_index, sender_gofer_id, content, created_at)
+       values (?, ?, ?, ?, ?, ?) on conflict do nothing`,
+      [d.turnId, d.threadId, Number(d.turnIndex), d.senderGoferId, d.content, d.createdAt],
+    );
+    await sql(
+      em,
+      `update read.threads set
+         turn_count = (select count(*) from read.thread_messages m where m.thread_id = threads.id),
+         updated_at = greatest(updated_at, ?)
+       where id = ?`,
+      [d.createdAt, d.threadId],
+    );
+    return [];
+  },
+  SummaryCardRecorded: summaryCard,
+  MatchRequested: matchRequested,
+  MatchRequestDecided: matchDecided,
+});
 
-async function proposed(em: EntityManager, d: Data, ctx: ProjectionContext): Promise<NotificationSpec[]> {
-  const threadId = str(d, 'threadId');
-  const mode = str(d, 'mode');
-  const at = str(d, 'proposedAt');
-  const [a, b] = [side(d.a), side(d.b)];
+async function proposed(
+  em: EntityManager,
+  { data: d }: Event<'ThreadProposed'>,
+  ctx: ProjectionContext,
+): Promise<NotificationSpec[]> {
+  const { threadId, mode, a, b } = d;
+  const at = d.proposedAt;
   await sql(
     em,
     `insert into read.threads (id, mode, status, a_gofer_id, a_account_id, a_name, a_source_platform,
@@ -224,15 +167,15 @@ async function transition(
   );
 }
 
-async function closed(em: EntityManager, d: Data): Promise<NotificationSpec[]> {
-  const threadId = str(d, 'threadId');
-  const at = str(d, 'closedAt');
+async function closed(em: EntityManager, { data: d }: Event<'ThreadClosed'>): Promise<NotificationSpec[]> {
+  const { threadId } = d;
+  const at = d.closedAt;
   await sql(
     em,
     `update read.threads set status = 'closed', closed_reason = ?, closed_by_gofer_id = ?, closed_at = ?,
        updated_at = greatest(updated_at, ?)
      where id = ? and status <> 'closed'`,
-    [str(d, 'reason'), str(d, 'goferId'), at, at, threadId],
+    [d.reason, d.goferId, at, at, threadId],
   );
   await sql(
     em,
@@ -274,30 +217,33 @@ function preview(summary: string): string {
   return `${summary.slice(0, SUMMARY_PREVIEW_LENGTH - 1).trimEnd()}…`;
 }
 
-async function summaryCard(em: EntityManager, d: Data, ctx: ProjectionContext): Promise<NotificationSpec[]> {
-  const threadId = str(d, 'threadId');
-  const goferId = str(d, 'goferId');
+async function summaryCard(
+  em: EntityManager,
+  { data: d }: Event<'SummaryCardRecorded'>,
+  ctx: ProjectionContext,
+): Promise<NotificationSpec[]> {
+  const { threadId, goferId } = d;
   const version = Number(d.version);
-  const patchKind = strOrNull(d, 'patchKind');
-  const at = str(d, 'generatedAt');
+  const patchKind = d.patchKind ?? null;
+  const at = d.generatedAt;
   const photos = assets(d.photos, PHOTO_KEYS);
   const documents = assets(d.documents, DOCUMENT_KEYS);
   // §8.7: the whitelist, both asset arrays always present (A22), threadId also in the payload (A23),
   // `patchKind` only on a regeneration. Never the counterpart's account or any cursor.
   const payload: Data = {
-    messageId: str(d, 'messageId'),
-    content: str(d, 'content'),
+    messageId: d.messageId,
+    content: d.content,
     createdAt: at,
     kind: 'session_summary',
     summaryKey: `${threadId}:${goferId}`,
     threadId,
-    cardTitle: str(d, 'cardTitle'),
-    summary: str(d, 'summary'),
-    opponentRoleName: str(d, 'opponentRoleName'),
-    otherPartyHighlights: strings(d.otherPartyHighlights),
-    actionItems: strings(d.actionItems),
-    matchRecommendation: str(d, 'matchRecommendation'),
-    pairReason: str(d, 'pairReason'),
+    cardTitle: d.cardTitle,
+    summary: d.summary,
+    opponentRoleName: d.opponentRoleName,
+    otherPartyHighlights: [...d.otherPartyHighlights],
+    actionItems: [...d.actionItems],
+    matchRecommendation: d.matchRecommendation,
+    pairReason: d.pairReason,
     photos,
     documents,
     ...(version > 1 && patchKind ? { patchKind } : {}),
@@ -310,13 +256,13 @@ async function summaryCard(em: EntityManager, d: Data, ctx: ProjectionContext): 
        card_payload = ?::jsonb, card_generated_at = ?, updated_at = greatest(updated_at, ?)
      where thread_id = ? and gofer_id = ? and (card_version is null or card_version < ?)`,
     [
-      str(d, 'cardTitle'),
-      preview(str(d, 'summary')),
-      str(d, 'opponentRoleName'),
+      d.cardTitle,
+      preview(d.summary),
+      d.opponentRoleName,
       photos[0] ? JSON.stringify(photos[0]) : null,
       photos.length,
       version,
-      str(d, 'messageId'),
+      d.messageId,
       JSON.stringify(payload),
       at,
       at,
@@ -327,7 +273,7 @@ async function summaryCard(em: EntityManager, d: Data, ctx: ProjectionContext): 
   );
   return [
     {
-      recipient: str(d, 'accountId'),
+      recipient: d.accountId,
       type: 'session_summary',
       source: 'platform',
       goferId,
@@ -365,10 +311,12 @@ async function publicSide(
   return { name: null, sourcePlatform: null };
 }
 
-async function matchRequested(em: EntityManager, d: Data): Promise<NotificationSpec[]> {
-  const threadId = str(d, 'threadId');
-  const requestId = str(d, 'requestId');
-  const at = str(d, 'requestedAt');
+async function matchRequested(
+  em: EntityManager,
+  { data: d }: Event<'MatchRequested'>,
+): Promise<NotificationSpec[]> {
+  const { threadId, requestId } = d;
+  const at = d.requestedAt;
   await sql(
     em,
     `insert into read.match_requests (id, thread_id, requester_gofer_id, requester_account_id,
@@ -377,21 +325,21 @@ async function matchRequested(em: EntityManager, d: Data): Promise<NotificationS
     [
       requestId,
       threadId,
-      str(d, 'requesterGoferId'),
-      str(d, 'requesterAccountId'),
-      str(d, 'recipientGoferId'),
-      str(d, 'recipientAccountId'),
+      d.requesterGoferId,
+      d.requesterAccountId,
+      d.recipientGoferId,
+      d.recipientAccountId,
       at,
       at,
     ],
   );
-  const counterpart = await publicSide(em, threadId, str(d, 'requesterGoferId'));
+  const counterpart = await publicSide(em, threadId, d.requesterGoferId);
   return [
     {
-      recipient: str(d, 'recipientAccountId'),
+      recipient: d.recipientAccountId,
       type: 'match_request',
       source: 'platform',
-      goferId: str(d, 'recipientGoferId'),
+      goferId: d.recipientGoferId,
       threadId,
       reply: `/match-requests/${requestId}/decision`,
       // §8.6: both are strings (not optional here as in pair_proposed). The thread row precedes the
@@ -406,21 +354,22 @@ async function matchRequested(em: EntityManager, d: Data): Promise<NotificationS
   ];
 }
 
-async function matchDecided(em: EntityManager, d: Data): Promise<NotificationSpec[]> {
-  const threadId = str(d, 'threadId');
-  const requestId = str(d, 'requestId');
-  const status = str(d, 'status');
-  const at = str(d, 'decidedAt');
+async function matchDecided(
+  em: EntityManager,
+  { data: d }: Event<'MatchRequestDecided'>,
+): Promise<NotificationSpec[]> {
+  const { threadId, requestId, status } = d;
+  const at = d.decidedAt;
   const accepted = status === 'accepted';
   // A26: no match and no conversation on a rejection.
-  const matchId = accepted ? strOrNull(d, 'matchId') : null;
-  const conversationId = accepted ? strOrNull(d, 'conversationId') : null;
+  const matchId = accepted ? (d.matchId ?? null) : null;
+  const conversationId = accepted ? (d.conversationId ?? null) : null;
   await sql(
     em,
     `update read.match_requests set status = ?, decided_by = ?, match_id = ?, conversation_id = ?,
        decided_at = ?, updated_at = greatest(updated_at, ?)
      where id = ? and status = 'pending'`,
-    [status, str(d, 'decidedBy'), matchId, conversationId, at, at, requestId],
+    [status, d.decidedBy, matchId, conversationId, at, at, requestId],
   );
   if (accepted) {
     await sql(
@@ -432,11 +381,11 @@ async function matchDecided(em: EntityManager, d: Data): Promise<NotificationSpe
   }
   // §8.6: both sides, each with its own goferId; a cross request decides the same way (ADR 0012).
   return (['requester', 'recipient'] as const).map((role) => ({
-    recipient: str(d, `${role}AccountId`),
-    discriminator: str(d, `${role}GoferId`),
+    recipient: d[`${role}AccountId`],
+    discriminator: d[`${role}GoferId`],
     type: 'match_decided' as const,
     source: 'platform' as const,
-    goferId: str(d, `${role}GoferId`),
+    goferId: d[`${role}GoferId`],
     threadId,
     ...(conversationId ? { conversationId } : {}),
     payload: { requestId, status, matchId, conversationId },

@@ -1,4 +1,4 @@
-import type { DiscoveryStatus } from '../../domain/events';
+import type { DiscoveryStatus } from '@oan/domain';
 import type { BrainInput, BrainOutput, BrainProvider, PublicProfile } from '../types';
 import {
   askedBefore,

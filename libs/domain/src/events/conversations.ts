@@ -1,6 +1,5 @@
 /** The conversations context's domain events (schemas/conversations/*.avsc, version 1). */
-
-export type AttachmentKind = 'photo' | 'document';
+import type { AttachmentKind } from './common';
 
 /** §4.7 `OanConversationAttachment` as the events carry it (width/height: photos only, else null). */
 export interface MessageAttachment {

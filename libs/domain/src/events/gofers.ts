@@ -3,10 +3,10 @@
  * `gofer-<goferId>`, keyed by the owner's accountId. Nullable fields are always present (null).
  * JSON-valued fields (`pairing`, `responseConstraints`) travel as JSON text.
  */
+import type { AttachmentKind } from './common';
 export type ChatRole = 'user' | 'assistant' | 'system';
 export type DiscoveryStatus = 'in_discovery' | 'ready_for_pairing';
 export type RagStatus = 'processing' | 'ready' | 'failed' | 'unsupported';
-export type AttachmentKind = 'photo' | 'document';
 
 export interface GoferCreated {
   goferId: string;

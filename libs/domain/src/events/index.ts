@@ -1,0 +1,10 @@
+/**
+ * Every bounded context's domain events, one typed union per context, in the one place the context's
+ * domain, the projector and the tests import them from. A union names each event's `type` and the
+ * shape of its `data` (the Avro schema under schemas/<context>/ is its wire form).
+ */
+export * from './common';
+export * from './auth';
+export * from './gofers';
+export * from './matching';
+export * from './conversations';
