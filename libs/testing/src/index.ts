@@ -9,3 +9,4 @@ export * from './credentials';
 export * from './fakeChat';
 export * from './inProcess';
 export * from './samples';
+export * from './decider';

@@ -1,9 +1,9 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { accountDecider, decideAccount, type AccountCommand, type Timed } from '../src/domain/account';
 import type { AccountEvent } from '@oan/domain';
-import { deciderSpec } from './deciderSpec';
+import { deciderSpec } from '@oan/testing';
 
-const given = deciderSpec({ ...accountDecider, decide: decideAccount });
+const given = deciderSpec(expect, { ...accountDecider, decide: decideAccount });
 const now = '2026-11-29T10:00:00.000Z';
 const at = <C extends AccountCommand>(c: C): Timed<C> => ({ ...c, metadata: { now } });
 const accountId = '7d1f6a5e-0b3c-5a2e-9d6f-1a2b3c4d5e6f';

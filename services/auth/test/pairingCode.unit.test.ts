@@ -1,4 +1,4 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   decidePairingCode,
   pairingCodeDecider,
@@ -7,9 +7,9 @@ import {
 } from '../src/domain/pairingCode';
 import type { Timed } from '../src/domain/account';
 import type { PairingCodeEvent } from '@oan/domain';
-import { deciderSpec } from './deciderSpec';
+import { deciderSpec } from '@oan/testing';
 
-const given = deciderSpec<PairingCodeState, PairingCodeEvent, Timed<PairingCodeCommand>>({
+const given = deciderSpec<PairingCodeState, PairingCodeEvent, Timed<PairingCodeCommand>>(expect, {
   ...pairingCodeDecider,
   decide: decidePairingCode,
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GoferEvent } from '@oan/domain';
+import { deciderSpec } from '@oan/testing';
 import {
   decideGofer,
   goferDecider,
@@ -16,17 +17,11 @@ const OWNER = 'acc-owner';
 const OTHER = 'acc-other';
 const ids = { goferId: 'g1', accountId: OWNER };
 
-/** given(events).when(command).then(events) | .thenThrows(code): emmett's DeciderSpecification, small. */
-const given = (...events: GoferEvent[]) => ({
-  when: (command: GoferCommand) => {
-    const state = events.reduce(goferDecider.evolve, goferDecider.initialState());
-    const run = () => decideGofer({ ...command, metadata: { now: NOW } }, state);
-    return {
-      then: (...expected: GoferEvent[]) => expect(run()).toEqual(expected),
-      thenNothing: () => expect(run()).toEqual([]),
-      thenThrows: (code: string) => expect(run).toThrow(expect.objectContaining({ code })),
-    };
-  },
+/** given(events).when(command).then(events) | .thenThrows(code), at NOW. */
+const given = deciderSpec(expect, {
+  ...goferDecider,
+  decide: (command: GoferCommand, state: GoferState) =>
+    decideGofer({ ...command, metadata: { now: NOW } }, state),
 });
 
 const created: GoferEvent = {

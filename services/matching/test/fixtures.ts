@@ -3,22 +3,16 @@ import type { PublicProfile } from '../src/domain/discovery';
 import type { ThreadEvent, ThreadSide } from '@oan/domain';
 import { threadIdFor } from '../src/domain/ids';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread';
+import type { ThreadState } from '../src/domain/threadState';
+import { deciderSpec } from '@oan/testing';
 
 export const NOW = '2026-11-29T08:00:00.000Z';
 
-/** given(events).when(command).then(events) | .thenThrows(code) — emmett's DeciderSpecification, small. */
-export const given = (...events: ThreadEvent[]) => ({
-  when: (command: ThreadCommand) => {
-    const state = events.reduce(threadDecider.evolve, threadDecider.initialState());
-    const run = () => threadDecider.decide({ ...command, metadata: { now: NOW } }, state);
-    return {
-      then: (...expected: ThreadEvent[]) => expect(run()).toEqual(expected),
-      thenNothing: () => expect(run()).toEqual([]),
-      thenThrows: (code: string, message?: string) =>
-        expect(run).toThrow(expect.objectContaining(message ? { code, message } : { code })),
-      events: run,
-    };
-  },
+/** given(events).when(command).then(events) | .thenThrows(code, message?), at NOW. */
+export const given = deciderSpec(expect, {
+  ...threadDecider,
+  decide: (command: ThreadCommand, state: ThreadState) =>
+    threadDecider.decide({ ...command, metadata: { now: NOW } }, state),
 });
 
 /** Side `a` has the lower goferId. */
