@@ -1,27 +1,22 @@
 import pg from 'pg';
+import { KEPT_BY_REPLAY } from '@oan/projection';
 import { waitFor } from '@oan/testing';
 import { dumpTables } from '../support';
 
-/**
- * The tables a replay rebuilds (services/projector/src/migrations.ts READ_TABLES, copied: tests do
- * not import services).
- */
-export const READ_TABLES = [
-  'read.oan_event',
-  'read.oan_account_seq',
-  'read.accounts',
-  'read.applied_positions',
-  'read.gofers',
-  'read.gofer_messages',
-  'read.gofer_attachments',
-  'read.threads',
-  'read.thread_messages',
-  'read.pairing_cards',
-  'read.match_requests',
-  'read.conversations',
-  'read.conversation_attachments',
-  'read.conversation_messages',
-];
+/** The tables a replay rebuilds: every read model (as the replay finds them, `readModelTables`). */
+export async function readTablesOf(databaseUrl: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const r = await client.query<{ name: string }>(
+      `select 'read.' || table_name as name from information_schema.tables
+        where table_schema = 'read' and table_type = 'BASE TABLE' order by table_name`,
+    );
+    return r.rows.map((row) => row.name).filter((name) => !KEPT_BY_REPLAY.includes(name));
+  } finally {
+    await client.end();
+  }
+}
 
 /**
  * Makes the fleet's own database refuse connections and drops its sessions, leaving the shared

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
 import { dumpTables, matchTwoAccounts } from '../support';
 import { openParty } from './parties';
-import { READ_TABLES, waitQuiet } from './database';
+import { readTablesOf, waitQuiet } from './database';
 import { ok, startLoad, tally, unclean, type LoadRun, type Party, type Sent } from './load';
 import { awaitChatRows, awaitRelays, seqViolations, socketViolations, storeViolations } from './verify';
 
@@ -90,16 +90,18 @@ export function expectFailuresAre503(run: LoadRun): void {
  */
 export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
   const db = fleet.env.DATABASE_URL!;
-  await waitQuiet(db, READ_TABLES);
+  const tables = await readTablesOf(db);
+  expect(tables).toContain('read.oan_event');
+  await waitQuiet(db, tables);
   await fleet.kill('projector');
-  const before = await dumpTables(db, READ_TABLES);
+  const before = await dumpTables(db, tables);
   execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...fleet.env },
     stdio: 'pipe',
   });
-  const after = await dumpTables(db, READ_TABLES);
-  for (const t of READ_TABLES) expect(after[t], t).toEqual(before[t]);
+  const after = await dumpTables(db, tables);
+  for (const t of tables) expect(after[t], t).toEqual(before[t]);
   await fleet.restart('projector');
 }
 

@@ -1,3 +1,4 @@
 export * from './oanEvents';
 export * from './runner';
 export * from './readYourWrites';
+export * from './readTables';

@@ -140,25 +140,3 @@ export const migrations: MigrationDef[] = [
   { name: 'read-0007-match-requests-by-conversation', class: IndexMatchRequestsByConversation },
   oanExpectedMigration,
 ];
-
-/**
- * Tables a replay empties before consuming from offset zero (invariant 3). Every read model belongs
- * here: one left out is replayed onto its old rows (inserts are `on conflict do nothing`), so a
- * corrupted or stale row would survive the rebuild.
- */
-export const READ_TABLES = [
-  'read.oan_event',
-  'read.oan_account_seq',
-  'read.accounts',
-  'read.applied_positions',
-  'read.gofers',
-  'read.gofer_messages',
-  'read.gofer_attachments',
-  'read.threads',
-  'read.thread_messages',
-  'read.pairing_cards',
-  'read.match_requests',
-  'read.conversations',
-  'read.conversation_attachments',
-  'read.conversation_messages',
-];

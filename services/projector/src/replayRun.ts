@@ -2,9 +2,9 @@ import { Redis } from 'ioredis';
 import { openDatabase, sql } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
-import { forgetKnownOffsets } from '@oan/projection';
+import { forgetKnownOffsets, readModelTables } from '@oan/projection';
 import { topicNames, type ProjectorConfig } from './config';
-import { migrations, READ_TABLES } from './migrations';
+import { migrations } from './migrations';
 import { startPipeline } from './pipeline';
 
 export interface ReplayProgress {
@@ -54,7 +54,9 @@ export async function runReplay(
     const total = [...targets.values()].reduce((a, b) => a + b, 0n);
 
     await orm.em.fork().transactional(async (em) => {
-      await sql(em, `truncate ${READ_TABLES.join(', ')}`);
+      // Every read model (invariant 3): one left out would be replayed onto its old rows (inserts are
+      // `on conflict do nothing`), so a corrupted or stale row would survive the rebuild.
+      await sql(em, `truncate ${(await readModelTables(em)).join(', ')}`);
       await sql(em, 'delete from projector.offsets');
       await sql(em, 'delete from projector.dead_letters');
     });

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
 import { envelopeSchema } from '@oan/protocol';
-import { READ_TABLES, migrations } from '../src/migrations';
+import { readModelTables } from '@oan/projection';
+import { migrations } from '../src/migrations';
 import { projections, type DomainEvent } from '../src/projections';
 import { projectDomainEvents } from '../src/stages/domain';
 import { envelopeText, toEnvelope, type Notification } from '../src/notifications';
@@ -365,10 +366,11 @@ describe('when a message is recalled and then the conversation is closed', () =>
   });
 
   it('is replay-ready: every conversations table is emptied by replay and rebuilt identically', async () => {
+    const tables = await readModelTables(orm.em.fork());
     for (const t of ['read.conversations', 'read.conversation_attachments', 'read.conversation_messages'])
-      expect(READ_TABLES).toContain(t);
+      expect(tables).toContain(t);
     const before = await snapshot();
-    await rows(`truncate ${READ_TABLES.join(', ')}`);
+    await rows(`truncate ${tables.join(', ')}`);
     expect((await snapshot()).messages).toEqual([]);
     await apply([...history, recalled, closed]);
     expect(await snapshot()).toEqual(before);
