@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_RETENTION_SECONDS } from './constants';
 import { ErrorCodes } from './errors';
+import { limitsResponse } from './limits';
 
 /**
  * The OpenAPI description of what the edge adds to every route (issue 15,
@@ -7,13 +9,21 @@ import { ErrorCodes } from './errors';
  * /api/v1 gains. The merge of the services' documents applies it (libs/testing, `npm run openapi`).
  */
 export interface ExtensionsOpenApi {
+  /** Routes the edge serves itself. */
+  paths: Record<string, Record<string, unknown>>;
   components: Record<string, Record<string, unknown>>;
   /** Added to every POST under /api/v1. */
   everyPost: { parameters: unknown[]; responses: Record<string, unknown> };
+  /** Added to every operation under /api/v1: responses, and headers of each 2xx response. */
+  everyOperation: { responses: Record<string, unknown>; successHeaders: Record<string, unknown> };
 }
 
-const errorBody = (description: string, code: string) => ({
+const LIMITS_ON =
+  'Sent on authenticated answers when the server sets RATE_LIMIT_PER_MINUTE (off by default).';
+
+const errorBody = (description: string, code: string, headers?: Record<string, unknown>) => ({
   description,
+  ...(headers ? { headers } : {}),
   content: {
     'application/json': {
       schema: {
@@ -26,7 +36,38 @@ const errorBody = (description: string, code: string) => ({
 });
 
 export const extensionsOpenApi: ExtensionsOpenApi = {
+  paths: {
+    '/api/v1/limits': {
+      get: {
+        summary: "The caller's account's own limits and usage (issue 15)",
+        security: [{ bearer: [] }],
+        responses: {
+          '200': {
+            description: 'rateLimit is null when the server sets no rate limit',
+            content: {
+              'application/json': { schema: z.toJSONSchema(limitsResponse, { target: 'openapi-3.0' }) },
+            },
+          },
+        },
+      },
+    },
+  },
   components: {
+    headers: {
+      'RateLimit-Limit': {
+        description: `Requests per minute allowed to the account. ${LIMITS_ON}`,
+        schema: { type: 'integer' },
+      },
+      'RateLimit-Remaining': {
+        description: `Requests left in the current window. ${LIMITS_ON}`,
+        schema: { type: 'integer' },
+      },
+      'RateLimit-Reset': {
+        description: `Seconds until the window ends. ${LIMITS_ON}`,
+        schema: { type: 'integer' },
+      },
+      'Retry-After': { description: 'Seconds to wait before the next request.', schema: { type: 'integer' } },
+    },
     parameters: {
       IdempotencyKey: {
         name: 'Idempotency-Key',
@@ -51,6 +92,16 @@ export const extensionsOpenApi: ExtensionsOpenApi = {
         'This Idempotency-Key was used with another request (method, path, body).',
         ErrorCodes.idempotencyKeyReused,
       ),
+      RateLimited: errorBody(
+        `The account used up its requests for this window. ${LIMITS_ON}`,
+        ErrorCodes.rateLimited,
+        {
+          'Retry-After': { $ref: '#/components/headers/Retry-After' },
+          'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
+          'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
+          'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
+        },
+      ),
     },
   },
   everyPost: {
@@ -58,6 +109,14 @@ export const extensionsOpenApi: ExtensionsOpenApi = {
     responses: {
       '409': { $ref: '#/components/responses/IdempotencyKeyInUse' },
       '422': { $ref: '#/components/responses/IdempotencyKeyReused' },
+    },
+  },
+  everyOperation: {
+    responses: { '429': { $ref: '#/components/responses/RateLimited' } },
+    successHeaders: {
+      'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
+      'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
+      'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
     },
   },
 };

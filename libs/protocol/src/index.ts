@@ -3,3 +3,4 @@ export * from './envelope';
 export * from './errors';
 export * from './connectors';
 export * from './extensionsOpenApi';
+export * from './limits';

@@ -13,16 +13,29 @@ interface Operation {
   responses?: Record<string, unknown>;
 }
 
-/** What the edge adds to every route (issue 15: Idempotency-Key on every POST). */
+/**
+ * What the edge adds (issue 15): its own routes, Idempotency-Key on every POST, the rate limit's 429
+ * and RateLimit headers on every operation (the edge's routes included).
+ */
 function applyEdgeExtensions(doc: OpenApiDoc): void {
-  for (const [kind, entries] of Object.entries(extensionsOpenApi.components)) {
+  const ext = extensionsOpenApi;
+  Object.assign(doc.paths, ext.paths);
+  for (const [kind, entries] of Object.entries(ext.components)) {
     doc.components![kind] = { ...doc.components![kind], ...entries };
   }
   for (const item of Object.values(doc.paths)) {
-    const post = item.post;
-    if (!post) continue;
-    post.parameters = [...(post.parameters ?? []), ...extensionsOpenApi.everyPost.parameters];
-    post.responses = { ...post.responses, ...extensionsOpenApi.everyPost.responses };
+    for (const [method, op] of Object.entries(item)) {
+      if (method === 'post') {
+        op.parameters = [...(op.parameters ?? []), ...ext.everyPost.parameters];
+        op.responses = { ...op.responses, ...ext.everyPost.responses };
+      }
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        if (!status.startsWith('2')) continue;
+        const r = response as { headers?: Record<string, unknown> };
+        r.headers = { ...r.headers, ...ext.everyOperation.successHeaders };
+      }
+      op.responses = { ...op.responses, ...ext.everyOperation.responses };
+    }
   }
 }
 
@@ -50,7 +63,7 @@ export async function mergedOpenApi(fleet: TestFleet): Promise<OpenApiDoc> {
     }
     Object.assign(merged.components!.schemas!, doc.components?.schemas ?? {});
   }
-  merged.paths = Object.fromEntries(Object.entries(merged.paths).sort(([a], [b]) => a.localeCompare(b)));
   applyEdgeExtensions(merged);
+  merged.paths = Object.fromEntries(Object.entries(merged.paths).sort(([a], [b]) => a.localeCompare(b)));
   return merged;
 }

@@ -9,6 +9,7 @@ import { AccountResolver } from './accounts';
 import type { EdgeConfig } from './config';
 import { GatewayPool } from './gateways';
 import { Idempotency, IdempotencyStore } from './idempotency';
+import { registerLimits } from './limits';
 import { registerProxy } from './proxy';
 import { ReleasingDispatcher } from './releasing';
 import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes';
@@ -46,9 +47,15 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
     let idempotency: Idempotency | undefined;
     if (extensions) {
       if (!config.JWT_SECRET) throw new Error('JWT_SECRET is required with ENABLE_OPEN_API');
-      const accounts = new AccountResolver(
-        createAuthenticator({ orm: extensions.orm, jwtSecret: config.JWT_SECRET }),
-      );
+      const authenticator = createAuthenticator({ orm: extensions.orm, jwtSecret: config.JWT_SECRET });
+      const accounts = new AccountResolver(authenticator);
+      await registerLimits(app, {
+        accounts,
+        authenticator,
+        redis: extensions.redis,
+        redisPrefix: config.REDIS_PREFIX,
+        perMinute: config.RATE_LIMIT_PER_MINUTE,
+      });
       const store = new IdempotencyStore(extensions.redis, {
         prefix: config.REDIS_PREFIX,
         retentionMs: IDEMPOTENCY_RETENTION_SECONDS * 1000,
