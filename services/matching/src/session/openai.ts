@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import { JsonCompletionError, JsonCompletions, type JsonCompletionsOptions } from '@oan/completions';
 import { z } from '@oan/config';
 import { sessionMetrics } from './metrics';
 import { buildCardPrompt, buildTurnPrompt, type PromptMessage } from './prompt';
@@ -10,16 +10,7 @@ import {
   type SummaryCardInput,
 } from './provider';
 
-export interface OpenAiSessionOptions {
-  /** An OpenAI-compatible endpoint root, e.g. `https://api.openai.com/v1`. */
-  baseUrl: string;
-  apiKey: string;
-  model: string;
-  /** Per HTTP request. */
-  timeoutMs: number;
-  /** The client's own retries of connection errors, timeouts, 408/409/429 and 5xx. */
-  maxRetries: number;
-}
+export type OpenAiSessionOptions = Omit<JsonCompletionsOptions, 'onUsage'>;
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
@@ -38,14 +29,15 @@ export const cardOutputSchema = z.object({
 export class OpenAiSessionProvider implements SessionProvider {
   readonly kind = 'openai';
   readonly deterministic = false;
-  private readonly client: OpenAI;
+  private readonly completions: JsonCompletions;
 
-  constructor(private readonly opts: OpenAiSessionOptions) {
-    this.client = new OpenAI({
-      baseURL: opts.baseUrl,
-      apiKey: opts.apiKey,
-      timeout: opts.timeoutMs,
-      maxRetries: opts.maxRetries,
+  constructor(opts: OpenAiSessionOptions) {
+    this.completions = new JsonCompletions({
+      ...opts,
+      onUsage: (u) => {
+        sessionMetrics.tokens.inc({ kind: 'prompt' }, u.promptTokens);
+        sessionMetrics.tokens.inc({ kind: 'completion' }, u.completionTokens);
+      },
     });
   }
 
@@ -70,42 +62,12 @@ export class OpenAiSessionProvider implements SessionProvider {
   }
 
   private async complete<T extends z.ZodType>(messages: PromptMessage[], schema: T): Promise<z.infer<T>> {
-    let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await this.client.chat.completions.create({
-        model: this.opts.model,
-        messages,
-        response_format: { type: 'json_object' },
-      });
+      return await this.completions.complete(messages, schema);
     } catch (err) {
-      // The client's errors carry status and the endpoint's text, never our prompt.
-      throw new SessionProviderError('SESSION_UPSTREAM', `chat completion failed: ${describe(err)}`, {
-        cause: err,
-      });
+      if (!(err instanceof JsonCompletionError)) throw err;
+      const code = err.kind === 'upstream' ? 'SESSION_UPSTREAM' : 'SESSION_INVALID_OUTPUT';
+      throw new SessionProviderError(code, err.message, { cause: err });
     }
-    if (completion.usage) {
-      sessionMetrics.tokens.inc({ kind: 'prompt' }, completion.usage.prompt_tokens);
-      sessionMetrics.tokens.inc({ kind: 'completion' }, completion.usage.completion_tokens);
-    }
-    const raw = completion.choices[0]?.message.content;
-    if (!raw) throw new SessionProviderError('SESSION_INVALID_OUTPUT', 'the completion has no content');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      throw new SessionProviderError('SESSION_INVALID_OUTPUT', 'the completion is not JSON');
-    }
-    const result = schema.safeParse(parsed);
-    if (!result.success) {
-      // Paths and issue codes only: the values may be profile text.
-      const where = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}:${i.code}`).join(', ');
-      throw new SessionProviderError('SESSION_INVALID_OUTPUT', `the completion does not match (${where})`);
-    }
-    return result.data;
   }
-}
-
-function describe(err: unknown): string {
-  if (err instanceof OpenAI.APIError) return `${err.name} ${err.status ?? ''}`.trim();
-  return err instanceof Error ? err.name : 'unknown error';
 }
