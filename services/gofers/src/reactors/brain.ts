@@ -1,13 +1,9 @@
 import type { MikroORM } from '@oan/db';
 import {
-  fromKafkaMessage,
-  HEADER_TYPE,
-  runConsumer,
-  type BatchContext,
-  type ConsumedMessage,
+  startReactorLoop,
   type KafkaHandle,
   type Logger,
-  type RunningConsumer,
+  type RunningReactor,
   type SchemaRegistry,
 } from '@oan/log';
 import {
@@ -38,16 +34,7 @@ export interface BrainDeps {
   concurrency?: number;
 }
 
-export interface RunningBrain {
-  readonly groupId: string;
-  readonly consumer: RunningConsumer;
-  stop(): Promise<void>;
-}
-
-interface Job {
-  offset: string;
-  turn: ChatMessageAdded | null;
-}
+export type RunningBrain = RunningReactor;
 
 /**
  * The Gofer's brain (ARCHITECTURE §5): answers each owner message once. One account's events share
@@ -61,23 +48,6 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
   const topic = `${deps.topicPrefix}gofers.events`;
   const groupId = `${deps.topicPrefix}gofers.brain`;
   const concurrency = deps.concurrency ?? 4;
-  await kafka.ensureTopics([{ topic }]);
-
-  const decode = (m: ConsumedMessage): ChatMessageAdded | null => {
-    // Most records are not owner messages: the type header rules them out without decoding.
-    const type = m.headers[HEADER_TYPE];
-    if (type !== undefined && type !== 'ChatMessageAdded') return null;
-    try {
-      const record = fromKafkaMessage<GoferEvent['data']>(registry, m);
-      if (record.type !== 'ChatMessageAdded') return null;
-      const turn = record.data as ChatMessageAdded;
-      return turn.role === 'user' ? turn : null;
-    } catch (err) {
-      // A record we cannot read is no owner message we could answer: skip it, never block the Gofers.
-      logger.warn({ offset: m.offset, err: errorInfo(err) }, 'brain skipped an undecodable record');
-      return null;
-    }
-  };
 
   const generate = async (input: BrainInput, running: () => boolean): Promise<BrainOutput | null> => {
     const attempts = deps.maxAttempts ?? 3;
@@ -129,55 +99,23 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
     });
   };
 
-  const eachBatch = async (batch: BatchContext): Promise<void> => {
-    const running = () => batch.isRunning() && !batch.isStale();
-    const jobs: Job[] = batch.messages.map((m) => ({ offset: m.offset, turn: decode(m) }));
-    const done = new Set<string>(jobs.filter((j) => !j.turn).map((j) => j.offset));
-    let next = 0;
-    // Commits the longest finished prefix of the batch: never past a message still being answered.
-    const advance = async () => {
-      let last: string | null = null;
-      while (next < jobs.length && done.has(jobs[next]!.offset)) last = jobs[next++]!.offset;
-      if (last !== null) await batch.commit(last);
-    };
-    // Generation can outlast the session timeout; keep the membership alive meanwhile.
-    const beat = setInterval(() => void batch.heartbeat().catch(() => undefined), 3000);
-    try {
-      const byGofer = new Map<string, Job[]>();
-      for (const j of jobs)
-        if (j.turn) byGofer.set(j.turn.goferId, [...(byGofer.get(j.turn.goferId) ?? []), j]);
-      const queues = [...byGofer.values()];
-      const worker = async () => {
-        for (let q = queues.shift(); q; q = queues.shift()) {
-          for (const job of q) {
-            if (!running()) return;
-            await answer(job.turn!, running);
-            done.add(job.offset);
-            await advance();
-          }
-        }
-      };
-      const results = await Promise.allSettled(Array.from({ length: concurrency }, worker));
-      await advance();
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      // Infrastructure failures (Postgres, Kafka): kafkajs retries from the last resolved offset.
-      if (failed) throw failed.reason;
-    } finally {
-      clearInterval(beat);
-    }
-  };
-
-  const consumer = await runConsumer({
+  const loop = await startReactorLoop({
     kafka,
+    registry,
+    logger,
     groupId,
-    topics: [topic],
-    fromBeginning: true,
-    partitionsConsumedConcurrently: concurrency,
-    eachBatch,
+    topic,
+    types: new Set(['ChatMessageAdded']),
+    concurrency,
+    // One Gofer's messages in order; other Gofers of the batch, and other partitions, side by side.
+    keyOf: (record) => (record.data as unknown as ChatMessageAdded).goferId,
+    handle: async (record, running) => {
+      const turn = record.data as unknown as ChatMessageAdded;
+      if (turn.role === 'user') await answer(turn, running);
+    },
   });
   logger.info({ groupId, topic, provider: provider.kind }, 'brain started');
-
-  return { groupId, consumer, stop: () => consumer.stop() };
+  return loop;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

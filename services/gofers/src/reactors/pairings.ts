@@ -1,10 +1,9 @@
+import type { ThreadProposed } from '@oan/domain';
 import {
-  fromKafkaMessage,
-  HEADER_TYPE,
-  runConsumer,
+  startReactorLoop,
   type KafkaHandle,
   type Logger,
-  type RunningConsumer,
+  type RunningReactor,
   type SchemaRegistry,
 } from '@oan/log';
 import { plausibleGoferId, runGoferCommand, type GoferContext } from '../commands/context';
@@ -18,23 +17,10 @@ export interface PairingsDeps {
   topicPrefix: string;
 }
 
-export interface RunningPairings {
-  readonly groupId: string;
-  readonly consumer: RunningConsumer;
-  stop(): Promise<void>;
-}
+export type RunningPairings = RunningReactor;
 
 /** The public snapshot of one side in the matching context's `ThreadProposed`. */
-interface ProposedSide {
-  goferId: string;
-  name: string;
-}
-
-const sideOf = (v: unknown): ProposedSide | null => {
-  if (v === null || typeof v !== 'object') return null;
-  const { goferId, name } = v as Record<string, unknown>;
-  return typeof goferId === 'string' && typeof name === 'string' ? { goferId, name } : null;
-};
+type ProposedSide = Pick<ThreadProposed['a'], 'goferId' | 'name'>;
 
 /** Appends the pairing row to one side's role-chat; idempotent (a deterministic messageId). */
 export async function announceToSide(
@@ -66,40 +52,18 @@ export async function announceToSide(
  * offset is committed after both appends, so a crash redelivers and the ids make it a no-op.
  */
 export async function startPairings(deps: PairingsDeps): Promise<RunningPairings> {
-  const { kafka, registry, logger, ctx } = deps;
-  const topic = `${deps.topicPrefix}matching.events`;
-  const groupId = `${deps.topicPrefix}gofers.pairings`;
-  await kafka.ensureTopics([{ topic }]);
-  const consumer = await runConsumer({
-    kafka,
-    groupId,
-    topics: [topic],
-    fromBeginning: true,
-    eachBatch: async (batch) => {
-      for (const m of batch.messages) {
-        if (!batch.isRunning() || batch.isStale()) return;
-        const type = m.headers[HEADER_TYPE];
-        if (type === undefined || type === 'ThreadProposed') {
-          let data: Record<string, unknown> | null = null;
-          try {
-            const record = fromKafkaMessage(registry, m);
-            if (record.type === 'ThreadProposed') data = record.data;
-          } catch (err) {
-            logger.warn(
-              { groupId, offset: m.offset, type: err instanceof Error ? err.name : typeof err },
-              'pairings skipped an undecodable record',
-            );
-          }
-          const [a, b] = [sideOf(data?.a), sideOf(data?.b)];
-          if (data && a && b && typeof data.threadId === 'string') {
-            await announceToSide(ctx, data.threadId, a, b);
-            await announceToSide(ctx, data.threadId, b, a);
-          }
-        }
-        await batch.commit(m.offset);
-      }
+  const { ctx } = deps;
+  return startReactorLoop({
+    kafka: deps.kafka,
+    registry: deps.registry,
+    logger: deps.logger,
+    groupId: `${deps.topicPrefix}gofers.pairings`,
+    topic: `${deps.topicPrefix}matching.events`,
+    types: new Set(['ThreadProposed']),
+    handle: async (record) => {
+      const { threadId, a, b } = record.data as unknown as ThreadProposed;
+      await announceToSide(ctx, threadId, a, b);
+      await announceToSide(ctx, threadId, b, a);
     },
   });
-  logger.info({ groupId, topic }, 'pairings reactor started');
-  return { groupId, consumer, stop: () => consumer.stop() };
 }

@@ -2,15 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { MikroORM } from '@oan/db';
 import type { EventStore } from '@oan/eventstore';
-import {
-  fromKafkaMessage,
-  HEADER_TYPE,
-  runConsumer,
-  type ConsumedMessage,
-  type KafkaHandle,
-  type Logger,
-  type SchemaRegistry,
-} from '@oan/log';
+import { startReactorLoop, type KafkaHandle, type Logger, type SchemaRegistry } from '@oan/log';
 import type { WriteTracker } from '@oan/projection';
 import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
 import { setRagStatus, type RagOutcome } from '../commands/attachments';
@@ -54,53 +46,26 @@ export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagR
     now: deps.now ?? (() => new Date()),
     ids: randomUUID,
   };
-  await deps.kafka.ensureTopics([{ topic }]);
-
-  /** The upload a record announces when it still waits for parsing; null for everything else. */
-  const pending = (m: ConsumedMessage): AttachmentAdded | null => {
-    if (m.headers[HEADER_TYPE] !== 'AttachmentAdded') return null;
-    try {
-      const { data } = fromKafkaMessage<AttachmentAdded>(deps.registry, m);
-      return data.ragStatus === 'processing' ? data : null;
-    } catch (err) {
-      // Unreadable here is unreadable forever: skip it rather than stall the partition.
-      logger.warn(
-        { offset: m.offset, err: (err as Error).message },
-        'rag reactor skipped an undecodable record',
-      );
-      return null;
-    }
-  };
-
-  const consumer = await runConsumer({
+  // A new group starts from the beginning: uploads made before it existed still get parsed.
+  const loop = await startReactorLoop({
     kafka: deps.kafka,
+    registry: deps.registry,
+    logger,
     groupId,
-    topics: [topic],
-    // A new group starts from the beginning: uploads made before it existed still get parsed.
-    fromBeginning: true,
-    eachBatch: async (batch) => {
-      for (const m of batch.messages) {
-        if (!batch.isRunning() || batch.isStale()) return;
-        const added = pending(m);
-        if (added) {
-          const outcome = await parseAttachment(storage, added);
-          const { appended } = await setRagStatus(ctx, outcome);
-          logger.info(
-            {
-              goferId: added.goferId,
-              attachmentId: added.attachmentId,
-              ragStatus: outcome.ragStatus,
-              appended,
-            },
-            'document parsed',
-          );
-        }
-        await batch.commit(m.offset);
-        await batch.heartbeat();
-      }
+    topic,
+    types: new Set(['AttachmentAdded']),
+    handle: async (record) => {
+      const added = record.data as unknown as AttachmentAdded;
+      if (added.ragStatus !== 'processing') return;
+      const outcome = await parseAttachment(storage, added);
+      const { appended } = await setRagStatus(ctx, outcome);
+      logger.info(
+        { goferId: added.goferId, attachmentId: added.attachmentId, ragStatus: outcome.ragStatus, appended },
+        'document parsed',
+      );
     },
   });
-  return { groupId, stop: () => consumer.stop() };
+  return { groupId, stop: () => loop.stop() };
 }
 
 /**
