@@ -143,7 +143,7 @@ describe('a connector working with a Gofer (issue 3)', () => {
   });
 
   /**
-   * §12 line 69, §10.1: a connector with no stored cursor, joining an account with history, starts
+   * §10.1: a connector with no stored cursor, joining an account with history, starts
    * at /events/cursor: nothing of the past is replayed to it; the open question reaches it only
    * through /events/unresolved, as the envelope first delivered.
    */

@@ -72,7 +72,7 @@ describe('a connector joining an account through the edge', () => {
     expect(again.body).toEqual({ error: 'errors.invalidPairingCode', code: 'UNAUTHORIZED' });
   });
 
-  it('an outdated connector is told once: one connector_outdated notice however often it reconnects (§12 line 65)', async () => {
+  it('an outdated connector is told once: one connector_outdated notice however often it reconnects', async () => {
     const client = { name: '@openagentnetwork/dsh-plugin', version: '0.1.4' };
     const c = new TestConnector({ baseUrl: fleet.url, token: acc.apiKey, cursor: '0', client });
     await c.connect();

@@ -25,7 +25,7 @@ export class AuthError extends Error {
 export interface AuthenticateOptions {
   /**
    * Refuse JWTs of another realm before the account is looked up, so a `gofers` token gets the
-   * realm error (§0.2, §12 line 15) whether or not its subject exists here; the account row's realm
+   * realm error (§0.2) whether or not its subject exists here; the account row's realm
    * must match too (§9.3 step 3). API keys have no realm check (§0.2).
    */
   requireRealm?: string;

@@ -6,7 +6,7 @@ const dsh = '@openagentnetwork/dsh-plugin';
 const decl = (version: string, name = dsh) => ({ name, version });
 
 describe('findOutdatedConnector (§10.14)', () => {
-  it('reports dsh-plugin 0.1.4 against latest 0.1.5 (§12 line 65)', () => {
+  it('reports dsh-plugin 0.1.4 against latest 0.1.5', () => {
     expect(findOutdatedConnector(decl('0.1.4'), OAN_CONNECTOR_RELEASES)).toEqual({
       connector: dsh,
       installed: '0.1.4',
@@ -15,13 +15,13 @@ describe('findOutdatedConnector (§10.14)', () => {
   });
 
   it.each(['0.1.5', '0.1.5-beta.1', '0.1.5+build.7', '0.2.0', '1.0.0'])(
-    'says nothing for version %s (§12 line 66)',
+    'says nothing for version %s',
     (v) => {
       expect(findOutdatedConnector(decl(v), OAN_CONNECTOR_RELEASES)).toBeNull();
     },
   );
 
-  it('says nothing for unknown names, unparsable versions and malformed declarations (§12 line 66)', () => {
+  it('says nothing for unknown names, unparsable versions and malformed declarations', () => {
     for (const d of [
       decl('0.0.1', '@someone/else'),
       decl('0.0.1', 'constructor'),

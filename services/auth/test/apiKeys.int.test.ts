@@ -26,7 +26,7 @@ const revoke = (id: string, headers: Record<string, string>, app = fleet.app) =>
 const keysOf = async (headers: Record<string, string>) => body(await list(headers)) as KeyItem[];
 const FORBIDDEN = { error: 'Forbidden', code: 'FORBIDDEN' };
 
-describe('listing API keys (§4.2 (6), §12 line 17)', () => {
+describe('listing API keys (§4.2 (6))', () => {
   it('shows the caller’s keys as {id, name, createdAt, expiresAt: null, lastUsedAt} and no key material', async () => {
     const { token, apiKey, user } = await join(fleet);
     const items = await keysOf(bearer(token));
@@ -64,7 +64,7 @@ describe('listing API keys (§4.2 (6), §12 line 17)', () => {
     expect(idsA).not.toContain(idsB[0]);
   });
 
-  it('refuses an unknown key with 401 and a non-OAN JWT with 403 errors.realmNotAllowed (§12 lines 14–15)', async () => {
+  it('refuses an unknown key with 401 and a non-OAN JWT with 403 errors.realmNotAllowed', async () => {
     expectError(await list(bearer('gofers_deadbeef')), 401, { error: /Unauthorized/, code: 'UNAUTHORIZED' });
     const { user } = await join(fleet);
     for (const realm of ['gofers', null]) {
@@ -75,7 +75,7 @@ describe('listing API keys (§4.2 (6), §12 line 17)', () => {
 });
 
 describe('revoking an API key (§4.2 (7))', () => {
-  it('answers 204 with an empty body, after which the key gets 401 (§12 line 18)', async () => {
+  it('answers 204 with an empty body, after which the key gets 401', async () => {
     const { token, apiKey } = await join(fleet);
     const [item] = await keysOf(bearer(token));
     const res = await revoke(item!.id, bearer(token));
@@ -120,7 +120,7 @@ describe('revoking an API key (§4.2 (7))', () => {
     dead.disconnect();
   });
 
-  it('answers the byte-identical 403 for an unknown, a malformed, an already revoked and another account’s id (§12 line 19)', async () => {
+  it('answers the byte-identical 403 for an unknown, a malformed, an already revoked and another account’s id', async () => {
     const mine = await join(fleet);
     const theirs = await join(fleet);
     const [their] = await keysOf(bearer(theirs.token));

@@ -119,7 +119,7 @@ export async function startAuthFleet(
 type Inject = AuthFleet['app']['inject'];
 type Res = Awaited<ReturnType<Inject>>;
 
-/** §0.3 / §12 line 68: a non-empty body is JSON; 204 is empty. Returns the parsed body. */
+/** §0.3: a non-empty body is JSON; 204 is empty. Returns the parsed body. */
 export function body(res: Res): unknown {
   if (res.statusCode === 204) {
     expect(res.body).toBe('');

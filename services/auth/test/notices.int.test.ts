@@ -21,7 +21,7 @@ const notified = async (res: Awaited<ReturnType<typeof notice>>) => {
 };
 
 describe('a connector-outdated notice (§10.14, A20)', () => {
-  it('is recorded the first time for (connector, latest) and not again, whatever the installed version (§12 line 65)', async () => {
+  it('is recorded the first time for (connector, latest) and not again, whatever the installed version', async () => {
     const { user } = await join(fleet);
     expect(await notified(await notice(user.id))).toBe(true);
     expect(await notified(await notice(user.id))).toBe(false);

@@ -38,7 +38,7 @@ const redeem = (code: unknown) => post(fleet.app, '/auth/oan/pairing-codes/redee
 const newCode = async () => (body(await create(bearer(token))) as { code: string }).code;
 
 describe('creating a pairing code with an OAN JWT', () => {
-  it('works with no body and no Content-Type: 200 {code: 16 hex, expiresAt ≈ now + 10 min} (§12 lines 8–9)', async () => {
+  it('works with no body and no Content-Type: 200 {code: 16 hex, expiresAt ≈ now + 10 min}', async () => {
     const res = await create(bearer(token));
     expect(res.statusCode).toBe(200);
     const { code, expiresAt } = body(res) as { code: string; expiresAt: string };
@@ -70,7 +70,7 @@ describe('creating a pairing code with an OAN JWT', () => {
 });
 
 describe('creating a pairing code without an OAN JWT', () => {
-  it('is refused for a gofers_ API key with 401 (A7, §12 line 10)', async () => {
+  it('is refused for a gofers_ API key with 401 (A7)', async () => {
     const { apiKey } = await join(fleet);
     expectError(await create(bearer(apiKey)), 401, { error: /Unauthorized/, code: 'UNAUTHORIZED' });
   });
@@ -91,7 +91,7 @@ describe('creating a pairing code without an OAN JWT', () => {
 });
 
 describe('redeeming an issued pairing code', () => {
-  it('answers {apiKey: gofers_…, userId} for the account that created it (§12 line 11)', async () => {
+  it('answers {apiKey: gofers_…, userId} for the account that created it', async () => {
     const res = await redeem(await newCode());
     expect(res.statusCode).toBe(200);
     const { apiKey, userId: redeemedFor } = body(res) as { apiKey: string; userId: string };
@@ -128,7 +128,7 @@ describe('redeeming an issued pairing code', () => {
 });
 
 describe('redeeming a code that is not redeemable', () => {
-  it('answers the same 401 errors.invalidPairingCode when used, expired or unknown (§12 line 12)', async () => {
+  it('answers the same 401 errors.invalidPairingCode when used, expired or unknown', async () => {
     const used = await newCode();
     expect((await redeem(used)).statusCode).toBe(200);
     const usedAgain = await redeem(used);
@@ -148,7 +148,7 @@ describe('redeeming a code that is not redeemable', () => {
   });
 });
 
-describe('when 20 redeems of one code race (§12 line 13, invariant 5)', () => {
+describe('when 20 redeems of one code race (invariant 5)', () => {
   it('exactly one gets a key and nineteen get the identical 401', async () => {
     const code = await newCode();
     const before = await fleet.eventCount();

@@ -106,7 +106,7 @@ describe('POST /conversations/:id/messages (§4.7 (28))', () => {
     expect((await f.events()).length).toBe(before);
   });
 
-  it('tells the recipient, and only the recipient, with a relay_message (§8.6, §12 line 54)', async () => {
+  it('tells the recipient, and only the recipient, with a relay_message (§8.6)', async () => {
     const m = await f.match();
     const sent = body<Message>(await send(m, m.a, { content: 'for b only' }));
     await waitFor(async () => (await f.envelopes(m.b.accountId)).length === 1, { what: 'relay_message' });

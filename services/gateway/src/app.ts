@@ -21,7 +21,7 @@ export interface GatewayDeps {
   /** Owned by the caller; the app duplicates it for its blocking XREAD connection, which it closes. */
   redis: Redis;
   authenticator?: Authenticator;
-  /** Sources of open items for /events/unresolved (§4.3 (10)); none yet. */
+  /** Sources of open items for /events/unresolved (§4.3 (10)): open questions and decisions. */
   openItems?: readonly OpenItemsProvider[];
   notifyOutdated?: NotifyOutdated;
   sweepMs?: number;

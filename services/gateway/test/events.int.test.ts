@@ -38,25 +38,25 @@ afterAll(async () => {
 });
 
 describe('GET /api/v1/events when the account has 260 events', () => {
-  it('serves the stored texts byte for byte, ascending (§4.3, §12 line 31)', async () => {
+  it('serves the stored texts byte for byte, ascending (§4.3)', async () => {
     const res = await get('/api/v1/events?since=0&limit=10');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toBe(`[${stored.slice(0, 10).join(',')}]`);
   });
 
-  it('returns only seq > since (§12 line 23)', async () => {
+  it('returns only seq > since', async () => {
     const items = (await get('/api/v1/events?since=255')).json<{ seq: string }[]>();
     expect(items.map((e) => e.seq)).toEqual(['256', '257', '258', '259', '260']);
   });
 
-  it('defaults to since=0 and limit=50 (§12 line 26)', async () => {
+  it('defaults to since=0 and limit=50', async () => {
     const items = (await get('/api/v1/events')).json<{ seq: string }[]>();
     expect(items).toHaveLength(50);
     expect(items[0]?.seq).toBe('1');
   });
 
-  it('fills a page of 200 exactly when more exist (§12 lines 24-25)', async () => {
+  it('fills a page of 200 exactly when more exist', async () => {
     const items = (await get('/api/v1/events?since=3&limit=200')).json<{ seq: string }[]>();
     expect(items).toHaveLength(200);
     expect(items[199]?.seq).toBe('203');
@@ -67,7 +67,7 @@ describe('GET /api/v1/events when the account has 260 events', () => {
     expect((await get('/api/v1/events?since=99999999999999999999999')).body).toBe('[]');
   });
 
-  it('every item has the §8.1 shape (§12 line 30)', async () => {
+  it('every item has the §8.1 shape', async () => {
     const items = (await get('/api/v1/events?limit=3')).json<Record<string, unknown>[]>();
     for (const e of items) {
       expect(e).toMatchObject({ v: 1, type: 'gofer_message', source: 'own_gofer' });
@@ -93,7 +93,7 @@ describe('GET /api/v1/events when the account has 260 events', () => {
     expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', error: expect.any(String) });
   });
 
-  it('accepts an OAN JWT and refuses a gofers-realm JWT and an unknown key (§12 lines 14-15)', async () => {
+  it('accepts an OAN JWT and refuses a gofers-realm JWT and an unknown key', async () => {
     expect((await get('/api/v1/events?limit=1', await jwtFor(account))).statusCode).toBe(200);
     const realm = await get('/api/v1/events', await jwtFor(account, 'gofers'));
     expect(realm.statusCode).toBe(403);
@@ -117,7 +117,7 @@ describe('GET /api/v1/events when the account has 260 events', () => {
 });
 
 describe('GET /api/v1/events/cursor', () => {
-  it('is the max seq as a string, "0" for a fresh account (§12 line 21)', async () => {
+  it('is the max seq as a string, "0" for a fresh account', async () => {
     expect((await get('/api/v1/events/cursor')).json()).toEqual({ seq: '260' });
     const fresh = await insertAccount(fleet.orm);
     expect((await get('/api/v1/events/cursor', await jwtFor(fresh))).json()).toEqual({ seq: '0' });
@@ -125,14 +125,14 @@ describe('GET /api/v1/events/cursor', () => {
 });
 
 describe('GET /api/v1/events/unresolved with no open items yet', () => {
-  it('is an empty digest with numeric zeros (§12 line 27)', async () => {
+  it('is an empty digest with numeric zeros', async () => {
     const res = await get('/api/v1/events/unresolved');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ events: [], summary: { pendingQuestions: 0, goferCount: 0, decisions: 0 } });
   });
 });
 
-describe('GET /api/v1/events/unresolved with open gofer_questions (§4.3 (10), §12 lines 27-29)', () => {
+describe('GET /api/v1/events/unresolved with open gofer_questions (§4.3 (10))', () => {
   let questions: RunningGateway;
   beforeAll(async () => {
     // The projector owns read.gofers and read.gofer_messages; created here to set up state directly.

@@ -62,7 +62,7 @@ afterAll(async () => {
   await fleet?.close();
 });
 
-describe('a /oan handshake with a valid credential (§9.3, §12 line 60)', () => {
+describe('a /oan handshake with a valid credential (§9.3)', () => {
   it.each([
     ['an API key over websocket only', () => key, { transports: ['websocket'] }],
     ['an OAN JWT over websocket only', () => jwtFor(account), { transports: ['websocket'] }],
@@ -81,7 +81,7 @@ describe('a /oan handshake with a valid credential (§9.3, §12 line 60)', () =>
   });
 });
 
-describe('a /oan handshake that must be refused (§9.3, A19, §12 line 61)', () => {
+describe('a /oan handshake that must be refused (§9.3, A19)', () => {
   it.each([
     ['no token', async () => ({}), 'Unauthorized: invalid token'],
     ['an empty token', async () => ({ token: '' }), 'Unauthorized: invalid token'],
@@ -167,7 +167,7 @@ describe('the connector release registry is configuration (OAN_CONNECTOR_RELEASE
   });
 });
 
-describe('the connector declaration (§10.13, §10.14, §12 lines 65-66)', () => {
+describe('the connector declaration (§10.13, §10.14)', () => {
   it('an outdated dsh-plugin triggers exactly one notice request to auth', async () => {
     const before = auth.posts.length;
     const client = await connect(gw.url, {

@@ -66,9 +66,9 @@ describe('live push on one gateway (§9.5, invariant 7)', () => {
     await waitFor(() => expect(seqs(client)).toHaveLength(11));
 
     expect(seqs(client)).toEqual(['4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14']);
-    // §9.1, §12 line 63: nothing but `oan:event`, each with the envelope as its one argument.
+    // §9.1: nothing but `oan:event`, each with the envelope as its one argument.
     expect(client.log).toEqual(seqs(client).map((s) => `event:${s}`));
-    // §12 line 31: the pushed object is the stored (= REST) envelope, byte for byte once serialized.
+    // The pushed object is the stored (= REST) envelope, byte for byte once serialized.
     client.events.forEach((e) => expect(JSON.stringify(e)).toBe(stored[Number(e.seq)]));
     const rest = await g2.app.inject({
       url: '/api/v1/events?since=3',
@@ -95,7 +95,7 @@ describe('live push on one gateway (§9.5, invariant 7)', () => {
     close(client);
   });
 
-  it('never sends account A’s events to account B (§12 line 62)', async () => {
+  it('never sends account A’s events to account B', async () => {
     const [a, b] = [await account(), await account()];
     const ca = await connect(g2.url, { token: a.key }, ws);
     const cb = await connect(g2.url, { token: b.key }, ws);
@@ -134,7 +134,7 @@ describe('two gateways on the same Redis prefix', () => {
   });
 });
 
-describe('when an API key is revoked (§9.6, §12 line 20)', () => {
+describe('when an API key is revoked (§9.6)', () => {
   it('disconnects exactly that key’s sockets, on every gateway; the others keep receiving', async () => {
     const a = await account();
     const other = await insertApiKey(fleet.orm, a.id);
@@ -163,7 +163,7 @@ describe('when an API key is revoked (§9.6, §12 line 20)', () => {
   });
 });
 
-describe('when the account is banned (§2.7, §9.6, §12 line 64)', () => {
+describe('when the account is banned (§2.7, §9.6)', () => {
   it('delivers the account_banned notice to every socket, then disconnects them', async () => {
     const a = await account();
     const clients = [

@@ -4,7 +4,7 @@ import { sql } from '@oan/db';
 import { body, expectError, startGoferFleet, type GoferFleet } from './helpers';
 
 /**
- * §4.4 (18), (19), §6, §12 line 46: the pairing cards of one Gofer, read from `read.pairing_cards`
+ * §4.4 (18), (19), §6: the pairing cards of one Gofer, read from `read.pairing_cards`
  * (seeded here with SQL, as the projector's matching projection would write them).
  */
 let fleet: GoferFleet;

@@ -88,7 +88,7 @@ const append = (goferId: string, accountId: string, events: GoferEvent[]) =>
   runGoferCommand(fleet.ctx, goferId, () => ({ accountId, events }));
 const eventCount = async () => (await fleet.events()).length;
 
-describe('creating Gofers (§4.4 (11), §12 lines 33–34)', () => {
+describe('creating Gofers (§4.4 (11))', () => {
   it('answers 201 {goferId, chatId, greeting} to {} and {locale:"en"}, without webUrl when unconfigured', async () => {
     const { headers } = await fleet.account();
     for (const payload of [{}, { locale: 'en' }]) {
@@ -186,7 +186,7 @@ describe('creating Gofers (§4.4 (11), §12 lines 33–34)', () => {
   });
 });
 
-describe('listing Gofers (§4.4 (12), §12 line 35)', () => {
+describe('listing Gofers (§4.4 (12))', () => {
   it('shows the caller’s Gofers oldest first, in discovery, and nobody else’s', async () => {
     const a = await fleet.account();
     const b = await fleet.account();
@@ -229,7 +229,7 @@ describe('listing Gofers (§4.4 (12), §12 line 35)', () => {
   it('refuses an unknown key (401) and a non-OAN JWT (403 errors.realmNotAllowed)', async () => {
     const unknown = await api(fleet.app, 'GET', '/gofers', { authorization: 'Bearer gofers_deadbeef' });
     expectError(unknown, 401, 'UNAUTHORIZED');
-    expect(body<{ error: string }>(unknown).error).toContain('Unauthorized'); // §5.3, §12 line 70
+    expect(body<{ error: string }>(unknown).error).toContain('Unauthorized'); // §5.3
     const { accountId } = await fleet.account();
     const jwt = await signOanJwt(JWT_SECRET, { accountId, realm: 'gofers', ttlSeconds: 60 });
     const res = await api(fleet.app, 'GET', '/gofers', { authorization: `Bearer ${jwt}` });
@@ -244,7 +244,7 @@ describe('listing Gofers (§4.4 (12), §12 line 35)', () => {
   });
 });
 
-describe('the role-chat (§4.4 (13), (14), §12 lines 36–41)', () => {
+describe('the role-chat (§4.4 (13), (14))', () => {
   it('accepts a goal posted right after creation and shows it after the greeting, without retries', async () => {
     const { headers } = await fleet.account();
     const g = await newGofer(headers);
@@ -259,7 +259,7 @@ describe('the role-chat (§4.4 (13), (14), §12 lines 36–41)', () => {
       ['user', '  Find me a CTO  '],
     ]);
     for (const item of items) {
-      expect(Object.keys(item).sort()).toEqual(['content', 'createdAt', 'id', 'role']); // §12 line 39
+      expect(Object.keys(item).sort()).toEqual(['content', 'createdAt', 'id', 'role']);
     }
   });
 
@@ -382,7 +382,7 @@ describe('the role-chat (§4.4 (13), (14), §12 lines 36–41)', () => {
     const page = await history(headers, g.goferId);
     expect(page.map((i) => i.content)).toEqual(Array.from({ length: 50 }, (_, i) => `#${158 + i}`));
     expect(page.map((i) => i.role)).toContain('system');
-    expect(await history(headers, g.goferId, '?since=yesterday')).toEqual(page); // §12 line 40
+    expect(await history(headers, g.goferId, '?since=yesterday')).toEqual(page);
     expect(await history(headers, g.goferId, '?since=2026-13-45T00:00:00Z')).toEqual(page);
 
     const since = await history(headers, g.goferId, `?since=${encodeURIComponent(at(100))}`);
@@ -425,7 +425,7 @@ describe('the role-chat (§4.4 (13), (14), §12 lines 36–41)', () => {
     expect(Object.keys(plain!).sort()).toEqual(['content', 'createdAt', 'id', 'role']);
   });
 
-  it('never turns the owner’s own messages into events (§12 line 41)', async () => {
+  it('never turns the owner’s own messages into events', async () => {
     const { accountId, headers } = await fleet.account();
     const g = await newGofer(headers);
     await api(fleet.app, 'POST', `/gofers/${g.goferId}/chat/messages`, headers, { content: 'my goal' });
@@ -455,7 +455,7 @@ describe('the role-chat (§4.4 (13), (14), §12 lines 36–41)', () => {
   });
 });
 
-describe('ownership (§6, §12 lines 38, 42)', () => {
+describe('ownership (§6)', () => {
   it('answers an unknown, a foreign, a deleted and a malformed Gofer with byte-identical 403s', async () => {
     const owner = await fleet.account();
     const intruder = await fleet.account();

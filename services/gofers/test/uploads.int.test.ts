@@ -178,7 +178,7 @@ describe('a document upload (§4.4 (16))', () => {
     });
   });
 
-  it('refuses a MIME type outside the whitelist with 400 (§12 line 43)', async () => {
+  it('refuses a MIME type outside the whitelist with 400', async () => {
     const g = await ownGofer();
     const before = await storedFiles();
     expectError(
@@ -241,7 +241,7 @@ describe('a photo upload (§4.4 (17))', () => {
     ['me.png', 'image/png', png(3, 2), 3, 2],
     ['me.webp', 'image/webp', webp(300, 200), 300, 200],
   ])(
-    'accepts %s with its dimensions and source chat, usable in attachmentIds (§12 line 45)',
+    'accepts %s with its dimensions and source chat, usable in attachmentIds',
     async (name, type, bytes, width, height) => {
       const g = await ownGofer();
       const res = await upload(g, 'photos', form(name, type, bytes));

@@ -15,7 +15,7 @@ import { COUNTERPART_URL_TTL_SECONDS } from '../src/http/counterpartAttachments'
 import { body, expectError, JWT_SECRET, startMatchingFleet, type MatchingFleet, type Side } from './helpers';
 
 /**
- * §4.5 (24), §4.8, §6, A28, §12 line 49. The files are stored and served as the gofers process does
+ * §4.5 (24), §4.8, §6, A28. The files are stored and served as the gofers process does
  * (fs driver, its listener started here); the matching app signs with its own configuration
  * (`createStorage(config, { listen: false })`: same directory and port, key derived from JWT_SECRET).
  */

@@ -64,7 +64,7 @@ async function activeThread() {
 
 const NOT_WAITING = { error: NOT_WAITING_FOR_CONFIRMATION, code: 'BAD_REQUEST' };
 
-describe('pair/confirm (§4.5 (23), §5.3, A3, A15, §12 line 48)', () => {
+describe('pair/confirm (§4.5 (23), §5.3, A3, A15)', () => {
   it('activates the thread when both sides accept; a second confirm is the literal 400', async () => {
     const { threadId, a, b } = await fleet.pair('confirm');
     expect((await getThread(threadId, a.headers)).status).toBe('awaiting_confirmation');
@@ -172,7 +172,7 @@ describe('threads reads (§4.5 (20)–(22), A14)', () => {
   });
 });
 
-describe('threads ownership and auth (§4.5, §6, §3, A5, A6, A28, §12 line 47)', () => {
+describe('threads ownership and auth (§4.5, §6, §3, A5, A6, A28)', () => {
   it('answers an unknown thread 404 and a foreign one 403 on every threads route', async () => {
     const { threadId, a } = await fleet.pair('confirm');
     const stranger = await fleet.account();
@@ -273,7 +273,7 @@ describe('threads ownership and auth (§4.5, §6, §3, A5, A6, A28, §12 line 47
   });
 });
 
-describe('match requests (§4.6, §6, A25, A26, §12 lines 50–51)', () => {
+describe('match requests (§4.6, §6, A25, A26)', () => {
   it('requests (201 outgoing_pending), the counterpart accepts with the thread’s ids, a second decision is 400', async () => {
     const { threadId, a, b } = await activeThread();
     const res = await requestMatch(threadId, a);
@@ -301,7 +301,7 @@ describe('match requests (§4.6, §6, A25, A26, §12 lines 50–51)', () => {
         /already decided/,
       );
     }
-    // Repeated after the match, by either side: 201 matched with the same ids (§12 line 50).
+    // Repeated after the match, by either side: 201 matched with the same ids.
     for (const side of [a, b]) {
       const repeat = await requestMatch(threadId, side);
       expect(repeat.statusCode).toBe(201);

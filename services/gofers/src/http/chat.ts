@@ -107,7 +107,7 @@ function toItem(row: MessageRow, self: RoleRef): s.ChatMessageItem {
     content: row.content,
     createdAt: row.created_at,
   };
-  // A37 / §12 line 39: the key only when something is attached.
+  // A37: the key only when something is attached.
   if (row.attachments && row.attachments.length > 0) {
     item.attachments = row.attachments.map((a) => ({
       id: a.id,

@@ -58,7 +58,7 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
   );
 
   // (12) oldest first. The owner's own creates and deletes are applied before reading (invariant
-  // 4); the store check keeps a deleted Gofer out even if the projector is behind (§12 line 42).
+  // 4); the store check keeps a deleted Gofer out even if the projector is behind.
   app.get(
     '/gofers',
     { onRequest: auth('role:read'), schema: { response: { 200: s.goferList } } },

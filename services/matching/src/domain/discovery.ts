@@ -2,8 +2,8 @@
  * Discovery's ranking, as pure functions (ARCHITECTURE §5): a side's demands against the other
  * side's description and values, in both directions, combined into one symmetric score.
  *
- * What the Postgres query (discovery reactor, next step) must compute so both agree:
- *  - The projector stores, per ready Gofer in `read.gofers`, `demand_tsv = array_to_tsvector(
+ * What the discovery reactor's Postgres query computes, so that both agree:
+ *  - The discovery reactor stores, per Gofer in `matching.discovery_terms`, `demand_tsv = array_to_tsvector(
  *    demandTerms(p))` and `offer_tsv = array_to_tsvector(offerTerms(p))` — the terms of THIS module,
  *    not a Postgres dictionary, so TypeScript and SQL never disagree on stemming or CJK — each with a
  *    GIN index.

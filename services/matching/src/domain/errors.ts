@@ -2,8 +2,8 @@ import * as Kind from '@oan/domain';
 
 /**
  * Coded refusals of the matching context. The HTTP layer maps each code to its status and body in
- * one place (src/http/errors.ts, next step); nothing here knows about statuses. The intended mapping:
- * NotFound ⇒ 404, Forbidden ⇒ 403, IllegalState ⇒ 400 `BAD_REQUEST`, Rejected ⇒ 400 `VALIDATION_ERROR`.
+ * one place (src/http/errors.ts); nothing here knows about statuses. The mapping: NotFound ⇒ 404,
+ * Forbidden ⇒ 403, IllegalState ⇒ 400 `BAD_REQUEST`, Rejected ⇒ 400 `VALIDATION_ERROR`.
  */
 
 /**
