@@ -1,6 +1,7 @@
 export { signOanJwt, verifyJwt, InvalidJwtError, type OanJwtOptions, type VerifiedJwt } from './jwt';
 export { generateApiKey, hashApiKey, isApiKey } from './apiKey';
 export { credentialsMigration } from './migration';
+export { checkCredentials, registeredPlatformOf, type CredentialCheck } from './credentialView';
 export {
   createAuthenticator,
   AuthError,

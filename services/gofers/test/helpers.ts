@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { credentialsMigration } from '@oan/auth';
-import { openDatabase, sql, type MikroORM } from '@oan/db';
+import { openDatabase, type MikroORM } from '@oan/db';
 import { startInProcessFleet, type RawStoredEvent } from '@oan/testing';
 import { loadProjectorConfig, topicNames } from '../../projector/src/config';
 import { migrations as projectorMigrations } from '../../projector/src/migrations';
@@ -23,7 +23,7 @@ export interface GoferFleet {
   redis: Redis;
   ctx: GoferContext;
   config: GofersConfig;
-  /** An account of the credential view with an API key; its read.accounts row says `platform`. */
+  /** An account of the credential view, registered with `platform`, and an API key. */
   account(platform?: string): Promise<{ accountId: string; headers: Record<string, string> }>;
   /** Every stored event of the gofers store, in position order. */
   events(): Promise<RawEvent[]>;
@@ -107,9 +107,8 @@ export function expectError(res: Res, status: number, code: string) {
 }
 
 /**
- * The gofers schema plus the neighbours its commands read in production, for reactor tests that run
- * no projector: auth's credential view (`auth.accounts`, as migrated by auth) and a bare
- * `read.accounts` that the test fills when it needs a projected registration.
+ * The gofers schema plus the neighbour its commands read in production, for reactor tests that run
+ * no projector: auth's credential view (`auth.accounts`, as migrated by auth).
  */
 export async function openGofersDatabase(
   url: string,
@@ -118,10 +117,5 @@ export async function openGofersDatabase(
   const authOrm = await openDatabase({ url, schema: 'auth', migrations: [credentialsMigration] });
   await authOrm.close(true);
   const orm = await openDatabase({ url, schema: 'gofers', migrations: goferMigrations(store) });
-  await sql(orm.em.fork(), 'create schema if not exists read');
-  await sql(
-    orm.em.fork(),
-    'create table if not exists read.accounts (id text primary key, source_platform text)',
-  );
   return orm;
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { checkCredentials } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
 import { fetchRange, maxSeq } from '@oan/projection';
 import type { OanEventEnvelope } from '@oan/protocol';
@@ -204,19 +205,12 @@ export class Delivery {
           for (const s of this.sockets.get(a) ?? [])
             if (s.data.apiKeyId !== null) keyIds.add(s.data.apiKeyId);
         }
-        const rows = await sql<{ kind: 'banned' | 'key'; id: string }>(
+        const { banned, liveKeys: live } = await checkCredentials(
           this.deps.orm.em.fork(),
-          `select 'banned' as kind, id from auth.accounts
-            where id in (select value from jsonb_array_elements_text(?::jsonb))
-              and banned_at < now() - make_interval(secs => ?::float8 / 1000)
-           union all
-           select 'key', id::text from auth.api_keys
-            where id::text in (select value from jsonb_array_elements_text(?::jsonb))
-              and (expires_at is null or expires_at > now())`,
-          [JSON.stringify(chunk), this.deps.banGraceMs ?? 3000, JSON.stringify([...keyIds])],
+          chunk,
+          [...keyIds],
+          this.deps.banGraceMs ?? 3000,
         );
-        const banned = new Set(rows.filter((r) => r.kind === 'banned').map((r) => r.id));
-        const live = new Set(rows.filter((r) => r.kind === 'key').map((r) => r.id));
         for (const a of chunk) {
           for (const socket of [...(this.sockets.get(a) ?? [])]) {
             const keyGone = socket.data.apiKeyId !== null && !live.has(socket.data.apiKeyId);

@@ -1,4 +1,4 @@
-import { sql } from '@oan/db';
+import { registeredPlatformOf } from '@oan/auth';
 import { normalizePlatform } from '@oan/protocol';
 import { decideGofer, normalizeLocale, placeholderTexts } from '../domain/gofer';
 import { goferWebUrl, runGoferCommand, type GoferContext } from './context';
@@ -20,18 +20,11 @@ export interface CreatedGofer {
 
 /**
  * §2.6 / §10.11: a Gofer inherits the platform its account registered with, never one from the
- * request. Read from the projector's `read.accounts`, or — when a connector creates a Gofer right
- * after joining, before the projector applied the registration — from the credential view auth writes
- * in the registration's own transaction (`auth.accounts`); `other` when neither has the account.
+ * request: from the credential view, written in the registration's own transaction, so a connector
+ * that creates a Gofer right after joining finds it; `other` for an unknown account.
  */
 export async function registrationPlatform(ctx: GoferContext, accountId: string): Promise<string> {
-  const [row] = await sql<{ source_platform: string | null }>(
-    ctx.orm.em.fork(),
-    `select coalesce((select source_platform from read.accounts where id = ?),
-                     (select source_platform from auth.accounts where id = ?)) as source_platform`,
-    [accountId, accountId],
-  );
-  return normalizePlatform(row?.source_platform);
+  return normalizePlatform(await registeredPlatformOf(ctx.orm.em.fork(), accountId));
 }
 
 /**

@@ -8,6 +8,6 @@ export const createGoferStore = () =>
 
 /**
  * Schema `gofers`: only the event store. The read models (`read.gofers`, `read.gofer_messages`,
- * `read.gofer_attachments`, `read.accounts`) belong to the projector, which creates and fills them.
+ * `read.gofer_attachments`) belong to the projector, which creates and fills them.
  */
 export const goferMigrations = (store: EventStore): MigrationDef[] => [store.migration()];
