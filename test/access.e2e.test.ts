@@ -652,7 +652,7 @@ beforeAll(async () => {
   tokens = {
     none: null,
     'garbage bearer': `garbage-${randomBytes(12).toString('hex')}`,
-    'unknown API key': 'gofers_deadbeef',
+    'unknown API key': 'gofers_deadbeef', // §12 line 14
     'expired JWT': jwt.expired,
     'realm gofers JWT': jwt.realmGofers,
     'realm-less JWT': jwt.realmless,
