@@ -295,6 +295,8 @@ const TABLE: Record<string, Row> = {
   'GET /events': { auth: 'multi+realm', call: () => ({ query: '?since=0&limit=10' }), mine: 200 },
   'GET /events/cursor': { auth: 'multi+realm', mine: 200 },
   'GET /events/unresolved': { auth: 'multi+realm', mine: 200 },
+  // Issue 15: the edge's own view of the account's limits, authenticated as the event routes are.
+  'GET /limits': { auth: 'multi+realm', mine: 200 },
   // §4.4
   'POST /gofers': { auth: 'multi+realm', call: () => ({ json: {} }), mine: 201 },
   'GET /gofers': { auth: 'multi+realm', mine: 200 },

@@ -12,8 +12,12 @@ export interface ExtensionsOpenApi {
   /** Routes the edge serves itself. */
   paths: Record<string, Record<string, unknown>>;
   components: Record<string, Record<string, unknown>>;
-  /** Added to every POST under /api/v1. */
-  everyPost: { parameters: unknown[]; responses: Record<string, unknown> };
+  /** Added to every POST under /api/v1: the parameter, responses, and headers of each 2xx response. */
+  everyPost: {
+    parameters: unknown[];
+    responses: Record<string, unknown>;
+    successHeaders: Record<string, unknown>;
+  };
   /** Added to every operation under /api/v1: responses, and headers of each 2xx response. */
   everyOperation: { responses: Record<string, unknown>; successHeaders: Record<string, unknown> };
 }
@@ -66,6 +70,10 @@ export const extensionsOpenApi: ExtensionsOpenApi = {
         description: `Seconds until the window ends. ${LIMITS_ON}`,
         schema: { type: 'integer' },
       },
+      'Idempotent-Replayed': {
+        description: '`true` on an answer replayed for a repeated Idempotency-Key (absent otherwise).',
+        schema: { type: 'string', enum: ['true'] },
+      },
       'Retry-After': { description: 'Seconds to wait before the next request.', schema: { type: 'integer' } },
     },
     parameters: {
@@ -96,6 +104,10 @@ export const extensionsOpenApi: ExtensionsOpenApi = {
         `The account used up its requests for this window. ${LIMITS_ON}`,
         ErrorCodes.rateLimited,
         {
+          'Idempotent-Replayed': {
+            description: '`true` on an answer replayed for a repeated Idempotency-Key (absent otherwise).',
+            schema: { type: 'string', enum: ['true'] },
+          },
           'Retry-After': { $ref: '#/components/headers/Retry-After' },
           'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
           'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
@@ -110,6 +122,7 @@ export const extensionsOpenApi: ExtensionsOpenApi = {
       '409': { $ref: '#/components/responses/IdempotencyKeyInUse' },
       '422': { $ref: '#/components/responses/IdempotencyKeyReused' },
     },
+    successHeaders: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
   },
   everyOperation: {
     responses: { '429': { $ref: '#/components/responses/RateLimited' } },

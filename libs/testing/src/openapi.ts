@@ -32,7 +32,11 @@ function applyEdgeExtensions(doc: OpenApiDoc): void {
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         if (!status.startsWith('2')) continue;
         const r = response as { headers?: Record<string, unknown> };
-        r.headers = { ...r.headers, ...ext.everyOperation.successHeaders };
+        r.headers = {
+          ...r.headers,
+          ...(method === 'post' ? ext.everyPost.successHeaders : {}),
+          ...ext.everyOperation.successHeaders,
+        };
       }
       op.responses = { ...op.responses, ...ext.everyOperation.responses };
     }
