@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAccount, TestFleet, type JoinedAccount } from '@oan/testing';
+import { form, joinAccount, png, TestFleet, type JoinedAccount } from '@oan/testing';
 
 /** Issue 15, part 3: `Idempotency-Key` on POSTs, through the edge, with races. */
 let fleet: TestFleet;
@@ -126,6 +126,34 @@ describe('a key already used', () => {
       text: first.text,
       replayed: 'true',
     });
+  });
+});
+
+describe('an upload retried with the same key', () => {
+  const upload = async (goferId: string, bytes: Buffer, key: string) => {
+    // Each call builds a new random multipart boundary, as a client's retry does.
+    const { payload, headers } = form('photo.png', 'image/png', bytes);
+    const res = await fetch(`${fleet.url}/api/v1/gofers/${goferId}/photos`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${a.apiKey}`, 'idempotency-key': key },
+      body: payload,
+    });
+    return { status: res.status, text: await res.text(), replayed: res.headers.get('idempotent-replayed') };
+  };
+
+  it('is the first answer again despite a new boundary; another file under the key is a 422', async () => {
+    const goferId = JSON.parse((await post('/gofers', a.apiKey, { locale: 'en' })).text).goferId as string;
+    const key = randomUUID();
+    const first = await upload(goferId, png(2, 3), key);
+    expect(first.status).toBe(201);
+    expect(await upload(goferId, png(2, 3), key)).toEqual({
+      status: 201,
+      text: first.text,
+      replayed: 'true',
+    });
+    const other = await upload(goferId, png(4, 5), key);
+    expect(other.status).toBe(422);
+    expect(JSON.parse(other.text)).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
   });
 });
 
