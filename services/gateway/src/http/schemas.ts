@@ -33,7 +33,10 @@ export const eventsQuery = z.object({
     .regex(/^\d+$/, `wait must be an integer between 0 and ${OAN_EVENTS_MAX_WAIT_SECONDS}`)
     .transform(Number)
     .pipe(z.number().int().min(0).max(OAN_EVENTS_MAX_WAIT_SECONDS))
-    .default(0),
+    .default(0)
+    .describe(
+      `Long-poll (an extension): seconds, 0-${OAN_EVENTS_MAX_WAIT_SECONDS}, to hold the answer while nothing is after since; [] when the time is up`,
+    ),
 });
 
 export interface UnresolvedSummary {
