@@ -29,6 +29,8 @@ const env: Record<string, string> = {
   SMTP_URL: process.env.SMTP_URL ?? mailbox.url,
   STORAGE_DIR: process.env.STORAGE_DIR ?? join(dataDir, 'storage'),
   MAIL_FROM: process.env.MAIL_FROM ?? 'OAN <no-reply@localhost>',
+  // Issue 15: webhooks to a receiver on this machine (QA only; refused in production).
+  WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? 'true',
   ...(process.env.OAN_WEB_BASE_URL ? { OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL } : {}),
   ...(process.env.OAN_TEST_LOGIN_CODES ? { OAN_TEST_LOGIN_CODES: process.env.OAN_TEST_LOGIN_CODES } : {}),
 };

@@ -122,6 +122,10 @@ interface Party {
   mintKey(): Promise<{ key: string; id: string }>;
   freshGofer(): Promise<string>;
   freshMessage(): Promise<string>;
+  /** Issue 15 (at most 3 webhooks per account): a new one, the oldest deleted when full; one kept; none. */
+  freshWebhook(): Promise<string>;
+  someWebhook(): Promise<string>;
+  clearWebhooks(): Promise<void>;
 }
 
 const nobody: Party = {
@@ -137,6 +141,9 @@ const nobody: Party = {
   mintKey: async () => ({ key: 'gofers_never_minted', id: randomUUID() }),
   freshGofer: async () => randomUUID(),
   freshMessage: async () => randomUUID(),
+  freshWebhook: async () => randomUUID(),
+  someWebhook: async () => randomUUID(),
+  clearWebhooks: async () => undefined,
 };
 
 interface Call {
@@ -228,6 +235,28 @@ async function partyOf(name: 'owner' | 'other', m: Match, requestId: string): Pr
     freshGofer: async () =>
       (await must<{ goferId: string }>(me.apiKey, 'POST /gofers', { json: {} })).goferId,
     freshMessage: () => say(me.apiKey, 'to be recalled'),
+    ...webhooksOf(me),
+  };
+}
+
+/** `.invalid` never resolves (RFC 6761): the fleet's delivery attempts fail at once, offline. */
+const HOOK_URL = 'https://webhook.invalid/access';
+
+function webhooksOf(me: JoinedAccount) {
+  const ids = async () => (await must<{ id: string }[]>(me.jwt, 'GET /webhooks')).map((w) => w.id);
+  const remove = (id: string) => must(me.jwt, 'DELETE /webhooks/{webhookId}', { path: { webhookId: id } });
+  const create = async () =>
+    (await must<{ id: string }>(me.jwt, 'POST /webhooks', { json: { url: HOOK_URL } })).id;
+  return {
+    freshWebhook: async () => {
+      const [oldest, ...rest] = await ids();
+      if (oldest !== undefined && rest.length >= 2) await remove(oldest);
+      return create();
+    },
+    someWebhook: async () => (await ids())[0] ?? create(),
+    clearWebhooks: async () => {
+      for (const id of await ids()) await remove(id);
+    },
   };
 }
 
@@ -451,6 +480,29 @@ const TABLE: Record<string, Row> = {
         mine: [404],
       },
     ],
+  },
+  // Extension (issue 15, ADR 0018): webhooks. Built in sequence, so the last three minted survive to
+  // be sent — the accepted credentials come last in CREDENTIALS.
+  'POST /webhooks': {
+    auth: 'multi+realm',
+    call: async () => {
+      await Promise.all([owner.clearWebhooks(), other.clearWebhooks()]);
+      return { json: { url: HOOK_URL } };
+    },
+    mine: 201,
+  },
+  'GET /webhooks': { auth: 'multi+realm', mine: 200 },
+  'DELETE /webhooks/{webhookId}': {
+    auth: 'multi+realm',
+    call: async (p) => ({ path: { webhookId: await p.freshWebhook() } }),
+    mine: 204,
+    ...probeSafe,
+  },
+  'GET /webhooks/{webhookId}/deliveries': {
+    auth: 'multi+realm',
+    call: async (p) => ({ path: { webhookId: await p.someWebhook() } }),
+    mine: 200,
+    ...probeSafe,
   },
   // Extension (docs/openapi.json, ADR 0013): the sender recalls its message; §6's /conversations row.
   'DELETE /conversations/{conversationId}/messages/{messageId}': {

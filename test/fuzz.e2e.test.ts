@@ -102,6 +102,7 @@ const ACCEPTING = new Set([
   'POST /api/v1/gofers/{goferId}/chat/messages',
   'POST /api/v1/match-requests',
   'POST /api/v1/conversations/{conversationId}/messages',
+  'POST /api/v1/webhooks',
 ]);
 /** §4.1: auth `none`, so an absurd Authorization header does not make them refuse. */
 const isPublic = (r: Route) => r.path.startsWith('/api/v1/auth/oan/') && !r.path.endsWith('/pairing-codes');
@@ -138,6 +139,8 @@ function baseBody(r: Route): Obj | undefined {
     'POST /api/v1/match-requests/{requestId}/decision': { accept: true },
     'POST /api/v1/threads/{id}/pair/confirm': { roleId: m.ga, accepted: true },
     'POST /api/v1/conversations/{conversationId}/messages': { content: 'hello' },
+    // `.invalid` never resolves (RFC 6761): the fleet's delivery attempts fail at once, offline.
+    'POST /api/v1/webhooks': { url: 'https://webhook.invalid/fuzz' },
   };
   const b = bodies[r.key];
   return b && new Obj(Object.entries(b));
@@ -916,7 +919,7 @@ const caseOf = (
 
 describe('fuzzed requests to every route of docs/openapi.json (issue 7)', () => {
   it('enumerates the whole public surface', () => {
-    expect(ROUTES.length).toBe(31);
+    expect(ROUTES.length).toBe(36);
   });
 
   describe('built to be refused: every answer is a well-formed 4xx and nothing changes', () => {

@@ -21,6 +21,8 @@ export const ErrorCodes = {
   idempotencyKeyReused: 'IDEMPOTENCY_KEY_REUSED',
   /** Issue 15: an `Idempotency-Key` whose first request is still in flight (409). */
   idempotencyKeyInUse: 'IDEMPOTENCY_KEY_IN_USE',
+  /** Issue 15: a fourth webhook endpoint for one account (409). */
+  webhookLimitReached: 'WEBHOOK_LIMIT_REACHED',
 } as const;
 
 export const ErrorKeys = {

@@ -12,6 +12,8 @@ import type { Mailer } from './infra/mailer';
 import { createRedisRevocationPublisher } from './infra/push';
 import { createAuthStore } from './infra/store';
 import { internalRoutes, openApiRoutes } from './http/routes';
+import { webhookRoutes } from './http/webhooks';
+import { urlPolicy } from './webhooks';
 
 export interface AuthAppDeps {
   config: AuthConfig;
@@ -72,6 +74,13 @@ export async function buildApp(deps: AuthAppDeps) {
         config.AUTH_MAX_FAILED_ATTEMPTS,
         config.AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS,
       ),
+    });
+    await app.register(webhookRoutes, {
+      prefix: OAN_BASE_PATH,
+      orm,
+      authenticator,
+      policy: urlPolicy(config),
+      now: ctx.now,
     });
   }
   await app.register(internalRoutes, { ctx });

@@ -1,4 +1,4 @@
-import { commonEnv, envPort, loadConfig, z } from '@oan/config';
+import { commonEnv, envBool, envPort, loadConfig, z } from '@oan/config';
 
 /** Unset and empty are the same thing for optional variables (`FOO=` in an env file). */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -46,6 +46,26 @@ export const authEnv = commonEnv
      * where the edge runs; a client reaching auth directly from elsewhere cannot pose as another.
      */
     TRUST_PROXY: z.string().min(1).default('loopback,linklocal,uniquelocal'),
+    // Issue 15, webhooks (ADR 0018): the delivery loop runs in every auth process unless switched off.
+    WEBHOOK_DELIVERY: z
+      .enum(['on', 'off'])
+      .default('on')
+      .transform((v) => v === 'on'),
+    /** QA only (`npm run dev`, tests): http URLs and loopback addresses; refused in production. */
+    WEBHOOK_ALLOW_LOOPBACK: envBool,
+    /** A 2xx must arrive within this. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /** Retries: exponential from the base up to the cap (jittered); disabled after the give-up period. */
+    WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
+    WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(7_200_000),
+    WEBHOOK_GIVE_UP_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(30 * 86_400_000)
+      .default(86_400_000),
+    /** How often due endpoints are looked for besides the push stream's wake-ups. */
+    WEBHOOK_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(1_000),
   })
   .superRefine((env, ctx) => {
     // STYLE habit 5: the only behaviour keyed on NODE_ENV is refusing QA-only settings.
@@ -53,6 +73,13 @@ export const authEnv = commonEnv
       ctx.addIssue({
         code: 'custom',
         path: ['OAN_TEST_LOGIN_CODES'],
+        message: 'must not be set in production',
+      });
+    }
+    if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_LOOPBACK) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBHOOK_ALLOW_LOOPBACK'],
         message: 'must not be set in production',
       });
     }

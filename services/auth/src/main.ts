@@ -5,6 +5,7 @@ import { buildApp } from './app';
 import { loadAuthConfig } from './config';
 import { createSmtpMailer } from './infra/mailer';
 import { authMigrations, createAuthStore } from './infra/store';
+import { startWebhookDelivery } from './webhooks';
 
 const config = loadAuthConfig();
 const orm = await openDatabase({
@@ -15,12 +16,18 @@ const orm = await openDatabase({
 const redis = new Redis(config.REDIS_URL);
 const mailer = createSmtpMailer(config.SMTP_URL, config.MAIL_FROM);
 const app = await buildApp({ config, orm, redis, mailer });
+const store = createAuthStore();
+const stopDelivery =
+  config.ENABLE_OPEN_API && config.WEBHOOK_DELIVERY
+    ? await startWebhookDelivery(config, { orm, store, now: () => new Date() }, redis, app.log)
+    : async () => undefined;
 
 // Stop accepting requests first, then close what they used, in reverse order of creation.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => app.log.error(m) } }, async ({ err, signal }) => {
   if (err) app.log.error({ err }, 'closing after an unexpected error');
   else app.log.info({ signal }, 'closing');
   await app.close();
+  await stopDelivery();
   mailer.close();
   await redis.quit();
   await orm.close(true);

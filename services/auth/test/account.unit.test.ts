@@ -140,3 +140,24 @@ describe('a banned account', () => {
     given(registered, banned).when(issue).thenThrows('ACCOUNT_BANNED');
   });
 });
+
+describe('an account whose webhook failed for the give-up period (issue 15)', () => {
+  const webhook = { webhookId: 'wh-1', url: 'https://hooks.example.com/oan', reason: 'HTTP 500' };
+  const disable = at({ type: 'DisableWebhook', data: webhook } as const);
+  const disabled: AccountEvent = {
+    type: 'WebhookDisabled',
+    data: { accountId, ...webhook, disabledAt: now },
+  };
+
+  it('has the endpoint disabled, once', () => {
+    given(registered).when(disable).then(disabled);
+    given(registered, disabled).when(disable).thenNothing();
+    given(registered, disabled)
+      .when(at({ type: 'DisableWebhook', data: { ...webhook, webhookId: 'wh-2' } }))
+      .then({ ...disabled, data: { ...disabled.data, webhookId: 'wh-2' } });
+  });
+
+  it('cannot be unregistered', () => {
+    given().when(disable).thenThrows('ACCOUNT_NOT_FOUND');
+  });
+});

@@ -60,6 +60,16 @@ const samples: AuthEvent[] = [
       noticedAt: now,
     },
   },
+  {
+    type: 'WebhookDisabled',
+    data: {
+      accountId: 'a',
+      webhookId: '0b9a3c52-6c55-4d0e-9d3f-2f8f7d1c9e11',
+      url: 'https://hooks.example.com/oan',
+      reason: 'HTTP 500',
+      disabledAt: now,
+    },
+  },
   { type: 'PairingCodeIssued', data: { codeHash: 'c', accountId: 'a', issuedAt: now, expiresAt: now } },
   { type: 'PairingCodeRedeemed', data: { codeHash: 'c', accountId: 'a', apiKeyId: 'k', redeemedAt: now } },
 ];

@@ -29,6 +29,7 @@ const UPLOAD_PATHS: readonly RegExp[] = [
 export const API_ROUTES: readonly ApiRoute[] = [
   { prefix: '/api/v1/auth', upstream: 'AUTH_URL', bodyLimit: BODY_LIMITS.auth },
   { prefix: '/api/v1/api-keys', upstream: 'AUTH_URL', bodyLimit: BODY_LIMITS.auth },
+  { prefix: '/api/v1/webhooks', upstream: 'AUTH_URL', bodyLimit: BODY_LIMITS.auth },
   { prefix: '/api/v1/events', upstream: 'GATEWAYS', bodyLimit: BODY_LIMITS.gateway },
   { prefix: '/api/v1/gofers', upstream: 'GOFERS_URL', bodyLimit: BODY_LIMITS.gofers },
   { prefix: '/api/v1/threads', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },

@@ -46,8 +46,22 @@ export interface ConnectorOutdatedNoticed {
   data: { accountId: string; connector: string; installed: string; latest: string; noticedAt: string };
 }
 
+/**
+ * Issue 15: a webhook endpoint failed for the whole give-up period and stops receiving deliveries;
+ * the account is told with a `system_notice` (`webhook_disabled`). The secret never enters the log.
+ */
+export interface WebhookDisabled {
+  type: 'WebhookDisabled';
+  data: { accountId: string; webhookId: string; url: string; reason: string; disabledAt: string };
+}
+
 export type AccountEvent =
-  AccountRegistered | ApiKeyIssued | ApiKeyRevoked | AccountBanned | ConnectorOutdatedNoticed;
+  | AccountRegistered
+  | ApiKeyIssued
+  | ApiKeyRevoked
+  | AccountBanned
+  | ConnectorOutdatedNoticed
+  | WebhookDisabled;
 
 export interface PairingCodeIssued {
   type: 'PairingCodeIssued';
@@ -69,6 +83,7 @@ export const AUTH_EVENT_TYPES = [
   'ApiKeyRevoked',
   'AccountBanned',
   'ConnectorOutdatedNoticed',
+  'WebhookDisabled',
   'PairingCodeIssued',
   'PairingCodeRedeemed',
 ] as const satisfies readonly AuthEvent['type'][];

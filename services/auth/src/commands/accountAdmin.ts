@@ -41,3 +41,16 @@ export async function noticeOutdatedConnector(
   const { accountId, ...data } = input;
   return { notified: await run(ctx, accountId, { type: 'NoticeOutdatedConnector', data }) };
 }
+
+/**
+ * Issue 15: disables a webhook endpoint that failed for the whole give-up period. The event's inline
+ * projection sets `auth.webhooks.disabled_at` in the append's transaction; the projector turns it into
+ * the account's `webhook_disabled` notice. `disabled` is false when it was disabled already.
+ */
+export async function disableWebhook(
+  ctx: AuthContext,
+  input: { accountId: string; webhookId: string; url: string; reason: string },
+): Promise<{ disabled: boolean }> {
+  const { accountId, ...data } = input;
+  return { disabled: await run(ctx, accountId, { type: 'DisableWebhook', data }) };
+}

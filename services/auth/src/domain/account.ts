@@ -16,6 +16,8 @@ interface Registered {
   apiKeys: Readonly<Record<string, ApiKeyView>>;
   /** A20: notices already given, as `connector@latest`. */
   notices: readonly string[];
+  /** Issue 15: webhook endpoints already disabled (each is told once). */
+  disabledWebhooks: readonly string[];
 }
 
 export type AccountState =
@@ -46,7 +48,8 @@ export type AccountCommand =
     }
   | { type: 'RevokeApiKey'; data: { apiKeyId: string } }
   | { type: 'BanAccount'; data: { reason: string | null } }
-  | { type: 'NoticeOutdatedConnector'; data: { connector: string; installed: string; latest: string } };
+  | { type: 'NoticeOutdatedConnector'; data: { connector: string; installed: string; latest: string } }
+  | { type: 'DisableWebhook'; data: { webhookId: string; url: string; reason: string } };
 
 /** Every command carries the time its events are stamped with. */
 export type Timed<C> = C & { metadata: { now: string } };
@@ -67,6 +70,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
         createdAt: event.data.registeredAt,
         apiKeys: {},
         notices: [],
+        disabledWebhooks: [],
       };
     case 'ApiKeyIssued':
       if (state.status === 'unregistered') return state;
@@ -88,6 +92,9 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
     case 'ConnectorOutdatedNoticed':
       if (state.status === 'unregistered') return state;
       return { ...state, notices: [...state.notices, noticeKey(event.data.connector, event.data.latest)] };
+    case 'WebhookDisabled':
+      if (state.status === 'unregistered') return state;
+      return { ...state, disabledWebhooks: [...state.disabledWebhooks, event.data.webhookId] };
     default: {
       const unexpected: never = event;
       return unexpected;
@@ -163,6 +170,14 @@ export function decideAccount(command: Timed<AccountCommand>, state: AccountStat
           type: 'ConnectorOutdatedNoticed',
           data: { accountId: state.accountId, connector, installed, latest, noticedAt: now },
         },
+      ];
+    }
+    case 'DisableWebhook': {
+      if (state.status === 'unregistered') throw notFound();
+      // A crash between the last failed attempt and this command repeats it: told once per endpoint.
+      if (state.disabledWebhooks.includes(command.data.webhookId)) return [];
+      return [
+        { type: 'WebhookDisabled', data: { accountId: state.accountId, ...command.data, disabledAt: now } },
       ];
     }
     default: {

@@ -57,3 +57,42 @@ export const connectorNoticeBody = z
     path: ['installed'],
   });
 export const connectorNoticeResponse = z.object({ notified: z.boolean() });
+
+// Issue 15: webhooks (ADR 0018).
+export const webhookBody = z.object({
+  url: z.string().min(1).max(2048).pipe(z.url()),
+  description: text(500).optional(),
+});
+// No format rule: a malformed id gets the same 403 as an unknown or foreign one.
+export const webhookParams = z.object({ webhookId: z.string() });
+const webhookFields = {
+  id: z.string(),
+  url: z.string(),
+  description: z.string().optional(),
+  createdAt: z.string(),
+};
+export const webhookCreated = z.object({
+  ...webhookFields,
+  secret: z.string().describe('Standard Webhooks signing secret (`whsec_<base64>`); shown only here'),
+});
+export const webhookList = z.array(
+  z.object({
+    ...webhookFields,
+    disabledAt: z
+      .string()
+      .nullable()
+      .describe('Set when every attempt failed for the give-up period; the endpoint gets nothing more'),
+  }),
+);
+export const deliveryList = z.array(
+  z.object({
+    eventId: z.string(),
+    seq: z.string(),
+    attempt: z.number().int().describe('1 for the first attempt at this envelope'),
+    statusCode: z.number().int().nullable().describe('The answer’s status, null when none came'),
+    error: z.string().nullable().describe('Why no answer came (timeout, refused address, connection error)'),
+    latencyMs: z.number().int(),
+    attemptedAt: z.string(),
+    nextRetryAt: z.string().nullable(),
+  }),
+);

@@ -50,6 +50,14 @@ export async function projectCredentials(em: EntityManager, appended: StoredEven
           event.data.accountId,
         ]);
         break;
+      case 'WebhookDisabled':
+        // Not the credential view: the delivery state (webhooks/store.ts), stopped with the event.
+        await sql(em, 'update auth.webhooks set disabled_at = ? where id = ? and account_id = ?', [
+          event.data.disabledAt,
+          event.data.webhookId,
+          event.data.accountId,
+        ]);
+        break;
       case 'ConnectorOutdatedNoticed':
       case 'PairingCodeIssued':
       case 'PairingCodeRedeemed':

@@ -1,6 +1,7 @@
 import { credentialsMigration } from '@oan/auth';
 import type { MigrationDef } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
+import { webhooksMigration } from './webhookStore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
 
 /** The auth event store (`auth.events`, `auth.outbox`); every event is checked against its Avro schema. */
@@ -11,4 +12,5 @@ export const createAuthStore = () =>
 export const authMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
   credentialsMigration,
+  webhooksMigration,
 ];

@@ -47,6 +47,16 @@ export const authProjection = projection<AuthEvent>({
       createdAt: occurredAt,
     },
   ],
+  // Issue 15: payload {kind, webhookId, url, reason}.
+  WebhookDisabled: async (_em, { accountId, occurredAt, data: d }) => [
+    {
+      recipient: accountId,
+      type: 'system_notice',
+      source: 'platform',
+      payload: { kind: 'webhook_disabled', webhookId: d.webhookId, url: d.url, reason: d.reason },
+      createdAt: occurredAt,
+    },
+  ],
   ApiKeyIssued: null,
   ApiKeyRevoked: null,
   PairingCodeIssued: null,

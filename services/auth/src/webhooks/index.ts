@@ -1,0 +1,43 @@
+import type { Redis } from 'ioredis';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuthContext } from '../commands/context';
+import type { AuthConfig } from '../config';
+import type { UrlPolicy } from './addresses';
+import { WebhookSender } from './sender';
+import { PushWake } from './wake';
+import { WebhookDelivery } from './worker';
+
+export const urlPolicy = (config: AuthConfig): UrlPolicy => ({
+  allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,
+});
+
+/**
+ * Starts the delivery loop of this process (ADR 0018) and its push-stream wake-up, on a dedicated
+ * Redis connection; returns the stop, which lets the attempts in flight finish.
+ */
+export async function startWebhookDelivery(
+  config: AuthConfig,
+  ctx: AuthContext,
+  redis: Redis,
+  log: FastifyBaseLogger,
+): Promise<() => Promise<void>> {
+  const delivery = new WebhookDelivery({
+    ctx,
+    databaseUrl: config.DATABASE_URL,
+    sender: new WebhookSender({ policy: urlPolicy(config), timeoutMs: config.WEBHOOK_TIMEOUT_MS }),
+    schedule: {
+      baseMs: config.WEBHOOK_RETRY_BASE_MS,
+      maxMs: config.WEBHOOK_RETRY_MAX_MS,
+      giveUpMs: config.WEBHOOK_GIVE_UP_MS,
+    },
+    pollMs: config.WEBHOOK_POLL_MS,
+    log,
+  });
+  const wake = new PushWake(redis.duplicate(), `${config.REDIS_PREFIX}push`, () => delivery.wake(), log);
+  await wake.start();
+  delivery.start();
+  return async () => {
+    await wake.stop();
+    await delivery.stop();
+  };
+}

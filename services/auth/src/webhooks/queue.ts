@@ -1,0 +1,100 @@
+import { sql, type EntityManager } from '@oan/db';
+import { KEPT_DELIVERIES, type WebhookRow } from '../infra/webhookStore';
+import type { Attempt } from './sender';
+
+/** The next envelope of the account after an endpoint's cursor, as stored (the bytes sent). */
+export interface QueuedEnvelope {
+  seq: string;
+  event_id: string;
+  envelope: string;
+}
+
+/** Endpoints with an envelope after their cursor whose retry time (if any) has come. */
+export async function dueWebhooks(em: EntityManager, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }>(
+    em,
+    `select w.id from auth.webhooks w
+     where w.disabled_at is null and (w.next_attempt_at is null or w.next_attempt_at <= now())
+       and exists (select 1 from read.oan_event e where e.account_id = w.account_id and e.seq > w.last_seq)
+     order by w.next_attempt_at nulls first limit ?`,
+    [limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function webhookById(em: EntityManager, id: string): Promise<WebhookRow | null> {
+  const [row] = await sql<WebhookRow>(
+    em,
+    `select id, account_id, url, description, secret, created_at, last_seq::text as last_seq, attempt,
+       failing_since, next_attempt_at, disabled_at
+     from auth.webhooks where id = ?`,
+    [id],
+  );
+  return row ?? null;
+}
+
+export async function nextEnvelope(em: EntityManager, accountId: string, afterSeq: string) {
+  const [row] = await sql<QueuedEnvelope>(
+    em,
+    `select seq::text as seq, event_id, envelope from read.oan_event
+     where account_id = ? and seq > ? order by oan_event.seq limit 1`,
+    [accountId, afterSeq],
+  );
+  return row ?? null;
+}
+
+/**
+ * Records an attempt and moves the endpoint on, in one transaction: after a 2xx the cursor passes
+ * the envelope in the same commit that records it, so an acknowledged envelope is never sent again;
+ * after a failure the attempt count and the retry time. Fenced by the cursor read before sending, so
+ * an endpoint deleted (or moved on by another process) meanwhile is left alone. False then.
+ */
+export async function recordAttempt(
+  em: EntityManager,
+  w: WebhookRow,
+  ev: QueuedEnvelope,
+  attempt: Attempt,
+  at: Date,
+  failure: { failingSince: Date; retryAt: Date | null } | null,
+): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const moved = failure
+      ? await sql(
+          tx,
+          `update auth.webhooks set attempt = attempt + 1, failing_since = ?, next_attempt_at = ?
+           where id = ? and last_seq = ? returning id`,
+          [failure.failingSince, failure.retryAt, w.id, w.last_seq],
+        )
+      : await sql(
+          tx,
+          `update auth.webhooks set last_seq = ?, attempt = 0, failing_since = null, next_attempt_at = null
+           where id = ? and last_seq = ? returning id`,
+          [ev.seq, w.id, w.last_seq],
+        );
+    if (moved.length === 0) return false;
+    await sql(
+      tx,
+      `insert into auth.webhook_deliveries
+         (webhook_id, event_id, seq, attempt, status_code, error, latency_ms, attempted_at, next_retry_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        w.id,
+        ev.event_id,
+        ev.seq,
+        w.attempt + 1,
+        attempt.statusCode,
+        attempt.error,
+        attempt.latencyMs,
+        at,
+        failure?.retryAt ?? null,
+      ],
+    );
+    await sql(
+      tx,
+      `delete from auth.webhook_deliveries where webhook_id = ? and id < (
+         select id from auth.webhook_deliveries where webhook_id = ? order by id desc offset ? limit 1)`,
+      [w.id, w.id, KEPT_DELIVERIES - 1],
+    );
+    return true;
+  });
+}

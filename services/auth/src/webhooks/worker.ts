@@ -1,0 +1,148 @@
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import { disableWebhook } from '../commands/accountAdmin';
+import type { AuthContext } from '../commands/context';
+import { dueWebhooks, nextEnvelope, recordAttempt, webhookById } from './queue';
+import { afterFailure, type RetrySchedule } from './schedule';
+import type { WebhookSender } from './sender';
+
+export interface WebhookDeliveryDeps {
+  ctx: AuthContext;
+  /** The connection that holds the per-endpoint locks (one per process). */
+  databaseUrl: string;
+  sender: WebhookSender;
+  schedule: RetrySchedule;
+  pollMs: number;
+  /** Endpoints this process delivers to at once (each has at most one request in flight). */
+  maxInFlight?: number;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * Delivers every account's envelopes to its webhook endpoints, from the log (ADR 0018): an
+ * endpoint's cursor and attempts are rows, the envelopes are `read.oan_event`, so a process that
+ * dies (or all of them) resumes where the last commit left it. Work is found by a short poll and by
+ * `wake()` (the push stream). One endpoint is worked by one process at a time: a session advisory
+ * lock on a dedicated connection, which Postgres frees the moment that process dies.
+ */
+export class WebhookDelivery {
+  private readonly draining = new Set<string>();
+  private readonly active = new Set<Promise<void>>();
+  private lock: Promise<pg.Client> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping = false;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly deps: WebhookDeliveryDeps) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.wake(), this.deps.pollMs);
+    this.wake();
+  }
+
+  /** Looks for due endpoints now (coalesced: one sweep at a time, one more if woken meanwhile). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.sweeping) {
+      this.again = true;
+      return;
+    }
+    this.sweeping = true;
+    void this.sweep()
+      .catch((err: unknown) => this.deps.log.warn({ err }, 'webhook sweep failed'))
+      .finally(() => {
+        this.sweeping = false;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async sweep(): Promise<void> {
+    const max = this.deps.maxInFlight ?? 64;
+    const ids = await dueWebhooks(this.deps.ctx.orm.em.fork(), max * 2);
+    for (const id of ids) {
+      if (this.stopped || this.draining.size >= max) break;
+      if (this.draining.has(id)) continue;
+      this.draining.add(id);
+      const run: Promise<void> = this.drain(id)
+        .catch((err: unknown) => this.deps.log.warn({ err, webhookId: id }, 'webhook delivery failed'))
+        .finally(() => {
+          this.draining.delete(id);
+          this.active.delete(run);
+        });
+      this.active.add(run);
+    }
+  }
+
+  private async drain(id: string): Promise<void> {
+    const lock = await this.lockConnection();
+    const key = `webhook:${id}`;
+    const [row] = (
+      await lock.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [key])
+    ).rows;
+    if (!row?.ok) return; // another process has it
+    try {
+      while (!this.stopped && (await this.step(id)));
+    } finally {
+      await lock
+        .query('select pg_advisory_unlock(hashtextextended($1, 0))', [key])
+        .catch((err: unknown) => this.deps.log.warn({ err }, 'webhook unlock failed'));
+    }
+  }
+
+  /** One attempt at the endpoint's next envelope; true when the next one may follow at once. */
+  private async step(id: string): Promise<boolean> {
+    const { ctx, sender, schedule } = this.deps;
+    const em = ctx.orm.em.fork();
+    const w = await webhookById(em, id);
+    if (!w || w.disabled_at) return false;
+    if (w.next_attempt_at && new Date(w.next_attempt_at).getTime() > ctx.now().getTime()) return false;
+    const ev = await nextEnvelope(em, w.account_id, w.last_seq);
+    if (!ev) return false;
+    const sentAt = ctx.now();
+    const attempt = await sender.send(w, ev.event_id, ev.envelope, sentAt);
+    if (attempt.delivered) return recordAttempt(em, w, ev, attempt, sentAt, null);
+
+    const failingSince = w.failing_since ? new Date(w.failing_since) : sentAt;
+    const next = afterFailure(w.attempt + 1, failingSince, ctx.now(), schedule);
+    const retryAt = next.kind === 'retry' ? next.at : null;
+    if (!(await recordAttempt(em, w, ev, attempt, sentAt, { failingSince, retryAt }))) return false;
+    if (retryAt) {
+      setTimeout(() => this.wake(), Math.max(0, retryAt.getTime() - Date.now()) + 5).unref();
+    } else {
+      const reason = attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : (attempt.error ?? 'failed');
+      await disableWebhook(ctx, { accountId: w.account_id, webhookId: w.id, url: w.url, reason });
+      this.deps.log.info({ webhookId: w.id, reason }, 'webhook disabled after the give-up period');
+    }
+    return false;
+  }
+
+  /** The lock connection, opened again after a failure (its locks went with it). */
+  private lockConnection(): Promise<pg.Client> {
+    if (this.lock) return this.lock;
+    const client = new pg.Client({ connectionString: this.deps.databaseUrl });
+    const opened = client.connect().then(() => client);
+    this.lock = opened;
+    client.on('error', (err) => {
+      this.deps.log.warn({ err }, 'webhook lock connection lost');
+      if (this.lock === opened) this.lock = undefined;
+      void client.end().catch(() => undefined);
+    });
+    opened.catch(() => {
+      if (this.lock === opened) this.lock = undefined;
+    });
+    return opened;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await Promise.all([...this.active]);
+    const lock = await this.lock?.catch(() => undefined);
+    await lock?.end().catch(() => undefined);
+    await this.deps.sender.close();
+  }
+}

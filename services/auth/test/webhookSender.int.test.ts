@@ -1,0 +1,86 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookSender } from '../src/webhooks/sender';
+
+/** Issue 15: the sender against a real server on loopback, in production mode (no QA switch). */
+let server: Server;
+let port: number;
+const hits: { url: string; headers: Record<string, unknown>; body: string }[] = [];
+const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      hits.push({ url: req.url ?? '', headers: req.headers, body });
+      if (req.url === '/redirect') res.writeHead(302, { location: '/ok' }).end();
+      else res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((done) => server.close(done));
+});
+
+const body = '{"v":1,"seq":"1"}';
+const now = new Date();
+
+describe('a sender in production mode', () => {
+  const sender = new WebhookSender({ policy: { allowLoopback: false }, timeoutMs: 2000 });
+  afterAll(() => sender.close());
+
+  it.each([
+    ['a literal loopback address', () => `https://127.0.0.1:${port}/x`, 'loopback'],
+    ['a literal IPv6 loopback address', () => `https://[::1]:${port}/x`, 'loopback'],
+    ['a name that resolves to loopback', () => `https://localhost:${port}/x`, 'loopback'],
+    ['a private address', () => 'https://10.255.255.1/x', 'private'],
+    ['a link-local address', () => 'https://169.254.10.10/x', 'link-local'],
+    ['the metadata address', () => 'https://169.254.169.254/latest/meta-data', 'metadata'],
+    ['an IPv4-mapped private address', () => 'https://[::ffff:192.168.0.1]/x', 'private'],
+    ['a unique-local IPv6 address', () => 'https://[fd00::1]/x', 'private'],
+  ])('refuses %s at send time, without connecting', async (_name, url, cls) => {
+    const before = hits.length;
+    const attempt = await sender.send({ url: url(), secret }, 'msg_1', body, now);
+    expect(attempt).toMatchObject({ delivered: false, statusCode: null });
+    expect(attempt.error).toContain(`(${cls})`);
+    expect(hits.length).toBe(before);
+  });
+});
+
+describe('a sender with the QA switch', () => {
+  const sender = new WebhookSender({ policy: { allowLoopback: true }, timeoutMs: 2000 });
+  afterAll(() => sender.close());
+
+  it('delivers to loopback, signed so the library verifies it', async () => {
+    const attempt = await sender.send({ url: `http://localhost:${port}/ok`, secret }, 'msg_2', body, now);
+    expect(attempt).toMatchObject({ delivered: true, statusCode: 204, error: null });
+    const hit = hits.at(-1)!;
+    expect(new Webhook(secret).verify(hit.body, hit.headers as Record<string, string>)).toEqual(
+      JSON.parse(body),
+    );
+    expect(hit.headers['webhook-id']).toBe('msg_2');
+  });
+
+  it('does not follow a redirect: a 3xx is a failure', async () => {
+    const before = hits.length;
+    const attempt = await sender.send(
+      { url: `http://127.0.0.1:${port}/redirect`, secret },
+      'msg_3',
+      body,
+      now,
+    );
+    expect(attempt).toMatchObject({ delivered: false, statusCode: 302 });
+    expect(hits.length).toBe(before + 1);
+  });
+
+  it('still refuses private addresses', async () => {
+    const attempt = await sender.send({ url: 'http://10.0.0.1/x', secret }, 'msg_4', body, now);
+    expect(attempt.error).toContain('(private)');
+  });
+});
