@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { dropDatabase, openDatabase, sql } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { migrations as projectorMigrations } from '../services/projector/src/migrations';
+import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
 import { createMatchingContext } from '../services/matching/src/app';
 import { loadMatchingConfig } from '../services/matching/src/config';
 import { discoveryIndexMigrations } from '../services/matching/src/infra/discoveryIndex';

@@ -7,7 +7,7 @@ import { sql, type MikroORM } from '@oan/db';
 import { FilesystemStorage, startFileListener, type FileListener } from '@oan/storage';
 import { startInProcessFleet, type InProcessFleet } from '@oan/testing';
 import { loadProjectorConfig, topicNames } from '../../projector/src/config';
-import { migrations as projectorMigrations } from '../../projector/src/migrations';
+import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
 import { startPipeline } from '../../projector/src/pipeline';
 import { buildApp, createConversationContext } from '../src/app';
 import { openConversation, type ConversationContext } from '../src/commands/context';

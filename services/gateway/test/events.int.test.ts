@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, sql } from '@oan/db';
-import { migrations as projectorMigrations } from '../../projector/src/migrations';
+import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
 import { openQuestions } from '../src/http/openQuestions';
 import {
   envelope,

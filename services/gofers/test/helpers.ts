@@ -4,7 +4,7 @@ import { credentialsMigration } from '@oan/auth';
 import { openDatabase, type MikroORM } from '@oan/db';
 import { startInProcessFleet, type RawStoredEvent } from '@oan/testing';
 import { loadProjectorConfig, topicNames } from '../../projector/src/config';
-import { migrations as projectorMigrations } from '../../projector/src/migrations';
+import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
 import { startPipeline } from '../../projector/src/pipeline';
 import { buildApp, createGoferContext, type GoferAppDeps } from '../src/app';
 import type { GoferContext } from '../src/commands/context';

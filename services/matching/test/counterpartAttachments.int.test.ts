@@ -8,7 +8,7 @@ import { openDatabase, sql, type MikroORM } from '@oan/db';
 import { API_KEY_PERMISSIONS } from '@oan/protocol';
 import { loadConfig, z } from '@oan/config';
 import { createStorage, storageEnv, type StorageSetup } from '@oan/storage';
-import { migrations } from '../../projector/src/migrations';
+import { readModelMigrations as migrations } from '@oan/readmodels';
 import type { buildApp } from '../src/app';
 import { loadMatchingConfig } from '../src/config';
 import { COUNTERPART_URL_TTL_SECONDS } from '../src/http/counterpartAttachments';

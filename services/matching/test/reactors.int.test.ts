@@ -14,7 +14,7 @@ import {
 } from '@oan/log';
 import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
-import { migrations as readMigrations } from '../../projector/src/migrations';
+import { readModelMigrations as readMigrations } from '@oan/readmodels';
 import { loadThread, runThreadCommand, type MatchingContext } from '../src/commands/context';
 import { ThreadWrites } from '../src/commands/writes';
 import { relevance, type PublicProfile } from '../src/domain/discovery';

@@ -4,7 +4,7 @@ import { openDatabase, sql } from '@oan/db';
 import { createHttpApp, createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
 import { loadProjectorConfig, topicNames } from './config';
-import { migrations } from './migrations';
+import { readModelMigrations as migrations } from '@oan/readmodels';
 import { startPipeline } from './pipeline';
 
 const cfg = loadProjectorConfig();

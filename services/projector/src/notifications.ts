@@ -1,4 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
+import type { NotificationSpec } from '@oan/readmodels';
 import {
   OAN_BASE_PATH,
   serializeEnvelope,
@@ -26,28 +27,6 @@ export interface Notification {
   payload: string;
   createdAt: string;
   sourceEventId: string;
-}
-
-export interface NotificationSpec {
-  recipient: string;
-  type: OanEventType;
-  source: OanMessageSource;
-  goferId?: string;
-  chatId?: string;
-  threadId?: string;
-  conversationId?: string;
-  responseConstraints?: Record<string, unknown>;
-  /** Relative to /api/v1 (§8.4: emitted absolute). */
-  reply?: string;
-  webUrl?: string;
-  payload: Record<string, unknown>;
-  createdAt: string;
-  /**
-   * Set when one source event can yield this type more than once for one account (one per side of a
-   * pair: `pair_proposed`, `match_decided`): without it the two would share an eventId and stage 2
-   * would keep only the first. Deterministic (e.g. the recipient's goferId).
-   */
-  discriminator?: string;
 }
 
 /**

@@ -14,7 +14,7 @@ import type { BatchContext, ConsumedMessage } from '@oan/log';
 import type { Redis } from 'ioredis';
 import { topicNames, type ProjectorConfig } from './config';
 import type { Notification } from './notifications';
-import { projections, type DomainEvent } from './projections';
+import { projections, type DomainEvent } from '@oan/readmodels';
 import { projectDomainEvents } from './stages/domain';
 import { writeEnvelopes, type CommittedEnvelope } from './stages/oan';
 import { metrics, recordLag } from './metrics';

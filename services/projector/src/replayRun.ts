@@ -4,7 +4,7 @@ import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
 import { forgetKnownOffsets, readModelTables } from '@oan/projection';
 import { topicNames, type ProjectorConfig } from './config';
-import { migrations } from './migrations';
+import { readModelMigrations as migrations } from '@oan/readmodels';
 import { startPipeline } from './pipeline';
 
 export interface ReplayProgress {

@@ -4,8 +4,8 @@ import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
 import { envelopeSchema } from '@oan/protocol';
 import { readModelTables } from '@oan/projection';
-import { migrations } from '../src/migrations';
-import { projections, type DomainEvent } from '../src/projections';
+import { readModelMigrations as migrations } from '@oan/readmodels';
+import { projections, type DomainEvent } from '@oan/readmodels';
 import { projectDomainEvents } from '../src/stages/domain';
 import { envelopeText, toEnvelope, type Notification } from '../src/notifications';
 

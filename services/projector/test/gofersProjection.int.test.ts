@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { migrations } from '../src/migrations';
-import { projections, type DomainEvent } from '../src/projections';
+import { readModelMigrations as migrations } from '@oan/readmodels';
+import { projections, type DomainEvent } from '@oan/readmodels';
 import { projectDomainEvents } from '../src/stages/domain';
 import { toEnvelope } from '../src/notifications';
 

@@ -9,9 +9,9 @@ import { threadDecider, type ThreadCommand } from '../../matching/src/domain/thr
 import { A, B, NOW, hiring, seeker } from '../../matching/test/fixtures';
 import { journey } from '../../matching/test/journey';
 import { readModelTables } from '@oan/projection';
-import { migrations } from '../src/migrations';
-import { projections, type DomainEvent } from '../src/projections';
-import { SUMMARY_PREVIEW_LENGTH } from '../src/projections/matching';
+import { readModelMigrations as migrations } from '@oan/readmodels';
+import { projections, type DomainEvent } from '@oan/readmodels';
+import { SUMMARY_PREVIEW_LENGTH } from '@oan/readmodels';
 import { projectDomainEvents } from '../src/stages/domain';
 import { toEnvelope, type Notification } from '../src/notifications';
 

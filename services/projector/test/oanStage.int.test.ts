@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { fetchEvents } from '@oan/projection';
-import { migrations } from '../src/migrations';
+import { readModelMigrations as migrations } from '@oan/readmodels';
 import { toNotification, type Notification } from '../src/notifications';
 import { writeEnvelopes } from '../src/stages/oan';
 

@@ -13,7 +13,7 @@ import {
 } from '@oan/log';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { loadProjectorConfig, topicNames, type ProjectorConfig } from '../src/config';
-import { migrations } from '../src/migrations';
+import { readModelMigrations as migrations } from '@oan/readmodels';
 import { startPipeline, type Pipeline } from '../src/pipeline';
 import { runReplay } from '../src/replayRun';
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@oan/db';
 import { toNotification, type Notification } from '../notifications';
-import type { DomainEvent, Projection, ProjectionContext } from '../projections';
+import type { DomainEvent, Projection, ProjectionContext } from '@oan/readmodels';
 
 /**
  * Stage 1: applies a batch of domain events to the read models (inside the batch's transaction) and

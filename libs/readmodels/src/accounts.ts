@@ -1,6 +1,19 @@
-import { sql } from '@oan/db';
+import { Migration, sql, type MigrationDef } from '@oan/db';
 import type { AuthEvent } from '@oan/domain';
 import { projection } from './types';
+
+class CreateAccountsReadModel extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table if not exists read.accounts (
+      id text primary key, email text, source_platform text not null, banned_at timestamptz,
+      created_at timestamptz not null)`);
+  }
+}
+
+/** This read model's tables, in migration order. */
+export const accountsTables: MigrationDef[] = [
+  { name: 'read-0002-accounts', class: CreateAccountsReadModel },
+];
 
 /**
  * Accounts as other contexts read them (sourcePlatform for Gofers, bans), and the account notices.

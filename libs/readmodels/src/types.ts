@@ -1,5 +1,31 @@
 import type { EntityManager } from '@oan/db';
-import type { NotificationSpec } from '../notifications';
+import type { OanEventType, OanMessageSource } from '@oan/protocol';
+
+/**
+ * What a read model's projection says to notify: an OAN envelope to one account, before the
+ * projector gives it its id and seq.
+ */
+export interface NotificationSpec {
+  recipient: string;
+  type: OanEventType;
+  source: OanMessageSource;
+  goferId?: string;
+  chatId?: string;
+  threadId?: string;
+  conversationId?: string;
+  responseConstraints?: Record<string, unknown>;
+  /** Relative to /api/v1 (§8.4: emitted absolute). */
+  reply?: string;
+  webUrl?: string;
+  payload: Record<string, unknown>;
+  createdAt: string;
+  /**
+   * Set when one source event can yield this type more than once for one account (one per side of a
+   * pair: `pair_proposed`, `match_decided`): without it the two would share an eventId and stage 2
+   * would keep only the first. Deterministic (e.g. the recipient's goferId).
+   */
+  discriminator?: string;
+}
 
 /** A decoded domain event as the projector sees it; `data` is typed by its context's union. */
 export interface DomainEvent<T extends string = string, D = Record<string, unknown>> {

@@ -1,0 +1,44 @@
+/**
+ * Every read model, one module each: its tables (migrations), its projection (what each domain event
+ * of its context does to them, and which OAN notifications it yields). The projector runs them; the
+ * services and tests that need the tables take them from here.
+ */
+import type { MigrationDef } from '@oan/db';
+import {
+  appliedPositionsMigration,
+  oanEventMigration,
+  oanExpectedMigration,
+  projectorMigration,
+} from '@oan/projection';
+import { accountsTables, authProjection } from './accounts';
+import { conversationsProjection, conversationsTables } from './conversations';
+import { gofersProjection, gofersTables } from './gofers';
+import { matchingProjection, matchingTables } from './matching';
+import type { Projection } from './types';
+
+export * from './types';
+export { SUMMARY_PREVIEW_LENGTH } from './matching';
+
+/** Every context's projection. */
+export const projections: Projection[] = [
+  authProjection,
+  gofersProjection,
+  matchingProjection,
+  conversationsProjection,
+];
+
+/**
+ * The projector's schema and every table of schema `read`, in the order they were first migrated (the
+ * names are recorded in `projector.mikro_orm_migrations`; never renumber).
+ */
+export const readModelMigrations: MigrationDef[] = [
+  projectorMigration,
+  oanEventMigration,
+  ...accountsTables,
+  appliedPositionsMigration,
+  ...gofersTables,
+  matchingTables[0]!,
+  ...conversationsTables,
+  matchingTables[1]!,
+  oanExpectedMigration,
+];
