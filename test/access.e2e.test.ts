@@ -706,7 +706,7 @@ beforeAll(async () => {
   tokens = {
     none: null,
     'garbage bearer': `garbage-${randomBytes(12).toString('hex')}`,
-    'unknown API key': 'gofers_deadbeef', // §12 line 14
+    'unknown API key': 'gofers_deadbeef',
     'expired JWT': jwt.expired,
     'realm gofers JWT': jwt.realmGofers,
     'realm-less JWT': jwt.realmless,
