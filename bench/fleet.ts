@@ -9,7 +9,10 @@ const DOMAIN_TOPICS = ['auth', 'gofers', 'matching', 'conversations', 'oan'];
  * with the broker default, one here): created beforehand under a prefix of our own, so accounts
  * spread over partitions as they would in production.
  */
-export async function partitionedFleet(partitions: number): Promise<TestFleet> {
+export async function partitionedFleet(
+  partitions: number,
+  env: Record<string, string> = {},
+): Promise<TestFleet> {
   ensureInfra();
   const prefix = `b${Date.now().toString(36)}${randomBytes(3).toString('hex')}.`;
   const kafka = createKafka({
@@ -21,7 +24,7 @@ export async function partitionedFleet(partitions: number): Promise<TestFleet> {
     DOMAIN_TOPICS.map((t) => ({ topic: `${prefix}${t}.events`, numPartitions: partitions })),
   );
   await kafka.close();
-  return TestFleet.start({ env: { LOG_LEVEL: 'warn', TOPIC_PREFIX: prefix } });
+  return TestFleet.start({ env: { LOG_LEVEL: 'warn', TOPIC_PREFIX: prefix, ...env } });
 }
 
 /** A small, valid auth event for benches to append in bulk (it yields one `system_notice`). */

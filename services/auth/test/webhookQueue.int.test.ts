@@ -4,7 +4,7 @@ import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { oanEventMigration } from '@oan/projection';
 import { insertWebhook } from '../src/infra/webhookStore';
 import { authMigrations, createAuthStore } from '../src/infra/store';
-import { dueWebhooks, nextEnvelope, recordAttempt, webhookById } from '../src/webhooks/queue';
+import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById } from '../src/webhooks/queue';
 
 /** Issue 15: the delivery loop's queries against a real database (ADR 0018). */
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(6).toString('hex')}`;
@@ -52,9 +52,12 @@ describe('an endpoint registered after the first envelope', () => {
     expect(await dueWebhooks(em, 10)).toEqual([created!.id]);
     let w = (await webhookById(em, created!.id))!;
     expect(w.last_seq).toBe('1');
+    expect((await nextEnvelopes(em, accountId, '0', 20)).map((e) => Number(e.seq))).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
     const seen: string[] = [];
     for (;;) {
-      const ev = await nextEnvelope(em, accountId, w.last_seq);
+      const [ev] = await nextEnvelopes(em, accountId, w.last_seq, 1);
       if (!ev) break;
       seen.push(ev.seq);
       const ok = { statusCode: 200, error: null, latencyMs: 1, delivered: true };

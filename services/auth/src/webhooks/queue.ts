@@ -33,21 +33,21 @@ export async function webhookById(em: EntityManager, id: string): Promise<Webhoo
   return row ?? null;
 }
 
-export async function nextEnvelope(em: EntityManager, accountId: string, afterSeq: string) {
-  const [row] = await sql<QueuedEnvelope>(
+/** The next envelopes of the account after an endpoint's cursor, in seq order (numeric, not text). */
+export function nextEnvelopes(em: EntityManager, accountId: string, afterSeq: string, limit: number) {
+  return sql<QueuedEnvelope>(
     em,
     `select seq::text as seq, event_id, envelope from read.oan_event
-     where account_id = ? and seq > ? order by oan_event.seq limit 1`,
-    [accountId, afterSeq],
+     where account_id = ? and seq > ? order by oan_event.seq limit ?`,
+    [accountId, afterSeq, limit],
   );
-  return row ?? null;
 }
 
 /**
- * Records an attempt and moves the endpoint on, in one transaction: after a 2xx the cursor passes
- * the envelope in the same commit that records it, so an acknowledged envelope is never sent again;
- * after a failure the attempt count and the retry time. Fenced by the cursor read before sending, so
- * an endpoint deleted (or moved on by another process) meanwhile is left alone. False then.
+ * Records an attempt and moves the endpoint on, in one statement (so one commit): after a 2xx the
+ * cursor passes the envelope in the same commit that records it, so an acknowledged envelope is never
+ * sent again; after a failure the attempt count and the retry time. Fenced by the cursor read before
+ * sending, so an endpoint deleted (or moved on by another process) meanwhile is left alone: false.
  */
 export async function recordAttempt(
   em: EntityManager,
@@ -57,44 +57,42 @@ export async function recordAttempt(
   at: Date,
   failure: { failingSince: Date; retryAt: Date | null } | null,
 ): Promise<boolean> {
-  return em.transactional(async (tx) => {
-    const moved = failure
-      ? await sql(
-          tx,
-          `update auth.webhooks set attempt = attempt + 1, failing_since = ?, next_attempt_at = ?
-           where id = ? and last_seq = ? returning id`,
-          [failure.failingSince, failure.retryAt, w.id, w.last_seq],
-        )
-      : await sql(
-          tx,
-          `update auth.webhooks set last_seq = ?, attempt = 0, failing_since = null, next_attempt_at = null
-           where id = ? and last_seq = ? returning id`,
-          [ev.seq, w.id, w.last_seq],
-        );
-    if (moved.length === 0) return false;
-    await sql(
-      tx,
-      `insert into auth.webhook_deliveries
+  const move = failure
+    ? 'attempt = attempt + 1, failing_since = ?::timestamptz, next_attempt_at = ?::timestamptz'
+    : 'last_seq = ?::bigint, attempt = 0, failing_since = null, next_attempt_at = null';
+  const [row] = await sql<{ n: number }>(
+    em,
+    `with moved as (
+       update auth.webhooks set ${move} where id = ? and last_seq = ? returning id
+     ), recorded as (
+       insert into auth.webhook_deliveries
          (webhook_id, event_id, seq, attempt, status_code, error, latency_ms, attempted_at, next_retry_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        w.id,
-        ev.event_id,
-        ev.seq,
-        w.attempt + 1,
-        attempt.statusCode,
-        attempt.error,
-        attempt.latencyMs,
-        at,
-        failure?.retryAt ?? null,
-      ],
-    );
+       select id, ?, ?, ?, ?, ?, ?, ?, ? from moved returning id
+     )
+     select count(*)::int as n from recorded`,
+    [
+      ...(failure ? [failure.failingSince, failure.retryAt] : [ev.seq]),
+      w.id,
+      w.last_seq,
+      ev.event_id,
+      ev.seq,
+      w.attempt + 1,
+      attempt.statusCode,
+      attempt.error,
+      attempt.latencyMs,
+      at,
+      failure?.retryAt ?? null,
+    ],
+  );
+  const recorded = (row?.n ?? 0) > 0;
+  // Keep the last KEPT_DELIVERIES attempts: a separate, idempotent clean-up, not every time.
+  if (recorded && (failure || BigInt(ev.seq) % 20n === 0n)) {
     await sql(
-      tx,
+      em,
       `delete from auth.webhook_deliveries where webhook_id = ? and id < (
          select id from auth.webhook_deliveries where webhook_id = ? order by id desc offset ? limit 1)`,
       [w.id, w.id, KEPT_DELIVERIES - 1],
     );
-    return true;
-  });
+  }
+  return recorded;
 }

@@ -2,9 +2,14 @@ import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import { disableWebhook } from '../commands/accountAdmin';
 import type { AuthContext } from '../commands/context';
-import { dueWebhooks, nextEnvelope, recordAttempt, webhookById } from './queue';
+import type { EntityManager } from '@oan/db';
+import type { WebhookRow } from '../infra/webhookStore';
+import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById, type QueuedEnvelope } from './queue';
 import { afterFailure, type RetrySchedule } from './schedule';
-import type { WebhookSender } from './sender';
+import type { Attempt, WebhookSender } from './sender';
+
+/** Envelopes read per query; each is still sent and recorded one by one. */
+const PAGE = 50;
 
 export interface WebhookDeliveryDeps {
   ctx: AuthContext;
@@ -93,31 +98,45 @@ export class WebhookDelivery {
     }
   }
 
-  /** One attempt at the endpoint's next envelope; true when the next one may follow at once. */
+  /**
+   * Attempts at the endpoint's next envelopes (read a page at a time, sent one by one); true when
+   * more may follow at once, false when it is done, waiting for a retry, disabled or gone.
+   */
   private async step(id: string): Promise<boolean> {
-    const { ctx, sender, schedule } = this.deps;
+    const { ctx } = this.deps;
     const em = ctx.orm.em.fork();
-    const w = await webhookById(em, id);
+    let w = await webhookById(em, id);
     if (!w || w.disabled_at) return false;
     if (w.next_attempt_at && new Date(w.next_attempt_at).getTime() > ctx.now().getTime()) return false;
-    const ev = await nextEnvelope(em, w.account_id, w.last_seq);
-    if (!ev) return false;
-    const sentAt = ctx.now();
-    const attempt = await sender.send(w, ev.event_id, ev.envelope, sentAt);
-    if (attempt.delivered) return recordAttempt(em, w, ev, attempt, sentAt, null);
+    const page = await nextEnvelopes(em, w.account_id, w.last_seq, PAGE);
+    for (const ev of page) {
+      if (this.stopped) return false;
+      const sentAt = ctx.now();
+      const attempt = await this.deps.sender.send(w, ev.event_id, ev.envelope, sentAt);
+      if (!attempt.delivered) {
+        await this.failed(em, w, ev, attempt, sentAt);
+        return false;
+      }
+      if (!(await recordAttempt(em, w, ev, attempt, sentAt, null))) return false;
+      w = { ...w, last_seq: ev.seq, attempt: 0, failing_since: null, next_attempt_at: null };
+    }
+    return page.length === PAGE;
+  }
 
+  /** Records a failed attempt and schedules the retry, or disables the endpoint past the give-up period. */
+  private async failed(em: EntityManager, w: WebhookRow, ev: QueuedEnvelope, attempt: Attempt, sentAt: Date) {
+    const { ctx, schedule } = this.deps;
     const failingSince = w.failing_since ? new Date(w.failing_since) : sentAt;
     const next = afterFailure(w.attempt + 1, failingSince, ctx.now(), schedule);
     const retryAt = next.kind === 'retry' ? next.at : null;
-    if (!(await recordAttempt(em, w, ev, attempt, sentAt, { failingSince, retryAt }))) return false;
+    if (!(await recordAttempt(em, w, ev, attempt, sentAt, { failingSince, retryAt }))) return;
     if (retryAt) {
       setTimeout(() => this.wake(), Math.max(0, retryAt.getTime() - Date.now()) + 5).unref();
-    } else {
-      const reason = attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : (attempt.error ?? 'failed');
-      await disableWebhook(ctx, { accountId: w.account_id, webhookId: w.id, url: w.url, reason });
-      this.deps.log.info({ webhookId: w.id, reason }, 'webhook disabled after the give-up period');
+      return;
     }
-    return false;
+    const reason = attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : (attempt.error ?? 'failed');
+    await disableWebhook(ctx, { accountId: w.account_id, webhookId: w.id, url: w.url, reason });
+    this.deps.log.info({ webhookId: w.id, reason }, 'webhook disabled after the give-up period');
   }
 
   /** The lock connection, opened again after a failure (its locks went with it). */
