@@ -321,7 +321,16 @@ describe('every other process kind killed (kill -9) and restarted while a delive
     const { acc, c } = await account();
     const since = await cursor(c);
     await c.rest<Created>('POST', '/webhooks', { url: receiver.url('/kinds') });
-    const kinds = ['projector', 'relay', 'gateway1', 'gofers', 'edge'] as const;
+    const kinds = [
+      'projector',
+      'relay',
+      'gateway1',
+      'gateway2',
+      'gofers',
+      'matching',
+      'conversations',
+      'edge',
+    ] as const;
     for (const kind of kinds) {
       // The next request is held past the timeout (1 s), while `kind` dies and comes back.
       receiver.script('/kinds', ['hang', { status: 200 }]);
