@@ -6,6 +6,7 @@
  * envelopes/s delivered to the sockets and to the webhooks (first append → last delivery), and the
  * webhook delivery lag quantiles (envelope createdAt → receipt). Usage:
  *   npx tsx bench/webhooks.ts [accounts=24] [events=1200] [partitions=4] [appenders=32]
+ * Writes docs/bench/webhooks.json and docs/bench/webhooks.svg.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -16,6 +17,7 @@ import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, waitFor, type JoinedAccount } from '@oan/testing';
+import { barChart } from './chart';
 import { benchNotice, partitionedFleet } from './fleet';
 import { fmt, percentiles } from './stats';
 
@@ -109,6 +111,15 @@ try {
   console.log(
     `webhook lag (envelope createdAt → receipt): p50 ${fmt(lag.p50)} / p95 ${fmt(lag.p95)} / p99 ${fmt(lag.p99)} / max ${fmt(lag.max)}`,
   );
+  const file = await barChart(
+    'webhooks',
+    [
+      { label: 'envelopes delivered/s (sockets)', value: socketRate },
+      { label: 'envelopes delivered/s (webhooks)', value: hookRate },
+    ],
+    { title: `Webhooks beside sockets (${ACCOUNTS} accounts, ${EVENTS} envelopes)`, unit: 'per second' },
+  );
+  console.log(`chart: ${file}`);
   if (hooked !== EVENTS) console.log(`(the receiver got ${hooked} deliveries for ${EVENTS} envelopes)`);
 } finally {
   for (const s of sockets) s.close();
