@@ -7,7 +7,7 @@ import { WebhookReceiver } from './webhookReceiver';
 
 /**
  * Issue 15, part 1: signed webhooks through the edge, delivered to a real receiver on loopback. The
- * schedule is shortened (1 s timeout, retries from 200 ms, disabled after 6 s) so it runs in seconds.
+ * schedule is shortened (2 s timeout, retries from 200 ms, disabled after 6 s) so it runs in seconds.
  */
 let fleet: TestFleet;
 let receiver: WebhookReceiver;
@@ -19,7 +19,7 @@ beforeAll(async () => {
   fleet = await TestFleet.start({
     env: {
       WEBHOOK_ALLOW_LOOPBACK: 'true',
-      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_TIMEOUT_MS: '2000',
       WEBHOOK_RETRY_BASE_MS: '200',
       WEBHOOK_RETRY_MAX_MS: '1000',
       WEBHOOK_GIVE_UP_MS: '6000',
@@ -244,7 +244,7 @@ describe('an endpoint that answers 500, then not in time, then 200', () => {
     ).body.reverse();
     expect(attempts[0]).toMatchObject({ attempt: 1, statusCode: 500, error: null });
     expect(attempts[0]!.nextRetryAt).not.toBeNull();
-    expect(attempts[1]).toMatchObject({ attempt: 2, statusCode: null, error: 'no answer within 1000 ms' });
+    expect(attempts[1]).toMatchObject({ attempt: 2, statusCode: null, error: 'no answer within 2000 ms' });
     expect(attempts[2]).toMatchObject({ attempt: 3, statusCode: 200, nextRetryAt: null });
     expect(attempts.slice(3).every((a) => a.attempt === 1 && a.statusCode === 200)).toBe(true);
   });
@@ -332,7 +332,7 @@ describe('every other process kind killed (kill -9) and restarted while a delive
       'edge',
     ] as const;
     for (const kind of kinds) {
-      // The next request is held past the timeout (1 s), while `kind` dies and comes back.
+      // The next request is held past the timeout (2 s), while `kind` dies and comes back.
       receiver.script('/kinds', ['hang', { status: 200 }]);
       const before = receiver.at('/kinds').length;
       await produce(c, 1);
