@@ -21,7 +21,7 @@ const OUTAGE_MS = 4000;
 
 /**
  * Both gateways read the push stream of the server as it is now, past its newest entry: a probe
- * entry that the tails skip as malformed (services/gateway/src/infra/pushTail.ts logs its id) shows
+ * entry that the tails skip as malformed (libs/projection/src/pushTail.ts logs its id) shows
  * up in each gateway's log. Deterministic, unlike timing a delivery against the 2 s sweep.
  */
 async function expectTailsRead(scene: Scene, redis: OwnRedis): Promise<void> {

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { createAuthenticator, type Authenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
 import { BODY_LIMITS, createHttpApp } from '@oan/http';
-import { WriteTracker } from '@oan/projection';
+import { PushTail, WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { GatewayConfig } from './config';
 import { eventRoutes } from './http/events';
@@ -10,7 +10,6 @@ import { LongPolls } from './http/longPoll';
 import type { OpenItemsProvider } from './http/openItems';
 import { connectorNoticeClient, type NotifyOutdated } from './infra/connectorNotices';
 import { gatewayMetrics } from './infra/metrics';
-import { PushTail } from './infra/pushTail';
 import { Delivery } from './socket/delivery';
 import { createSocketServer } from './socket/server';
 

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
+import { PushTail } from '@oan/projection';
 import type { AuthContext } from '../commands/context';
 import type { AuthConfig } from '../config';
 import type { UrlPolicy } from './addresses';
 import { WebhookSender } from './sender';
-import { PushWake } from './wake';
 import { WebhookDelivery } from './worker';
 
 export const urlPolicy = (config: AuthConfig): UrlPolicy => ({
@@ -33,7 +33,15 @@ export async function startWebhookDelivery(
     pollMs: config.WEBHOOK_POLL_MS,
     log,
   });
-  const wake = new PushWake(redis.duplicate(), `${config.REDIS_PREFIX}push`, () => delivery.wake(), log);
+  // The projector's push stream only hurries the loop on: an entry missed waits for the poll.
+  const wake = new PushTail(
+    redis.duplicate(),
+    `${config.REDIS_PREFIX}push`,
+    (entry) => {
+      if (entry.t === 'env') delivery.wake();
+    },
+    log,
+  );
   await wake.start();
   delivery.start();
   return async () => {

@@ -1,5 +1,5 @@
 import type { Gauge } from 'prom-client';
-import type { PushEntry } from '../infra/pushTail';
+import type { PushEntry } from '@oan/projection';
 
 /**
  * One held `GET /events?wait=N` (issue 15): woken by the push stream the gateway already tails,

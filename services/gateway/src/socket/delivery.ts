@@ -4,7 +4,7 @@ import { sql, type MikroORM } from '@oan/db';
 import { fetchRange, maxSeq } from '@oan/projection';
 import type { OanEventEnvelope } from '@oan/protocol';
 import type { GatewayMetrics } from '../infra/metrics';
-import type { PushEntry } from '../infra/pushTail';
+import type { PushEntry } from '@oan/projection';
 import { cutConnection, exceededLimit, measureBacklog, type EngineConn } from './backlog';
 import type { OanSocket } from './types';
 

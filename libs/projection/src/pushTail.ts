@@ -1,5 +1,9 @@
 import type { Redis } from 'ioredis';
-import type { FastifyBaseLogger } from 'fastify';
+
+/** Where a push tail reports a read that failed or an entry it cannot parse (a pino logger is one). */
+export interface PushTailLog {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
 
 /** An entry of the `push` stream (docs/architecture.md, Redis). */
 export type PushEntry = { t: 'env'; a: string; s: bigint; e: string } | { t: 'revoke'; a: string; k: string };
@@ -15,7 +19,7 @@ export function parsePushEntry(fields: readonly string[]): PushEntry | null {
 
 /**
  * Tails the push stream with XREAD BLOCK on a dedicated connection (a blocked connection can serve
- * nothing else). Starts after the stream's last entry at start-up and remembers the last id read, so
+ * nothing else): the gateways, for their sockets and long-polls, and the webhook delivery, as a wake-up. Starts after the stream's last entry at start-up and remembers the last id read, so
  * a Redis reconnect resumes exactly where it stopped; a publish lost before start-up or during an
  * outage longer than the stream's retention is covered by the delivery sweep (invariant 7).
  */
@@ -28,7 +32,7 @@ export class PushTail {
     private readonly redis: Redis,
     private readonly key: string,
     private readonly onEntry: (entry: PushEntry) => void,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: PushTailLog,
     private readonly blockMs = 5000,
   ) {}
 
