@@ -1,6 +1,13 @@
 // @oan/log — the only wrapper over kafkajs in this repo (nothing else imports kafkajs).
-export { brokersFromEnv, createKafka } from './kafka';
-export type { ConsumerOptions, CreateKafkaOptions, KafkaHandle, ProducerOptions, TopicSpec } from './kafka';
+export { brokersFromEnv, createKafka, needsNewProducer } from './kafka';
+export type {
+  ConsumerOptions,
+  CreateKafkaOptions,
+  KafkaHandle,
+  ProducerOptions,
+  Sender,
+  TopicSpec,
+} from './kafka';
 export { kafkajsLogCreator, silentLogger, stderrLogger } from './logger';
 export type { LogLevelName, Logger } from './logger';
 export { HEADER_SCHEMA_VERSION, HEADER_TYPE, SchemaRegistry, loadSchemaDir } from './schema-registry';

@@ -1,7 +1,7 @@
 // createKafka: the one place that constructs kafkajs clients. Every client it hands out is
 // connected and tracked, and `close()` disconnects all of them.
 import { Kafka, Partitioners } from 'kafkajs';
-import type { Admin, Consumer, ITopicConfig, Producer } from 'kafkajs';
+import type { Admin, Consumer, ITopicConfig, Producer, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { Counter } from 'prom-client';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger';
 import type { LogLevelName, Logger } from './logger';
@@ -31,6 +31,35 @@ export interface ProducerOptions {
   transactionTimeoutMs?: number;
 }
 
+/**
+ * An idempotent producer for `send` only, which survives what leaves a kafkajs idempotent producer
+ * unusable for good: after a broker lost or rejected its sequence state (a broker killed -9 and
+ * restarted answers OUT_OF_ORDER_SEQUENCE_NUMBER to every later request of the old producer id), the
+ * failed send is thrown as usual, and the next one goes out on a new producer (a new producer id,
+ * sequences from zero). The caller retries the batch it lost; consumers deduplicate by event id.
+ */
+export interface Sender {
+  send(record: ProducerRecord): Promise<RecordMetadata[]>;
+}
+
+/** Broker answers after which an idempotent producer's id can never send again (KIP-360). */
+const FATAL_FOR_PRODUCER_ID = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+]);
+
+/** Whether `err` (or what it wraps) is one of those answers. */
+export function needsNewProducer(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && FATAL_FOR_PRODUCER_ID.has(type)) return true;
+    e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** The consumers' session timeout unless one is given (the broker's minimum is 6 s). */
 export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 
@@ -55,6 +84,8 @@ export interface KafkaHandle {
   deleteTopics(names: string[]): Promise<string[]>;
   /** A connected producer (kafkajs `Producer`); Java-compatible murmur2 partitioning by key. */
   producer(options?: ProducerOptions): Promise<Producer>;
+  /** An idempotent producer for sends that renews itself after a fatal idempotence error (`Sender`). */
+  sender(): Promise<Sender>;
   /** A connected consumer (kafkajs `Consumer`), not yet subscribed or running. */
   consumer(options: ConsumerOptions): Promise<Consumer>;
   /** Disconnects every client handed out (idempotent). */
@@ -154,6 +185,39 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     return p;
   };
 
+  const sender = async (): Promise<Sender> => {
+    let current: Producer | undefined;
+    let pending: Promise<Producer> | undefined;
+    // The producer to send on: the current one, or a new one (made once however many sends wait).
+    const get = (): Promise<Producer> => {
+      if (current) return Promise.resolve(current);
+      pending ??= producer({ idempotent: true })
+        .then((p) => (current = p))
+        .finally(() => (pending = undefined));
+      return pending;
+    };
+    await get();
+    return {
+      send: async (record) => {
+        const p = await get();
+        try {
+          return await p.send(record);
+        } catch (err) {
+          if (needsNewProducer(err) && current === p) {
+            logger.warn(
+              { err: (err as Error).message },
+              'kafka producer id unusable; the next send uses a new one',
+            );
+            current = undefined;
+            producers.delete(p);
+            void p.disconnect().catch(() => undefined);
+          }
+          throw err;
+        }
+      },
+    };
+  };
+
   const consumer = async (opts: ConsumerOptions): Promise<Consumer> => {
     assertOpen();
     const c = kafka.consumer({
@@ -193,6 +257,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     ensureTopics,
     deleteTopics,
     producer,
+    sender,
     consumer,
     close,
   };

@@ -4,7 +4,7 @@ import {
   runConsumer,
   toKafkaMessage,
   type KafkaHandle,
-  type Producer,
+  type Sender,
   type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/log';
@@ -73,8 +73,7 @@ const toRecord = (topic: string, partition: number, m: ConsumedMessage): Project
 
 export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
   const t = topicNames(d.cfg);
-  const producer: Producer | undefined =
-    d.mode === 'live' ? await d.kafka.producer({ idempotent: true }) : undefined;
+  const producer: Sender | undefined = d.mode === 'live' ? await d.kafka.sender() : undefined;
   const ctx = d.cfg.OAN_WEB_BASE_URL ? { webBaseUrl: d.cfg.OAN_WEB_BASE_URL } : {};
 
   const domain = await runConsumer({

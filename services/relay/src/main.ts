@@ -11,7 +11,8 @@ const registry = new SchemaRegistry(SCHEMAS_DIR);
 const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-relay', logger });
 const topicOf = (schema: string) => `${cfg.TOPIC_PREFIX}${schema}.events`;
 await kafka.ensureTopics(cfg.RELAY_SCHEMAS.map((s) => ({ topic: topicOf(s) })));
-const producer = await kafka.producer({ idempotent: true });
+// Renews its producer id after a broker lost its sequence state (the failed batch is published again).
+const producer = await kafka.sender();
 
 const published = new Counter({
   name: 'oan_relay_published_total',
