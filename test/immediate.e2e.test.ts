@@ -11,17 +11,17 @@ import { matchTwoAccounts, type Answer } from './support';
  * append (the projector, the reactors) can have run when the follow-ups arrive: they must wait
  * (bounded, ADR 0009) for the caller's own matching write, never answer 403 or a stale body.
  */
-let fleet: TestFleet;
-beforeAll(async () => {
-  fleet = await TestFleet.start();
-});
-afterAll(async () => {
-  await fleet?.stop();
-});
-
 type Cards = { items: { threadId: string; pairingStatus: string }[] };
 
 describe('right after a command of the matching context, held back on its way through the log', () => {
+  let fleet: TestFleet;
+  beforeAll(async () => {
+    fleet = await TestFleet.start();
+  });
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+
   it('the confirming side’s card shows the activated thread, and the decider’s first message and read succeed', async () => {
     const relay = fleet.running.get('relay')!.child;
     const held = async () => {
@@ -80,18 +80,32 @@ describe('right after a command of the matching context, held back on its way th
       relay.kill('SIGCONT');
     }
   });
+});
+
+/**
+ * A fleet of its own: the Gofers of another match in the same fleet give the same interview answers,
+ * so discovery could pair across the two matches and the confirms would land on the wrong thread.
+ */
+describe('right after an upload, with the read models held back', () => {
+  let own: TestFleet;
+  beforeAll(async () => {
+    own = await TestFleet.start();
+  });
+  afterAll(async () => {
+    await own?.stop();
+  });
 
   it('a photo uploaded just before the pairing is confirmed is on the fresh summary card, and its URL answers at once', async () => {
-    const projector = fleet.running.get('projector')!.child;
+    const projector = own.running.get('projector')!.child;
     let photoId = '';
     let url: Answer | undefined;
     try {
-      const m = await matchTwoAccounts(fleet, ['card-a', 'card-b'], {
+      const m = await matchTwoAccounts(own, ['card-a', 'card-b'], {
         proposed: async (p) => {
           // The gofers read model the session reads its files from is held back from here on.
           projector.kill('SIGSTOP');
           const upload = form('cover.png', 'image/png', png(3, 2));
-          const res = await fetch(`${fleet.url}/api/v1/gofers/${p.gb}/photos`, {
+          const res = await fetch(`${own.url}/api/v1/gofers/${p.gb}/photos`, {
             method: 'POST',
             headers: { authorization: `Bearer ${p.b.apiKey}`, ...upload.headers },
             body: upload.payload,
