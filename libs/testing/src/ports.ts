@@ -17,6 +17,11 @@ function implicitRangeStart(): number {
   }
 }
 const handedOut = new Set<number>();
+/**
+ * The Fetch standard's "bad ports" in the range chosen from: fetch (undici) refuses to connect to
+ * them, so a fleet process listening there never looks ready (a CI run lost a fleet to 10080).
+ */
+const FETCH_BAD_PORTS = new Set([10_080]);
 
 function tryListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -33,7 +38,7 @@ export async function freePort(): Promise<number> {
   const low = 10_000;
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = low + Math.floor(Math.random() * (high - low + 1));
-    if (handedOut.has(port)) continue;
+    if (handedOut.has(port) || FETCH_BAD_PORTS.has(port)) continue;
     if (await tryListen(port)) {
       handedOut.add(port);
       return port;
