@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { KEPT_BY_REPLAY } from '@oan/projection';
+import { READ_SCHEMA_TABLES, readModelsOf } from '@oan/projection';
 import { waitFor } from '@oan/testing';
 import { dumpTables } from '../support';
 
@@ -8,11 +8,7 @@ export async function readTablesOf(databaseUrl: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const r = await client.query<{ name: string }>(
-      `select 'read.' || table_name as name from information_schema.tables
-        where table_schema = 'read' and table_type = 'BASE TABLE' order by table_name`,
-    );
-    return r.rows.map((row) => row.name).filter((name) => !KEPT_BY_REPLAY.includes(name));
+    return readModelsOf((await client.query<{ name: string }>(READ_SCHEMA_TABLES)).rows);
   } finally {
     await client.end();
   }

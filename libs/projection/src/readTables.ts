@@ -13,10 +13,13 @@ export const KEPT_BY_REPLAY: readonly string[] = ['read.oan_expected'];
  * anywhere.
  */
 export async function readModelTables(em: EntityManager): Promise<string[]> {
-  const rows = await sql<{ name: string }>(
-    em,
-    `select 'read.' || table_name as name from information_schema.tables
-      where table_schema = 'read' and table_type = 'BASE TABLE' order by table_name`,
-  );
-  return rows.map((r) => r.name).filter((name) => !KEPT_BY_REPLAY.includes(name));
+  return readModelsOf(await sql<{ name: string }>(em, READ_SCHEMA_TABLES));
 }
+
+/** Every table of schema `read`, as rows `{name: 'read.<table>'}` (for clients without an EntityManager). */
+export const READ_SCHEMA_TABLES = `select 'read.' || table_name as name from information_schema.tables
+  where table_schema = 'read' and table_type = 'BASE TABLE' order by table_name`;
+
+/** The read models among the rows of `READ_SCHEMA_TABLES`. */
+export const readModelsOf = (rows: readonly { name: string }[]): string[] =>
+  rows.map((r) => r.name).filter((name) => !KEPT_BY_REPLAY.includes(name));
