@@ -78,7 +78,11 @@ export interface KafkaHandle {
   readonly logger: Logger;
   /** The shared admin client, connected on first use. */
   admin(): Promise<Admin>;
-  /** Creates the missing topics (replication = broker default, retention.ms=-1); returns the created ones. */
+  /**
+   * Creates the missing topics (replication = broker default, retention.ms=-1) and resolves once each
+   * has a leader for every partition; returns the ones this call created (a creator racing it over
+   * overlapping topics may be credited with all of them).
+   */
   ensureTopics(topics: TopicSpec[]): Promise<string[]>;
   /** Deletes the topics that exist; returns the deleted ones. */
   deleteTopics(names: string[]): Promise<string[]>;
@@ -143,21 +147,46 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     return adminPromise;
   };
 
+  /**
+   * Creates the topics that are missing and returns once every partition of every topic asked for
+   * has a leader. A broker that has just started (no controller yet, leaders still being elected)
+   * and fleet processes creating the same topics side by side are normal at start-up: each attempt
+   * lists again, and errors are retried for up to a minute before the last one is thrown.
+   */
   const ensureTopics = async (topics: TopicSpec[]): Promise<string[]> => {
-    const a = await admin();
-    const existing = new Set(await a.listTopics());
-    const missing = topics.filter((t) => !existing.has(t.topic));
-    if (missing.length === 0) return [];
-    const specs: ITopicConfig[] = missing.map((t) => ({
-      topic: t.topic,
-      numPartitions: t.numPartitions ?? -1,
-      replicationFactor: -1,
-      configEntries: [{ name: 'retention.ms', value: '-1' }],
-    }));
-    // Resolves false when every topic already existed (a concurrent creator won the race).
-    await a.createTopics({ topics: specs, waitForLeaders: true });
-    logger.info({ topics: missing.map((t) => t.topic) }, 'kafka topics ensured');
-    return missing.map((t) => t.topic);
+    const names = topics.map((t) => t.topic);
+    const created: string[] = [];
+    const deadline = Date.now() + 60_000;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const a = await admin();
+        const existing = new Set(await a.listTopics());
+        const missing = topics.filter((t) => !existing.has(t.topic));
+        if (missing.length > 0) {
+          const specs: ITopicConfig[] = missing.map((t) => ({
+            topic: t.topic,
+            numPartitions: t.numPartitions ?? -1,
+            replicationFactor: -1,
+            configEntries: [{ name: 'retention.ms', value: '-1' }],
+          }));
+          // Resolves false when every topic already existed (a concurrent creator won the race).
+          if (await a.createTopics({ topics: specs, waitForLeaders: false, timeout: 10_000 })) {
+            created.push(...missing.map((t) => t.topic));
+            logger.info({ topics: missing.map((t) => t.topic) }, 'kafka topics ensured');
+          }
+        }
+        const { topics: meta } = await a.fetchTopicMetadata({ topics: names });
+        const leaderless = meta.filter(
+          (t) => t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0),
+        );
+        if (leaderless.length === 0) return created;
+        throw new Error(`no leader yet for ${leaderless.map((t) => t.name).join(', ')}`);
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        logger.warn({ err: String(err), attempt }, 'kafka topics not ready yet; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
+      }
+    }
   };
 
   const deleteTopics = async (names: string[]): Promise<string[]> => {

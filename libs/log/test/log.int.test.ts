@@ -96,6 +96,32 @@ describe('@oan/log against the broker', () => {
     expect(await kafka.deleteTopics([topic])).toEqual([]);
   });
 
+  it('ensureTopics raced by several clients over overlapping sets: all resolve, once every topic has its partitions led', async () => {
+    const [a, b, c] = [uniqueSuffix(), uniqueSuffix(), uniqueSuffix()].map((s) => `it-log-${s}`) as [
+      string,
+      string,
+      string,
+    ];
+    topics.push(a, b, c);
+    const handles = [0, 1, 2, 3].map((i) =>
+      createKafka({ brokers: brokersFromEnv(), clientId: `race-${i}`, logger }),
+    );
+    try {
+      const sets = [[a], [a, b], [b, c], [a, b, c]].map((names) =>
+        names.map((topic) => ({ topic, numPartitions: 2 })),
+      );
+      const created = await Promise.all(handles.map((h, i) => h.ensureTopics(sets[i]!)));
+      expect([a, b, c]).toEqual(expect.arrayContaining(created.flat()));
+      const meta = await (await kafka.admin()).fetchTopicMetadata({ topics: [a, b, c] });
+      for (const t of meta.topics) {
+        expect(t.partitions).toHaveLength(2);
+        for (const p of t.partitions) expect(p.leader).toBeGreaterThanOrEqual(0);
+      }
+    } finally {
+      await Promise.all(handles.map((h) => h.close()));
+    }
+  });
+
   it('produces Avro records and consumes them decoded, v1 read as v2, keys on one partition', async () => {
     const topic = await newTopic(3);
     const producer = await kafka.producer();

@@ -129,6 +129,8 @@ export interface RunningProcess {
   spec: ProcessSpec;
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** The last lines it printed (to say why it died without opening its log). */
+  lastLines: string[];
 }
 
 /** Starts one process of the plan with its output appended to `<logDir>/<name>.log`. */
@@ -146,10 +148,16 @@ export function startProcess(
     env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const lastLines: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {
     stream?.on('data', (chunk: Buffer) => {
       log.write(chunk);
-      if (onLine) for (const line of chunk.toString('utf8').split('\n')) if (line) onLine(line);
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line) continue;
+        onLine?.(line);
+        lastLines.push(line.slice(0, 2_000));
+        if (lastLines.length > 8) lastLines.shift();
+      }
     });
   }
   const exited = new Promise<number | null>((res) =>
@@ -158,7 +166,7 @@ export function startProcess(
       res(code);
     }),
   );
-  return { spec, child, exited };
+  return { spec, child, exited, lastLines };
 }
 
 /** Resolves once the process answers `GET /ready` with 200. */
@@ -171,7 +179,9 @@ export async function waitReady(p: RunningProcess, timeoutMs = 60_000): Promise<
     { timeoutMs, intervalMs: 200, what: `${p.spec.name} to be ready` },
   );
   const died = p.exited.then((code) => {
-    throw new Error(`${p.spec.name} exited with ${code} during start-up (see its log)`);
+    throw new Error(
+      `${p.spec.name} exited with ${code} during start-up; its last lines:\n${p.lastLines.join('\n')}`,
+    );
   });
   await Promise.race([ready, died]);
   died.catch(() => undefined);
