@@ -1,9 +1,24 @@
-# One image for every service (the compose file picks the entry point).
-FROM node:24-bookworm-slim
+# One image for every service (the compose file picks the entry point). NODE_IMAGE is the official
+# Node image by default; docker-compose.local.yml builds on the local one instead (ADR 0021).
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# The workspaces' package.json files alone: the dependency layer below is built again when a manifest
+# or the lockfile changes, not on every source edit.
+FROM ${NODE_IMAGE} AS manifests
 WORKDIR /app
-COPY package.json package-lock.json ./
 COPY libs libs
 COPY services services
-COPY schemas schemas
-RUN npm ci --omit=dev --ignore-scripts=false || npm ci
+RUN find libs services -type f ! -name package.json -delete
+
+FROM ${NODE_IMAGE}
+WORKDIR /app
 ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+COPY --from=manifests /app ./
+# Production dependencies only (tsx, which runs the TypeScript, is one of them); no dev tooling.
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY schemas schemas
+COPY libs libs
+COPY services services
+# The official image's unprivileged user (uid 1000); the local node image has the same.
+USER node

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { z } from 'zod';
 import { planFleet, REPO_ROOT } from '@oan/testing';
+import { agentsEnv } from '../services/agents/src/config';
 import { authEnv } from '../services/auth/src/config';
 import { conversationsEnv } from '../services/conversations/src/config';
 import { edgeEnv } from '../services/edge/src/config';
@@ -15,6 +16,7 @@ import { relayEnv } from '../services/relay/src/config';
 
 /** The env schema each service validates at start: the names it can read. */
 const schemas: Record<string, z.ZodObject> = {
+  agents: agentsEnv,
   auth: authEnv,
   conversations: conversationsEnv,
   edge: edgeEnv,
@@ -27,23 +29,52 @@ const schemas: Record<string, z.ZodObject> = {
 const known = (dir: string) => new Set(Object.keys(schemas[dir]!.shape));
 
 interface ComposeService {
+  image?: string;
   command?: string[] | string;
   environment?: Record<string, unknown>;
-  depends_on?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  ports?: string[];
+  profiles?: string[];
+  healthcheck?: { test: string[] };
 }
-const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, ComposeService>;
-};
+const read = (file: string) =>
+  parse(readFileSync(join(REPO_ROOT, file), 'utf8'), { merge: true }) as {
+    services: Record<string, ComposeService>;
+  };
+const compose = read('docker-compose.yml');
+const local = read('docker-compose.local.yml');
 const serviceDir = (s: ComposeService) =>
   /services\/([a-z]+)\/src\/main\.ts/.exec([s.command ?? []].flat().join(' '))?.[1];
 
 describe('docker-compose.yml', () => {
   const ours = Object.entries(compose.services).filter(([, s]) => serviceDir(s));
 
-  it('runs every service process of the native fleet, with two gateway replicas', () => {
+  it('runs every service process of the native fleet, with two gateway replicas (a third in the scale profile)', () => {
     const dirs = ours.map(([, s]) => serviceDir(s));
     expect(new Set(dirs)).toEqual(new Set(Object.keys(schemas)));
-    expect(dirs.filter((d) => d === 'gateway')).toHaveLength(2);
+    const gateways = ours.filter(([, s]) => serviceDir(s) === 'gateway');
+    expect(gateways.filter(([, s]) => !s.profiles)).toHaveLength(2);
+    expect(gateways.map(([name]) => name)).toEqual(['gateway1', 'gateway2', 'gateway3']);
+    // The edge names each of them: GATEWAY_ID gi is the i-th URL (sticky long-polling).
+    const edge = ours.find(([, s]) => serviceDir(s) === 'edge')![1];
+    expect(String(edge.environment?.GATEWAY_URLS).split(',')).toEqual(
+      gateways.map(([name]) => `http://${name}:8191`),
+    );
+    for (const [name, s] of gateways) expect(s.environment?.GATEWAY_ID).toBe(`g${name.slice(-1)}`);
+  });
+
+  it('orders start-up by health checks and publishes ports on loopback only', () => {
+    for (const [name, s] of Object.entries(compose.services)) {
+      expect(s.healthcheck?.test, `${name} has a health check`).toBeDefined();
+      for (const [d, { condition }] of Object.entries(s.depends_on ?? {}))
+        expect(condition, `${name} waits for ${d}`).toBe('service_healthy');
+      for (const p of s.ports ?? []) expect(p, name).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+
+  it('has a local image for every service in docker-compose.local.yml', () => {
+    expect(Object.keys(local.services).sort()).toEqual(Object.keys(compose.services).sort());
+    for (const [name, s] of Object.entries(local.services)) expect(s.image, name).toMatch(/^oan-local\//);
   });
 
   it('names only entry points that exist and env vars that the service reads', () => {
@@ -57,7 +88,7 @@ describe('docker-compose.yml', () => {
 
   it('depends only on services it defines', () => {
     for (const [name, s] of Object.entries(compose.services)) {
-      for (const d of s.depends_on ?? [])
+      for (const d of Object.keys(s.depends_on ?? {}))
         expect(compose.services[d], `${name} depends on ${d}`).toBeDefined();
     }
   });
@@ -91,7 +122,7 @@ describe('docker-compose.yml', () => {
       const composeNames = new Set(
         ours.filter(([, s]) => serviceDir(s) === dir).flatMap(([, s]) => Object.keys(s.environment ?? {})),
       );
-      // Natively mail goes to a local sink and objects to the filesystem store; compose uses SMTP and MinIO.
+      // Natively mail goes to a local sink and objects to the filesystem store; compose uses SMTP and S3.
       const nativeOnly = (k: string) => k === 'SMTP_URL' || k.startsWith('STORAGE_');
       const missing = Object.keys(p.env).filter((k) => !composeNames.has(k) && !nativeOnly(k));
       expect(missing, `compose ${dir} lacks variables the native runner sets`).toEqual([]);
