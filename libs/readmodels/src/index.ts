@@ -11,6 +11,7 @@ import {
   projectorMigration,
 } from '@oan/projection';
 import { accountsTables, authProjection } from './accounts';
+import { agentsProjection, agentsTables } from './agents';
 import { conversationsProjection, conversationsTables } from './conversations';
 import { gofersProjection, gofersTables } from './gofers';
 import { matchingProjection, matchingTables } from './matching';
@@ -18,6 +19,7 @@ import type { Projection } from './types';
 
 export * from './types';
 export { SUMMARY_PREVIEW_LENGTH } from './matching';
+export { onlineAgent, onlineAgents, type AgentRow } from './agents';
 
 /** Every context's projection. */
 export const projections: Projection[] = [
@@ -25,6 +27,7 @@ export const projections: Projection[] = [
   gofersProjection,
   matchingProjection,
   conversationsProjection,
+  agentsProjection,
 ];
 
 /**
@@ -41,4 +44,5 @@ export const readModelMigrations: MigrationDef[] = [
   ...conversationsTables,
   matchingTables[1]!,
   oanExpectedMigration,
+  ...agentsTables,
 ];

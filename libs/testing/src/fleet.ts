@@ -7,7 +7,17 @@ import { freePort, waitFor } from './ports';
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 export type ProcessName =
-  'auth' | 'gofers' | 'matching' | 'conversations' | 'relay' | 'projector' | 'gateway1' | 'gateway2' | 'edge';
+  | 'auth'
+  | 'gofers'
+  | 'matching'
+  | 'conversations'
+  | 'relay'
+  | 'projector'
+  | 'gateway1'
+  | 'gateway2'
+  | 'agents1'
+  | 'agents2'
+  | 'edge';
 
 export interface ProcessSpec {
   name: ProcessName;
@@ -38,6 +48,8 @@ export async function planFleet(
     storage: await port(8183),
     matching: await port(8184),
     conversations: await port(8185),
+    agents1: await port(8186),
+    agents2: await port(8187),
     projector: await port(8188),
     relay: await port(8189),
     gateway1: await port(8191),
@@ -107,6 +119,9 @@ export async function planFleet(
       GATEWAY_ID: 'g2',
       AUTH_URL: url(ports.auth),
     }),
+    // Issue 16: two replicas of the ConnectOnion agent relay (their routing is shared through Redis).
+    svc('agents1', 'agents', ports.agents1, { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' }),
+    svc('agents2', 'agents', ports.agents2, { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' }),
     svc(
       'edge',
       'edge',
@@ -118,6 +133,7 @@ export async function planFleet(
         MATCHING_URL: url(ports.matching),
         CONVERSATIONS_URL: url(ports.conversations),
         GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
+        AGENTS_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
       },
       edgeShared,
     ),

@@ -6,6 +6,7 @@ import type { MikroORM } from '@oan/db';
 import { createHttpApp } from '@oan/http';
 import { IDEMPOTENCY_RETENTION_SECONDS } from '@oan/protocol';
 import { AccountResolver } from './accounts';
+import { registerAgentRelay } from './agents';
 import type { EdgeConfig } from './config';
 import { GatewayPool } from './gateways';
 import { Idempotency, IdempotencyStore } from './idempotency';
@@ -93,6 +94,9 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
       }
     }
   }
+
+  // Issue 16: the ConnectOnion agent relay, when its replicas are configured.
+  await registerAgentRelay(app, config.AGENTS_URLS ?? []);
 
   // Always proxied: with the gate off the gateways themselves answer "Invalid namespace" (§0.5).
   // Sticky by sid for long-polling and for the upgrade of a polling session (gateways.ts).

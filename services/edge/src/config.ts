@@ -28,6 +28,8 @@ export const edgeEnv = z
     GOFERS_URL: optionalUrl,
     MATCHING_URL: optionalUrl,
     CONVERSATIONS_URL: optionalUrl,
+    /** Issue 16: the agent relay's replicas (services/agents); unset = no relay routes. */
+    AGENTS_URLS: envList.pipe(z.array(httpUrl)).optional(),
     DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/oan'),
     REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
     REDIS_PREFIX: z.string().default('oan:'),

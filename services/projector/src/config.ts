@@ -3,7 +3,13 @@ import { commonEnv, envList, envPort, loadConfig, z } from '@oan/config';
 export const projectorEnv = commonEnv.extend({
   PROJECTOR_PORT: envPort(8188),
   /** Domain topics (without TOPIC_PREFIX) the projector consumes. */
-  DOMAIN_TOPICS: envList.default(['auth.events', 'gofers.events', 'matching.events', 'conversations.events']),
+  DOMAIN_TOPICS: envList.default([
+    'auth.events',
+    'gofers.events',
+    'matching.events',
+    'conversations.events',
+    'agents.events',
+  ]),
   JWT_SECRET: z.string().optional(),
 });
 export type ProjectorConfig = z.infer<typeof projectorEnv>;

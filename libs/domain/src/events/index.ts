@@ -8,3 +8,4 @@ export * from './auth';
 export * from './gofers';
 export * from './matching';
 export * from './conversations';
+export * from './agents';

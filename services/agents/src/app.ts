@@ -1,0 +1,49 @@
+import type { Redis } from 'ioredis';
+import type { MikroORM } from '@oan/db';
+import { createHttpApp, type Logger } from '@oan/http';
+import type { AgentsConfig } from './config';
+import { agentRoutes } from './http/routes';
+import { Bus } from './infra/bus';
+import { AgentLog, createAgentStore } from './infra/events';
+import { Registry } from './infra/registry';
+import { Directory } from './relay/directory';
+import { Hub } from './relay/hub';
+import { attachRelaySockets } from './relay/server';
+
+export interface AgentsDeps {
+  config: AgentsConfig;
+  orm: MikroORM;
+  redis: Redis;
+  logger: Logger;
+}
+
+/** One agents replica: the relay sockets, the HTTP lookups, and the routing between replicas. */
+export async function buildApp({ config, orm, redis, logger }: AgentsDeps) {
+  const app = await createHttpApp({
+    name: 'agents',
+    logLevel: config.LOG_LEVEL,
+    // Behind the edge: the client's address is the first X-Forwarded-For hop (GET_AGENT's limit).
+    fastify: { trustProxy: '127.0.0.1' },
+    readiness: {
+      postgres: () => orm.em.fork().getConnection().execute('select 1'),
+      redis: () => redis.ping(),
+    },
+  });
+  const registry = new Registry(redis, config.REDIS_PREFIX, config.AGENTS_REPLICA_ID);
+  const hub = new Hub(
+    registry,
+    new Bus(redis, (r) => registry.channel(r)),
+    new AgentLog(orm, createAgentStore()),
+    logger,
+    config.AGENT_STALE_MS,
+  );
+  const directory = new Directory(orm, registry);
+  await hub.start();
+  await app.register(agentRoutes, { directory, registry });
+  const detach = attachRelaySockets(app.server, hub, directory);
+  app.addHook('preClose', async () => {
+    detach();
+    await hub.stop();
+  });
+  return app;
+}

@@ -1,0 +1,19 @@
+import { randomBytes } from 'node:crypto';
+import { commonEnv, envPort, loadConfig, z } from '@oan/config';
+
+/** One agents replica (issue 16): the ConnectOnion relay sockets and the agent directory. */
+export const agentsEnv = commonEnv.extend({
+  AGENTS_PORT: envPort(8186),
+  /** Names this replica in the routing table and its Redis channel; unique per replica. */
+  AGENTS_REPLICA_ID: z
+    .string()
+    .regex(/^[a-z0-9-]{1,32}$/)
+    .default(() => randomBytes(4).toString('hex')),
+  /** An agent socket without any frame for this long is dropped (seed 001: 120 s). */
+  AGENT_STALE_MS: z.coerce.number().int().min(1000).default(120_000),
+  JWT_SECRET: z.string().optional(),
+});
+export type AgentsConfig = z.infer<typeof agentsEnv>;
+
+export const loadAgentsConfig = (env: NodeJS.ProcessEnv = process.env): AgentsConfig =>
+  loadConfig(agentsEnv, env);

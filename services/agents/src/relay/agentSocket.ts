@@ -1,0 +1,84 @@
+import type WebSocket from 'ws';
+import { announceContent, parseAnnounce } from '../domain/announce';
+import { errorFrame, LIMITS } from '../domain/limits';
+import { verifyBy } from '../infra/signature';
+import type { AgentLink, Hub } from './hub';
+import { frameText, parseFrame, serially } from './frames';
+
+/**
+ * An agent's /ws/announce socket (spec §4). The first valid ANNOUNCE binds the socket to its address
+ * (a socket speaks for one agent: a later ANNOUNCE of another address is refused); every frame counts
+ * as liveness; any other frame is the agent's answer in a client session, routed by its session_id.
+ */
+export function serveAgent(hub: Hub, ws: WebSocket, conn: string): void {
+  const link: AgentLink = { conn, ws, sessions: new Map(), lastFrameAt: Date.now(), departReason: 'closed' };
+  hub.agents.set(conn, link);
+  let content: string | undefined;
+  const run = serially((err) => hub.logger.warn({ err, conn }, 'agent frame failed'));
+
+  const announce = async (msg: Record<string, unknown>) => {
+    const parsed = parseAnnounce(msg, Math.floor(Date.now() / 1000));
+    if (!parsed.ok) return ws.send(errorFrame(parsed.error, 'ANNOUNCE'));
+    const a = parsed.value;
+    if (link.address && link.address !== a.address) {
+      return ws.send(errorFrame('This connection announced another address', 'ANNOUNCE'));
+    }
+    if (!verifyBy(a.address, a.signed, a.signature))
+      return ws.send(errorFrame('Invalid signature', 'ANNOUNCE'));
+    const first = !link.address;
+    const limit = first ? LIMITS.announceSocket : LIMITS.announce;
+    const limited = !(await hub.registry.allow(first ? 'announce-socket' : 'announce', a.address, limit));
+    const refuseLimited = () =>
+      ws.send(
+        errorFrame(`Rate limited: at most ${limit.max} ANNOUNCE per ${limit.windowMs / 1000} s`, 'ANNOUNCE'),
+      );
+    if (limited && first) return refuseLimited();
+    // Records the timestamp even for a re-announce over the limit: no verified frame can be replayed.
+    const claim = await hub.registry.claim(a.address, conn, a.timestamp);
+    if (!claim.ok)
+      return ws.send(errorFrame('Replayed ANNOUNCE: timestamp not newer than the last', 'ANNOUNCE'));
+    if (limited) return refuseLimited();
+    if (ws.readyState !== ws.OPEN) {
+      // Closed while verifying: the close handler ran before the address was bound; undo the claim.
+      await hub.registry.release(a.address, { replica: hub.me, conn });
+      return;
+    }
+    link.address = a.address;
+    await hub.replaced(a.address, claim.previous, link);
+    const now = announceContent(a);
+    if (first || now !== content) {
+      content = now;
+      await hub.log.announced({
+        address: a.address,
+        summary: a.summary,
+        endpoints: a.endpoints,
+        profile: a.profile ? JSON.stringify(a.profile) : null,
+        timestamp: a.timestamp,
+        connectionId: conn,
+        announcedAt: new Date().toISOString(),
+      });
+    }
+    ws.send('{"type":"ANNOUNCE_OK"}');
+  };
+
+  ws.on('message', (data) => {
+    link.lastFrameAt = Date.now();
+    run(async () => {
+      const text = frameText(data);
+      const msg = parseFrame(text);
+      if (!msg) return ws.send(errorFrame('Invalid JSON: expected an object'));
+      if (msg.type === 'ANNOUNCE') return announce(msg);
+      if (!link.address)
+        return ws.send(
+          errorFrame('ANNOUNCE first', typeof msg.type === 'string' ? msg.type.slice(0, 64) : undefined),
+        );
+      if (msg.type === 'ERROR' || msg.type === 'ANNOUNCE_OK') return;
+      const sid = msg.session_id;
+      // An agent frame without a session belongs to nobody (never another session's client).
+      if (typeof sid !== 'string' || sid.length === 0) return;
+      await hub.fromAgent(link, sid, text);
+    });
+  });
+  ws.on('close', () => run(() => hub.agentClosed(link)));
+  ws.on('error', () => undefined);
+}

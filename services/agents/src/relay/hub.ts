@@ -1,0 +1,214 @@
+import type { Logger } from '@oan/http';
+import type WebSocket from 'ws';
+import { errorFrame, NOT_FOUND } from '../domain/limits';
+import type { Bus, BusMessage } from '../infra/bus';
+import type { AgentLog } from '../infra/events';
+import type { Owner, Registry } from '../infra/registry';
+
+/** An agent's announce socket on this replica. */
+export interface AgentLink {
+  conn: string;
+  ws: WebSocket;
+  address?: string;
+  /** Client sessions seen on this socket → the replica holding the client. */
+  sessions: Map<string, string>;
+  lastFrameAt: number;
+  departReason: 'closed' | 'stale';
+}
+
+/** A client's /ws/input socket on this replica, bound to one agent and one session. */
+export interface ClientLink {
+  id: string;
+  ws: WebSocket;
+  address: string;
+  sid: string;
+}
+
+const REPLICA_TTL_MS = 6_000;
+
+/**
+ * This replica's sockets and the routing between them and the other replicas (docs/agent-relay.md):
+ * a client frame goes to the replica the routing table names for its agent, an agent frame to the
+ * replica holding its session's client. Frames are passed as text; nothing of their content is logged.
+ */
+export class Hub {
+  readonly agents = new Map<string, AgentLink>();
+  /** The current socket per address on this replica. */
+  readonly byAddress = new Map<string, AgentLink>();
+  readonly clients = new Map<string, ClientLink>();
+  private timers: NodeJS.Timeout[] = [];
+  private stopping = false;
+
+  constructor(
+    readonly registry: Registry,
+    private readonly bus: Bus,
+    readonly log: AgentLog,
+    readonly logger: Logger,
+    readonly staleMs: number,
+  ) {}
+
+  get me(): string {
+    return this.registry.replicaId;
+  }
+
+  async start(): Promise<void> {
+    await this.registry.heartbeat(REPLICA_TTL_MS);
+    await this.bus.start(this.me, (m) => this.onBus(m));
+    const every = (ms: number, fn: () => Promise<void>) => {
+      const t = setInterval(
+        () => void fn().catch((err) => this.logger.warn({ err }, 'relay timer failed')),
+        ms,
+      );
+      t.unref();
+      this.timers.push(t);
+    };
+    every(2_000, () => this.registry.heartbeat(REPLICA_TTL_MS));
+    every(2_000, () => this.sweep());
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    // The others see this replica gone at once and depart the agents that do not come back elsewhere.
+    await this.registry.retire();
+    // Going away (1001): agents reconnect to another replica at once, clients see their socket end.
+    for (const l of this.agents.values()) l.ws.close(1001, 'relay restarting');
+    for (const c of this.clients.values()) c.ws.close(1001, 'relay restarting');
+    await this.bus.close();
+  }
+
+  private clientKey = (address: string, sid: string) => `${address}|${sid}`;
+
+  /** A client frame (session_id already written in) towards the agent, wherever its socket is. */
+  async toAgent(address: string, sid: string, frame: string): Promise<void> {
+    const owner = await this.registry.owner(address);
+    if (!owner) {
+      this.toClient(address, sid, errorFrame(NOT_FOUND));
+      return;
+    }
+    if (owner.replica === this.me) this.deliverToAgent(address, sid, frame, this.me);
+    else await this.bus.send(owner.replica, { kind: 'a', address, sid, origin: this.me, frame });
+  }
+
+  /** An agent frame towards the client of its session. */
+  async fromAgent(link: AgentLink, sid: string, frame: string): Promise<void> {
+    const address = link.address!;
+    let holder = link.sessions.get(sid);
+    if (!holder) {
+      // A session begun before this socket (the agent reconnected here): ask the routing table.
+      holder = await this.registry.sessionReplica(address, sid);
+      if (!holder) return;
+      link.sessions.set(sid, holder);
+    }
+    if (holder === this.me) this.toClient(address, sid, frame);
+    else await this.bus.send(holder, { kind: 'c', address, sid, origin: this.me, frame });
+  }
+
+  private deliverToAgent(address: string, sid: string, frame: string, origin: string): void {
+    const link = this.byAddress.get(address);
+    if (!link) {
+      const error = errorFrame(NOT_FOUND);
+      if (origin === this.me) this.toClient(address, sid, error);
+      else
+        void this.bus
+          .send(origin, { kind: 'c', address, sid, origin: this.me, frame: error })
+          .catch(() => undefined);
+      return;
+    }
+    link.sessions.set(sid, origin);
+    link.ws.send(frame);
+  }
+
+  private toClient(address: string, sid: string, frame: string): void {
+    this.clients.get(this.clientKey(address, sid))?.ws.send(frame);
+  }
+
+  addClient(c: ClientLink): void {
+    this.clients.set(this.clientKey(c.address, c.sid), c);
+  }
+
+  removeClient(c: ClientLink): void {
+    const key = this.clientKey(c.address, c.sid);
+    if (this.clients.get(key) === c) this.clients.delete(key);
+  }
+
+  private onBus(m: BusMessage): void {
+    if (m.kind === 'a') this.deliverToAgent(m.address, m.sid, m.frame, m.origin);
+    else if (m.kind === 'c') this.toClient(m.address, m.sid, m.frame);
+    else if (m.kind === 'x') this.dropReplaced(m.address, m.sid);
+  }
+
+  /** The agent's socket `conn` on this replica was replaced by a newer one (possibly elsewhere). */
+  dropReplaced(address: string, conn: string): void {
+    const link = this.agents.get(conn);
+    if (!link || link.address !== address) return;
+    if (this.byAddress.get(address) === link) this.byAddress.delete(address);
+    link.ws.close(4000, 'replaced by a newer connection');
+  }
+
+  /** A newer announcement of `address` on this replica: the previous socket, wherever it is, goes. */
+  async replaced(address: string, previous: Owner | undefined, current: AgentLink): Promise<void> {
+    const old = this.byAddress.get(address);
+    this.byAddress.set(address, current);
+    if (old && old !== current) this.dropReplaced(address, old.conn);
+    if (previous && previous.replica !== this.me && previous.conn !== current.conn) {
+      await this.bus.send(previous.replica, {
+        kind: 'x',
+        address,
+        sid: previous.conn,
+        origin: this.me,
+        frame: '',
+      });
+    }
+  }
+
+  /** The socket closed: if it still owned the address, the agent departs (an event on the log). */
+  async agentClosed(link: AgentLink): Promise<void> {
+    this.agents.delete(link.conn);
+    const address = link.address;
+    if (!address || this.stopping) return;
+    if (this.byAddress.get(address) === link) this.byAddress.delete(address);
+    if (await this.registry.release(address, { replica: this.me, conn: link.conn })) {
+      await this.log.departed({
+        address,
+        connectionId: link.conn,
+        reason: link.departReason,
+        departedAt: new Date().toISOString(),
+      });
+    }
+  }
+
+  /**
+   * Liveness (seed 001, spec §4): a socket without any frame for `staleMs` is closed here; an agent
+   * whose replica died (its heartbeat key lapsed) departs by whichever replica sees it first.
+   */
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    for (const link of this.agents.values()) {
+      if (now - link.lastFrameAt > this.staleMs) {
+        link.departReason = 'stale';
+        link.ws.close(4008, 'no frame for too long');
+      }
+    }
+    const owners = await this.registry.owners();
+    const alive = new Map<string, boolean>([[this.me, true]]);
+    for (const replica of new Set([...owners.values()].map((o) => o.replica))) {
+      if (!alive.has(replica)) alive.set(replica, await this.registry.replicaAlive(replica));
+    }
+    // Every agent of a dead replica at once: a lookup must not answer a stale endpoint for long.
+    const lost = [...owners].filter(([, o]) => !alive.get(o.replica));
+    await Promise.all(
+      lost.map(async ([address, owner]) => {
+        if (!(await this.registry.release(address, owner))) return;
+        await this.log
+          .departed({
+            address,
+            connectionId: owner.conn,
+            reason: 'replica_lost',
+            departedAt: new Date().toISOString(),
+          })
+          .catch((err: unknown) => this.logger.warn({ err, address }, 'departure not recorded'));
+      }),
+    );
+  }
+}

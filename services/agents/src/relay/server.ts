@@ -1,0 +1,69 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { MAX_FRAME_BYTES, MAX_PENDING_SOCKETS } from '../domain/limits';
+import { FIRST_FRAME_MS } from '../domain/limits';
+import { serveAgent } from './agentSocket';
+import { serveClient } from './clientSocket';
+import type { Directory } from './directory';
+import type { Hub } from './hub';
+import { serveLookup } from './lookupSocket';
+
+/** The relay's socket paths: the clients' (spec §1) and seed 001's. */
+const ROLES: Record<string, 'agent' | 'client' | 'lookup'> = {
+  '/ws/announce': 'agent',
+  '/announce': 'agent',
+  '/ws/input': 'client',
+  '/ws/lookup': 'lookup',
+  '/lookup': 'lookup',
+};
+
+/** The client's address: the edge's X-Forwarded-For (first hop) or the peer. */
+const clientIp = (req: IncomingMessage) =>
+  String(req.headers['x-forwarded-for'] ?? '')
+    .split(',')[0]
+    ?.trim() ||
+  (req.socket.remoteAddress ?? '');
+
+/**
+ * Serves the relay's WebSockets on the HTTP server. Frames are limited to 1 MiB (larger ones close
+ * the socket with 1009); a socket that sends no frame within 10 s is closed, and at most
+ * MAX_PENDING_SOCKETS may wait for their first frame (a flood of half-open sockets). No protocol
+ * pings: the clients disable them (seed 001, Cloudflare) and liveness is any frame (spec §4).
+ */
+export function attachRelaySockets(server: Server, hub: Hub, directory: Directory): () => void {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  let pending = 0;
+  let n = 0;
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0]!.replace(/\/+$/, '');
+    const role = ROLES[path];
+    if (!role || pending >= MAX_PENDING_SOCKETS) {
+      socket.end(role ? 'HTTP/1.1 503 Service Unavailable\r\n\r\n' : 'HTTP/1.1 404 Not Found\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const id = `${hub.me}.${++n}`;
+      pending++;
+      let waiting = true;
+      const settle = () => {
+        if (waiting) pending--;
+        waiting = false;
+        clearTimeout(timer);
+      };
+      const timer = setTimeout(() => {
+        if (waiting) ws.terminate();
+      }, FIRST_FRAME_MS);
+      ws.once('message', settle);
+      ws.once('close', settle);
+      if (role === 'agent') serveAgent(hub, ws, id);
+      else if (role === 'client') serveClient(hub, ws, id);
+      else serveLookup(hub, directory, ws, clientIp(req));
+    });
+  };
+  server.on('upgrade', onUpgrade);
+  return () => {
+    server.off('upgrade', onUpgrade);
+    wss.close();
+  };
+}
