@@ -2,7 +2,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.tmp/**', 'infra/kafka/**', '**/*.cjs', 'eslint.config.js'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.data/**',
+      '.tmp/**',
+      'infra/kafka/**',
+      'web/dist/**',
+      'web/src/api/openapi.d.ts',
+      '**/*.cjs',
+      'eslint.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -8,8 +8,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Mailbox, planFleet, REPO_ROOT, startProcess, waitReady, type RunningProcess } from '@oan/testing';
+import { buildWeb } from './web';
 
 execFileSync('bash', [join(REPO_ROOT, 'infra/up.sh')], { stdio: 'inherit' });
+// The web frontend the edge serves at `/` (issue 14), rebuilt when its inputs changed.
+console.log(`[dev] web frontend: ${await buildWeb()}`);
 
 const dataDir = join(REPO_ROOT, '.data');
 mkdirSync(dataDir, { recursive: true });
@@ -31,7 +34,8 @@ const env: Record<string, string> = {
   MAIL_FROM: process.env.MAIL_FROM ?? 'OAN <no-reply@localhost>',
   // Issue 15: webhooks to a receiver on this machine (QA only; refused in production).
   WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? 'true',
-  ...(process.env.OAN_WEB_BASE_URL ? { OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL } : {}),
+  // Every webUrl opens the edge's own pages unless another frontend is named (issue 14).
+  OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL ?? `http://127.0.0.1:${process.env.OAN_PORT ?? '8080'}`,
   ...(process.env.OAN_TEST_LOGIN_CODES ? { OAN_TEST_LOGIN_CODES: process.env.OAN_TEST_LOGIN_CODES } : {}),
 };
 const plan = await planFleet(env, { fixedPorts: true });
@@ -63,5 +67,6 @@ process.on('SIGTERM', shutdown);
 
 await Promise.all(running.map((p) => waitReady(p, 90_000)));
 console.log(`\nOAN fleet is up: ${plan.publicUrl}  (logs in ${logDir})`);
+console.log(`  web:     ${plan.publicUrl}/  (sign in with an email code; codes are printed here)`);
 console.log(`  health:  ${plan.publicUrl}/api/health`);
 console.log(`  REST:    ${plan.publicUrl}/api/v1   Socket.IO: ${plan.publicUrl}/oan`);

@@ -5,6 +5,9 @@ cd "$(dirname "$0")/.."
 # The supported runtime (Node 24) first on PATH, so vitest and every fleet process it starts run on it.
 source infra/node.sh
 bash infra/up.sh
+# The web frontend's build and the browser its tests drive (issue 14); both skip when already there.
+npx tsx infra/web.ts
+bash infra/chromium.sh >/dev/null
 export OAN_INFRA_READY=1
 npx vitest run --project unit
 npx vitest run --project int

@@ -19,6 +19,11 @@ export interface TestFleetOptions {
   enableOpenApi?: boolean;
   env?: Record<string, string>;
   only?: ProcessName[];
+  /**
+   * `OAN_WEB_BASE_URL` is the fleet's own public origin (known only once its ports are chosen), so
+   * every webUrl opens the edge's web frontend, as `npm run dev` does (issue 14).
+   */
+  webAtPublicUrl?: boolean;
 }
 
 /**
@@ -55,6 +60,10 @@ export class TestFleet {
       ...opts.env,
     };
     const plan = await planFleet(base);
+    if (opts.webAtPublicUrl) {
+      plan.env.OAN_WEB_BASE_URL = plan.publicUrl;
+      for (const spec of plan.processes) spec.env.OAN_WEB_BASE_URL = plan.publicUrl;
+    }
     const fleet = new TestFleet(plan, mailbox, id, join(REPO_ROOT, '.tmp', 'fleets', id));
     try {
       for (const spec of plan.processes) {

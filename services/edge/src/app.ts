@@ -14,6 +14,7 @@ import { registerLimits } from './limits';
 import { registerProxy } from './proxy';
 import { ReleasingDispatcher } from './releasing';
 import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes';
+import { registerWeb } from './web';
 
 const isLongPoll = (url: string) => url.startsWith('/api/v1/events?') && /[?&]wait=/.test(url);
 
@@ -42,6 +43,8 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
 
   // §4.10: reachability probe, no auth, outside /api/v1.
   app.get('/api/health', async () => ({ status: 'ok' }));
+  // Issue 14: the web frontend at `/` (its pages hold no credentials; they call /api/v1 like a connector).
+  await registerWeb(app, config.WEB_DIR);
 
   // §0.5 / invariant 8: with the gate off no /api/v1 route exists; the factory answers 404.
   if (config.ENABLE_OPEN_API) {

@@ -1,4 +1,8 @@
+import { fileURLToPath } from 'node:url';
 import { envBool, envList, envOptional, envPort, loadConfig, z } from '@oan/config';
+
+/** The web frontend's build (infra/web.ts writes it; issue 14). */
+const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../web/dist', import.meta.url));
 
 const httpUrl = z
   .string()
@@ -37,6 +41,8 @@ export const edgeEnv = z
     JWT_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
     /** Issue 15, visible limits: requests per minute per account; unset = no limits (v1). */
     RATE_LIMIT_PER_MINUTE: envOptional(z.coerce.number().int().min(1).max(1_000_000)),
+    /** Issue 14: the built web frontend served at `/` (not served when the folder holds no build). */
+    WEB_DIR: z.string().default(DEFAULT_WEB_DIR),
   })
   .refine((c) => !c.ENABLE_OPEN_API || c.JWT_SECRET !== undefined, {
     message: 'is required when ENABLE_OPEN_API is on',

@@ -1,0 +1,112 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { REPO_ROOT, waitFor, type ProcessName } from '@oan/testing';
+import { buildWeb } from '../../infra/web';
+
+/**
+ * The processes the pages use (a fleet started with these only): the whole v1 fleet behind the edge.
+ * A process added to the fleet later (not needed by the pages) is not started for the browser tests.
+ */
+export const WEB_FLEET: ProcessName[] = [
+  'auth',
+  'gofers',
+  'matching',
+  'conversations',
+  'relay',
+  'projector',
+  'gateway1',
+  'gateway2',
+  'edge',
+];
+
+/** Debian's chromium, installed by infra/chromium.sh when missing (a setup failure if that fails). */
+function chromiumPath(): string {
+  return execFileSync('bash', [join(REPO_ROOT, 'infra/chromium.sh')], { encoding: 'utf8' }).trim();
+}
+
+/** Builds the frontend when its inputs changed (as `npm test` does) and starts a headless Chromium. */
+export async function startBrowser(): Promise<Browser> {
+  await buildWeb();
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** One signed-in operator's tab, with what the page logged and every URL it asked for. */
+export interface Tab {
+  context: BrowserContext;
+  page: Page;
+  console: string[];
+  urls: string[];
+  pageErrors: string[];
+}
+
+export async function openTab(browser: Browser, baseUrl: string): Promise<Tab> {
+  // A fresh context is a fresh profile: no storage shared with another tab.
+  const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  const tab: Tab = { context, page, console: [], urls: [], pageErrors: [] };
+  page.on('console', (m) => tab.console.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => tab.pageErrors.push(e.message));
+  page.on('request', (r) => tab.urls.push(r.url()));
+  page.on('websocket', (ws) => tab.urls.push(ws.url()));
+  page.on('framenavigated', (f) => tab.urls.push(f.url()));
+  return tab;
+}
+
+/** §1.1 in the page: the email, "Send code", the code, "Sign in"; ends on the signed-in page. */
+export async function signIn(tab: Tab, email: string, code: string, path = '/'): Promise<void> {
+  const { page } = tab;
+  await page.goto(path);
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('button', { name: 'Send code' }).click();
+  await page.getByLabel('Code').fill(code);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** The JWT the tab holds (sessionStorage), to prove it is nowhere it must not be. */
+export const tokenOf = (tab: Tab) =>
+  tab.page.evaluate<string | undefined>(`JSON.parse(sessionStorage.getItem('oan.session') ?? '{}').token`);
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * axe-core on the current page: the serious and critical violations, as text. The script is evaluated
+ * through the DevTools protocol, which the page's CSP does not govern (the page itself runs no inline script).
+ */
+export async function axeFindings(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate<{ id: string; impact: string | null; targets: string[] }[]>(
+    `axe.run(document).then((r) => r.violations.map((v) => ({
+      id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) })))`,
+  );
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.targets.join(' ')}`);
+}
+
+/**
+ * With WEB_SCREENSHOTS=1, saves the page as docs/screenshots/<name>.png (the README's and docs'
+ * pictures); otherwise nothing, so a test run leaves the work tree as it was.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.WEB_SCREENSHOTS !== '1') return;
+  await page.screenshot({ path: join(REPO_ROOT, 'docs/screenshots', `${name}.png`), fullPage: true });
+}
+
+export { waitFor };

@@ -1,0 +1,112 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestFleet } from '@oan/testing';
+import {
+  axeFindings,
+  openTab,
+  screenshot,
+  signIn,
+  startBrowser,
+  tokenOf,
+  WEB_FLEET,
+  type Tab,
+} from './browser';
+
+const EMAIL = 'operator@web.test';
+const CODE = '246810';
+
+/** Issue 14, the first slice: sign in with a QA code, a Gofer's life in the page, its reply live. */
+describe('the web frontend, when an operator signs in and works with Gofers', () => {
+  let fleet: TestFleet;
+  let browser: Browser;
+  let tab: Tab;
+
+  beforeAll(async () => {
+    [fleet, browser] = await Promise.all([
+      TestFleet.start({
+        only: WEB_FLEET,
+        webAtPublicUrl: true,
+        env: { OAN_TEST_LOGIN_CODES: `${EMAIL}=${CODE}` },
+      }),
+      startBrowser(),
+    ]);
+    tab = await openTab(browser, fleet.url);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await fleet?.stop();
+  });
+
+  it('serves the app at / with a CSP that allows no inline script, and the SPA for any page path', async () => {
+    for (const path of ['/', '/gofers/x', '/threads/y', '/conversations', '/connectors']) {
+      const res = await fetch(`${fleet.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/text\/html/);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).toContain("connect-src 'self'");
+      const html = await res.text();
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    }
+    // The API keeps its JSON 404 beside the pages.
+    expect((await fetch(`${fleet.url}/api/v1/nothing`)).status).toBe(404);
+  });
+
+  it('signs in with the email code and shows an accessible sign-in page first', async () => {
+    await tab.page.goto('/');
+    await tab.page.getByRole('heading', { name: 'Sign in to OAN' }).waitFor();
+    await screenshot(tab.page, 'signin');
+    expect(await axeFindings(tab.page)).toEqual([]);
+    await signIn(tab, EMAIL, CODE);
+    await tab.page.getByRole('heading', { name: 'Your Gofers' }).waitFor();
+    await tab.page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+    expect(await axeFindings(tab.page)).toEqual([]);
+  });
+
+  it('creates a Gofer, shows its greeting and its reply to a message without a reload', async () => {
+    const { page } = tab;
+    await page.getByRole('button', { name: 'New Gofer' }).click();
+    await page.waitForURL(/\/gofers\/[^/]+$/);
+    const chat = page.getByRole('list', { name: 'Role-chat messages' });
+    await chat.getByRole('listitem').first().waitFor();
+    const before = await chat.getByRole('listitem').count();
+    let reloaded = false;
+    page.once('load', () => (reloaded = true));
+    await page
+      .getByLabel(/^Message to /)
+      .fill('I am looking for a remote TypeScript role at a fintech team.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await chat.getByText('I am looking for a remote TypeScript role at a fintech team.').waitFor();
+    // The Gofer's answer arrives as a gofer_message on the socket; the page shows it by itself.
+    await expect.poll(() => chat.locator('.msg-assistant').count(), { timeout: 30_000 }).toBeGreaterThan(1);
+    expect(await chat.getByRole('listitem').count()).toBeGreaterThan(before + 1);
+    expect(reloaded).toBe(false);
+    await screenshot(page, 'gofer');
+    expect(await axeFindings(page)).toEqual([]);
+  });
+
+  it('keeps the session across a reload, lists the Gofer and deletes it', async () => {
+    const { page } = tab;
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByRole('link', { name: 'Gofers' }).click();
+    const rows = page.getByRole('table').getByRole('row');
+    await expect.poll(() => rows.count()).toBe(2);
+    await screenshot(page, 'gofers');
+    expect(await axeFindings(page)).toEqual([]);
+    await page.getByRole('button', { name: /^Delete / }).click();
+    await page.getByRole('button', { name: /for good$/ }).click();
+    await page.getByText('No Gofers yet.').waitFor();
+  });
+
+  it('never puts the JWT in a URL, the console or a fleet log', async () => {
+    const token = await tokenOf(tab);
+    expect(token).toBeTruthy();
+    expect(tab.urls.length).toBeGreaterThan(0);
+    for (const url of tab.urls) expect(url).not.toContain(token);
+    for (const line of tab.console) expect(line).not.toContain(token);
+    expect(fleet.lines.some((l) => l.includes(token!))).toBe(false);
+    expect(tab.pageErrors).toEqual([]);
+  });
+});

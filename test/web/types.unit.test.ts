@@ -1,0 +1,17 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { OanEventEnvelope } from '@oan/protocol';
+import { API_TYPES, generateApiTypes } from '../../infra/web';
+import type { Envelope } from '../../web/src/api/events';
+
+/** Issue 14, ADR 0020: the web frontend's API types are the OpenAPI document's and the protocol's. */
+describe('the web frontend’s API types', () => {
+  it('are what openapi-typescript generates from the committed docs/openapi.json', async () => {
+    expect(readFileSync(API_TYPES, 'utf8')).toBe(await generateApiTypes());
+  });
+
+  it('read every envelope @oan/protocol writes, with the same fields', () => {
+    expectTypeOf<OanEventEnvelope>().toExtend<Envelope>();
+    expectTypeOf<keyof Envelope>().toEqualTypeOf<keyof OanEventEnvelope>();
+  });
+});

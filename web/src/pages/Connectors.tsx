@@ -1,0 +1,116 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, need, type ApiKey } from '../api/client';
+import { ErrorLine, when } from '../components/Layout';
+
+/** §2.3–2.4: the account's connector keys (metadata only) with revoke, and a pairing code to paste. */
+export function ConnectorsPage() {
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [code, setCode] = useState<{ code: string; expiresAt: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+
+  const load = async () => {
+    try {
+      setKeys(need(await api.GET('/api/v1/api-keys'), 'api keys'));
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  useEffect(() => void load(), []);
+
+  const pair = async () => {
+    setError(null);
+    try {
+      setCode(need(await api.POST('/api/v1/auth/oan/pairing-codes', {}), 'pairing code'));
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  const revoke = async (apiKeyId: string) => {
+    setError(null);
+    try {
+      need(await api.DELETE('/api/v1/api-keys/{apiKeyId}', { params: { path: { apiKeyId } } }), 'revoke');
+      setConfirming(null);
+      await load();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  return (
+    <>
+      <h1 tabIndex={-1}>Connectors</h1>
+      <ErrorLine error={error} />
+      <section aria-labelledby="pair">
+        <h2 id="pair">Pair a connector</h2>
+        <p>
+          A pairing code lets one connector (an agent platform) act for your account. It works once, for ten
+          minutes.
+        </p>
+        <button type="button" onClick={() => void pair()}>
+          {code ? 'New pairing code' : 'Create a pairing code'}
+        </button>
+        {code ? (
+          <p role="status" class="code">
+            <label for="pairing-code">Pairing code</label>
+            <input id="pairing-code" readOnly value={code.code} onFocus={(e) => e.currentTarget.select()} />
+            <span>
+              valid until <time dateTime={code.expiresAt}>{when(code.expiresAt)}</time>
+            </span>
+          </p>
+        ) : null}
+      </section>
+      <section aria-labelledby="keys">
+        <h2 id="keys">API keys</h2>
+        {keys === null ? (
+          <p>Loading…</p>
+        ) : keys.length === 0 ? (
+          <p>No connector is paired.</p>
+        ) : (
+          <table>
+            <caption class="sr-only">API keys of your connectors</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.map((k) => (
+                <tr key={k.id}>
+                  <td>{k.name}</td>
+                  <td>{when(k.createdAt)}</td>
+                  <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
+                  <td>
+                    {confirming === k.id ? (
+                      <>
+                        <button type="button" class="danger" onClick={() => void revoke(k.id)}>
+                          Revoke {k.name} now
+                        </button>{' '}
+                        <button type="button" onClick={() => setConfirming(null)}>
+                          Keep
+                        </button>
+                      </>
+                    ) : (
+                      <button
+                        type="button"
+                        onClick={() => setConfirming(k.id)}
+                        aria-label={`Revoke ${k.name}`}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}
