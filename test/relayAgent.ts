@@ -27,6 +27,8 @@ export class RelayAgent {
   readonly turns = new Map<string, number>();
   readonly closed: string[] = [];
   readonly errors: string[] = [];
+  /** host() sends a PING per session every 30 s; this one sends one before each OUTPUT (false: none). */
+  pingOnInput = true;
   announcedOk = 0;
   /** The last ANNOUNCE sent on connecting (a replay test sends it again). */
   lastAnnounce?: Record<string, unknown>;
@@ -125,7 +127,7 @@ export class RelayAgent {
     } else if (msg.type === 'INPUT') {
       const n = (this.turns.get(sid) ?? 0) + 1;
       this.turns.set(sid, n);
-      send({ type: 'PING' });
+      if (this.pingOnInput) send({ type: 'PING' });
       send({
         type: 'OUTPUT',
         result: `echo: ${String(msg.prompt)} (turn ${n})`,
