@@ -66,3 +66,46 @@ export async function fetchRange(
     [accountId, afterExclusive.toString(), upToInclusive.toString()],
   );
 }
+
+/** One stored envelope with its event id (a webhook delivery's `webhook-id`). */
+export interface OanEventWithId extends OanEventRow {
+  eventId: string;
+}
+
+/** Like `fetchEvents`, with each envelope's event id. */
+export function fetchEventsWithIds(
+  em: EntityManager,
+  accountId: string,
+  sinceExclusive: bigint | string,
+  limit: number,
+): Promise<OanEventWithId[]> {
+  return sql<OanEventWithId>(
+    em,
+    `select seq::text as seq, event_id::text as "eventId", envelope from read.oan_event
+      where account_id = ? and seq > ? order by oan_event.seq limit ?`,
+    [accountId, sinceExclusive.toString(), limit],
+  );
+}
+
+/** The highest stored seq of each of `accountIds`; accounts without any envelope are absent. */
+export async function lastSeqs(em: EntityManager, accountIds: string[]): Promise<Map<string, bigint>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await sql<{ account_id: string; m: string }>(
+    em,
+    'select account_id, max(seq)::text as m from read.oan_event where account_id in (?) group by account_id',
+    [accountIds],
+  );
+  return new Map(rows.map((r) => [r.account_id, BigInt(r.m)]));
+}
+
+/**
+ * SQL conditions on the event table for another owner's query to embed (their text stays here, with
+ * the table): whether the account in column `accountColumn` has an envelope after seq column
+ * `seqColumn`, and that account's last seq (0 without envelopes).
+ */
+export const oanEventSql = {
+  hasEnvelopeAfter: (accountColumn: string, seqColumn: string) =>
+    `exists (select 1 from read.oan_event e where e.account_id = ${accountColumn} and e.seq > ${seqColumn})`,
+  lastSeqOf: (accountExpression: string) =>
+    `coalesce((select last_seq from read.oan_account_seq where account_id = ${accountExpression}), 0)`,
+};

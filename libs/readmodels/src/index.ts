@@ -19,6 +19,41 @@ import type { Projection } from './types';
 
 export * from './types';
 export { SUMMARY_PREVIEW_LENGTH } from './matching';
+
+// The queries others may run on the read models: no service writes SQL against `read.*` itself.
+export {
+  deletedGoferAmong,
+  goferFileOf,
+  goferFiles,
+  goferList,
+  goferMessagesSince,
+  goferName,
+  goferProfile,
+  recentGoferMessages,
+  type GoferFileRow,
+  type GoferListRow,
+  type GoferMessageRow,
+  type GoferProfileRow,
+} from './gofers';
+export {
+  acceptedMatchOfConversation,
+  pairingCardOf,
+  pairingCardsOf,
+  threadIdsOfGofer,
+  type AcceptedMatchRow,
+  type PairingCardRow,
+} from './matching';
+export { conversationHistoryPage, type ConversationMessageRow } from './conversations';
+export {
+  discoverySeed,
+  discoverySeeds,
+  LIVE_GOFERS,
+  OPEN_THREAD_STATUSES,
+  threadLoads,
+  type DiscoverySeedRow,
+  type ThreadLoadRow,
+} from './discovery';
+export { openDecisionEnvelopes, openQuestionEnvelopes, type OpenEnvelopeRow } from './digest';
 export { onlineAgent, onlineAgents, type AgentRow } from './agents';
 
 /** Every context's projection. */

@@ -7,11 +7,10 @@ import { openQuestions } from './http/openQuestions';
 import { loadGatewayConfig } from './config';
 
 const config = loadGatewayConfig();
-// The gateway only reads read.oan_event: the projector owns the schema and its migrations.
+// The gateway only reads the projector's tables (through @oan/projection and @oan/readmodels); the
+// projector owns the schema and its migrations.
 const orm = await openDatabase({ url: config.DATABASE_URL, schema: 'gateway' });
 const redis = new Redis(config.REDIS_URL, { lazyConnect: false });
-// The digest's providers read the projector's read models (read.gofers, read.gofer_messages,
-// read.threads, read.match_requests).
 const app = await buildApp({ config, orm, redis, openItems: [openQuestions, openDecisions] });
 
 closeWithGrace({ delay: 10_000 }, async ({ err }) => {

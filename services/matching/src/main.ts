@@ -11,7 +11,7 @@ import { createMatchingStore, matchingMigrations } from './infra/store';
 import { runDiscoveryOnce, startDiscovery } from './reactors/discovery';
 import { startGoferDeleted } from './reactors/goferDeleted';
 import { startSession } from './reactors/session';
-import { createSessionProvider } from './session/config';
+import { createSessionProvider } from './sessionProviders/config';
 
 const config = loadMatchingConfig();
 const logger = createLogger('matching', config.LOG_LEVEL);

@@ -1,5 +1,5 @@
 import type { ThreadEvent } from '@oan/domain';
-import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/session';
+import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/scriptedSession';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread';
 import { A, B, NOW, hiring, seeker } from './fixtures';
 

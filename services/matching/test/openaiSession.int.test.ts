@@ -17,8 +17,8 @@ import {
   type NextTurnInput,
   type OpenAiSessionOptions,
   type SummaryCardInput,
-} from '../src/session';
-import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/session';
+} from '../src/sessionProviders';
+import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/scriptedSession';
 
 let fake: FakeChatCompletions;
 let baseUrl: string;

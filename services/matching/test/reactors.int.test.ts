@@ -25,7 +25,7 @@ import { createMatchingStore, matchingMigrations } from '../src/infra/store';
 import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery';
 import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted';
 import { SessionGenerationError, runSession, startSession } from '../src/reactors/session';
-import { ScriptedSessionProvider, sessionMetrics, type SessionProvider } from '../src/session';
+import { ScriptedSessionProvider, sessionMetrics, type SessionProvider } from '../src/sessionProviders';
 import type { RunningReactor } from '@oan/log';
 import { hiring, piano, seeker } from './fixtures';
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { recommendationFor, scriptSession, summarizeSession, type SessionParty } from '../src/domain/session';
+import {
+  recommendationFor,
+  scriptSession,
+  summarizeSession,
+  type SessionParty,
+} from '../src/domain/scriptedSession';
 import { SESSION_MAX_TURNS } from '../src/domain/threadState';
 import { hiring, piano, seeker } from './fixtures';
 

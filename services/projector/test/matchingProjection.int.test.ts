@@ -4,7 +4,7 @@ import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { envelopeSchema, type OanEventEnvelope } from '@oan/protocol';
 import { threadKey, threadStreamId, type ThreadEvent, type ThreadSide } from '@oan/domain';
 import { conversationIdFor, matchIdFor, threadIdFor } from '../../matching/src/domain/ids';
-import { scriptSession, summarizeSession } from '../../matching/src/domain/session';
+import { scriptSession, summarizeSession } from '../../matching/src/domain/scriptedSession';
 import { threadDecider, type ThreadCommand } from '../../matching/src/domain/thread';
 import { A, B, NOW, hiring, seeker } from '../../matching/test/fixtures';
 import { journey } from '../../matching/test/journey';

@@ -1,4 +1,5 @@
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+import { oanEventSql } from '@oan/projection';
 
 /**
  * Issue 15, ADR 0018: webhook endpoints and their delivery state. Not event-sourced: an endpoint's
@@ -90,7 +91,7 @@ export async function insertWebhook(
   const [row] = await sql<WebhookRow>(
     em,
     `insert into auth.webhooks (id, account_id, url, description, secret, created_at, last_seq)
-     values (?, ?, ?, ?, ?, ?, coalesce((select last_seq from read.oan_account_seq where account_id = ?), 0))
+     values (?, ?, ?, ?, ?, ?, ${oanEventSql.lastSeqOf('?')})
      returning *`,
     [w.id, w.accountId, w.url, w.description, w.secret, w.now, w.accountId],
   );

@@ -1,13 +1,10 @@
 import { sql, type EntityManager } from '@oan/db';
+import { fetchEventsWithIds, oanEventSql, type OanEventWithId } from '@oan/projection';
 import { KEPT_DELIVERIES, type WebhookRow } from '../infra/webhookStore';
 import type { Attempt } from './sender';
 
 /** The next envelope of the account after an endpoint's cursor, as stored (the bytes sent). */
-export interface QueuedEnvelope {
-  seq: string;
-  event_id: string;
-  envelope: string;
-}
+export type QueuedEnvelope = OanEventWithId;
 
 /** Endpoints with an envelope after their cursor whose retry time (if any) has come. */
 export async function dueWebhooks(em: EntityManager, limit: number): Promise<string[]> {
@@ -15,7 +12,7 @@ export async function dueWebhooks(em: EntityManager, limit: number): Promise<str
     em,
     `select w.id from auth.webhooks w
      where w.disabled_at is null and (w.next_attempt_at is null or w.next_attempt_at <= now())
-       and exists (select 1 from read.oan_event e where e.account_id = w.account_id and e.seq > w.last_seq)
+       and ${oanEventSql.hasEnvelopeAfter('w.account_id', 'w.last_seq')}
      order by w.next_attempt_at nulls first limit ?`,
     [limit],
   );
@@ -35,12 +32,7 @@ export async function webhookById(em: EntityManager, id: string): Promise<Webhoo
 
 /** The next envelopes of the account after an endpoint's cursor, in seq order (numeric, not text). */
 export function nextEnvelopes(em: EntityManager, accountId: string, afterSeq: string, limit: number) {
-  return sql<QueuedEnvelope>(
-    em,
-    `select seq::text as seq, event_id, envelope from read.oan_event
-     where account_id = ? and seq > ? order by oan_event.seq limit ?`,
-    [accountId, afterSeq, limit],
-  );
+  return fetchEventsWithIds(em, accountId, afterSeq, limit);
 }
 
 /**
@@ -74,7 +66,7 @@ export async function recordAttempt(
       ...(failure ? [failure.failingSince, failure.retryAt] : [ev.seq]),
       w.id,
       w.last_seq,
-      ev.event_id,
+      ev.eventId,
       ev.seq,
       w.attempt + 1,
       attempt.statusCode,

@@ -112,7 +112,7 @@ export class WebhookDelivery {
     for (const ev of page) {
       if (this.stopped) return false;
       const sentAt = ctx.now();
-      const attempt = await this.deps.sender.send(w, ev.event_id, ev.envelope, sentAt);
+      const attempt = await this.deps.sender.send(w, ev.eventId, ev.envelope, sentAt);
       if (!attempt.delivered) {
         await this.failed(em, w, ev, attempt, sentAt);
         return false;

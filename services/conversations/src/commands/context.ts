@@ -1,6 +1,7 @@
-import { sql, type EntityManager, type MikroORM } from '@oan/db';
+import type { EntityManager, MikroORM } from '@oan/db';
 import { ConcurrencyError, type EventStore, type StoredEvent } from '@oan/eventstore';
 import { awaitOwnWrites, type WriteSource, type WriteTracker } from '@oan/projection';
+import { acceptedMatchOfConversation, deletedGoferAmong } from '@oan/readmodels';
 import { v5 as uuidv5 } from 'uuid';
 import { assertParticipant, type Conversation } from '../domain/conversation';
 import { conversationForbidden } from '../domain/errors';
@@ -130,54 +131,31 @@ export async function openConversation(
   }
 }
 
-interface AcceptedRequestRow {
-  thread_id: string;
-  match_id: string;
-  requester_account_id: string;
-  requester_gofer_id: string;
-  recipient_account_id: string;
-  recipient_gofer_id: string;
-  decided_at: string;
-}
-
 /** The conversation matching decided, as its projected match request shows it (or null). */
 async function acceptedMatchOf(
   em: EntityManager,
   conversationId: string,
 ): Promise<ConversationOpened | null> {
-  const [r] = await sql<AcceptedRequestRow>(
-    em,
-    `select thread_id, match_id, requester_account_id, requester_gofer_id, recipient_account_id,
-            recipient_gofer_id,
-            to_char(decided_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as decided_at
-       from read.match_requests where conversation_id = ? and status = 'accepted' and match_id is not null
-      limit 1`,
-    [conversationId],
-  );
+  const r = await acceptedMatchOfConversation(em, conversationId);
   if (!r) return null;
   return {
     conversationId,
-    matchId: r.match_id,
-    threadId: r.thread_id,
-    accountA: r.requester_account_id,
-    goferA: r.requester_gofer_id,
-    accountB: r.recipient_account_id,
-    goferB: r.recipient_gofer_id,
-    openedAt: r.decided_at,
+    matchId: r.matchId,
+    threadId: r.threadId,
+    accountA: r.requesterAccountId,
+    goferA: r.requesterGoferId,
+    accountB: r.recipientAccountId,
+    goferB: r.recipientGoferId,
+    openedAt: r.decidedAt,
   };
 }
 
-/** One of the two Gofers if it is deleted (read.gofers), else null. */
+/** One of the two Gofers if it is deleted (the Gofer read model), else null. */
 export async function deletedGoferOf(
   em: EntityManager,
   opened: Pick<ConversationOpened, 'goferA' | 'goferB'>,
 ): Promise<string | null> {
-  const rows = await sql<{ id: string }>(
-    em,
-    'select id from read.gofers where id in (?, ?) and deleted_at is not null order by id limit 1',
-    [opened.goferA, opened.goferB],
-  );
-  return rows[0]?.id ?? null;
+  return (await deletedGoferAmong(em, [opened.goferA, opened.goferB])) ?? null;
 }
 
 /** The matching store's read-your-writes source: its decisions and requests make the matches. */

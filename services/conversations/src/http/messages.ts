@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
-import { sql, type EntityManager } from '@oan/db';
 import { noContent } from '@oan/http';
 import { awaitOwnWrites } from '@oan/projection';
+import { conversationHistoryPage, type ConversationMessageRow } from '@oan/readmodels';
 import type { ObjectStorage } from '@oan/storage';
 import { assertParticipates, WRITE_SOURCE, type ConversationContext } from '../commands/context';
 import { recallMessage, sendMessage } from '../commands/messages';
-import type { MessageAttachment } from '@oan/domain';
 import { rethrowMapped } from './errors';
 import * as s from './schemas';
 import { toOanAttachment } from './shapes';
@@ -18,72 +17,13 @@ export interface ConversationRouteDeps {
   storage: ObjectStorage | null;
 }
 
-/** Largest value of a Postgres bigint: a `since` past it can match nothing. */
-const PG_BIGINT_MAX = 9223372036854775807n;
-
-interface MessageRow {
-  id: string;
-  sender_account_id: string;
-  content: string;
-  change_sequence: string;
-  created_at: string;
-  attachments: MessageAttachment[] | null;
-}
-
-// Attachments resolved from the ids in the message's order; deleted files drop out (§4.7).
-const SELECT = `select m.id, m.sender_account_id, m.content, m.change_sequence,
-    to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-    (select jsonb_agg(jsonb_build_object('attachmentId', a.id, 'kind', a.kind, 'name', a.name,
-                      'mimeType', a.mime_type, 'size', a.size, 'width', a.width, 'height', a.height)
-                      order by x.ord)
-       from jsonb_array_elements_text(m.attachment_ids) with ordinality as x(aid, ord)
-       join read.conversation_attachments a on a.id = x.aid and a.deleted_at is null
-    ) as attachments
-  from read.conversation_messages m`;
-
-/**
- * §4.7 (27): a page after `since`, ascending. changeSequences are dense, but two senders' messages
- * reach the read model through two partitions, so a later one can be projected before an earlier
- * one: the page stops at the first changeSequence not projected yet (recalled rows stay in the table
- * and count), so a client advancing its cursor to the last item never skips a message.
- */
-export async function historyPage(
-  em: EntityManager,
-  conversationId: string,
-  since: bigint,
-  limit: number,
-): Promise<MessageRow[]> {
-  if (since >= PG_BIGINT_MAX) return [];
-  const rows = await sql<MessageRow>(
-    em,
-    `${SELECT} where m.conversation_id = ? and m.change_sequence > ? and m.recalled_at is null
-      order by m.change_sequence limit ?`,
-    [conversationId, since.toString(), limit],
-  );
-  const last = rows.at(-1);
-  if (!last) return [];
-  const present = await sql<{ change_sequence: string }>(
-    em,
-    `select change_sequence from read.conversation_messages
-      where conversation_id = ? and change_sequence > ? and change_sequence <= ? order by change_sequence`,
-    [conversationId, since.toString(), last.change_sequence],
-  );
-  let expected = since + 1n;
-  for (const p of present) {
-    if (BigInt(p.change_sequence) !== expected) break;
-    expected += 1n;
-  }
-  // Every row below `expected` is contiguous from `since`: the page ends there.
-  return rows.filter((r) => BigInt(r.change_sequence) < expected);
-}
-
-const toMessage = (r: MessageRow): s.ConversationMessage => ({
+const toMessage = (r: ConversationMessageRow): s.ConversationMessage => ({
   id: r.id,
-  senderUserId: r.sender_account_id,
+  senderUserId: r.senderAccountId,
   content: r.content,
   attachments: (r.attachments ?? []).map(toOanAttachment),
-  changeSequence: r.change_sequence,
-  createdAt: r.created_at,
+  changeSequence: r.changeSequence,
+  createdAt: r.createdAt,
 });
 
 /** §4.7 (27), (28) and the recall extension, under `/api/v1`. */
@@ -108,7 +48,12 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
       const { conversationId } = req.params;
       await assertParticipates(ctx, conversationId, accountId);
       await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [WRITE_SOURCE]);
-      const rows = await historyPage(ctx.orm.em.fork(), conversationId, req.query.since, req.query.limit);
+      const rows = await conversationHistoryPage(
+        ctx.orm.em.fork(),
+        conversationId,
+        req.query.since,
+        req.query.limit,
+      );
       return rows.map(toMessage);
     },
   );

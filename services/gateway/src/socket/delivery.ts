@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { checkCredentials } from '@oan/auth';
-import { sql, type MikroORM } from '@oan/db';
-import { fetchRange, maxSeq } from '@oan/projection';
+import type { MikroORM } from '@oan/db';
+import { fetchRange, lastSeqs, maxSeq } from '@oan/projection';
 import type { OanEventEnvelope } from '@oan/protocol';
 import type { GatewayMetrics } from '../infra/metrics';
 import type { PushEntry } from '@oan/projection';
@@ -172,12 +172,8 @@ export class Delivery {
     try {
       const accounts = [...this.sockets.keys()];
       for (let i = 0; i < accounts.length; i += SWEEP_CHUNK) {
-        const rows = await sql<{ account_id: string; m: string }>(
-          this.deps.orm.em.fork(),
-          'select account_id, max(seq)::text as m from read.oan_event where account_id in (?) group by account_id',
-          [accounts.slice(i, i + SWEEP_CHUNK)],
-        );
-        for (const { account_id: a, m } of rows) this.catchUpIfBehind(a, BigInt(m));
+        const last = await lastSeqs(this.deps.orm.em.fork(), accounts.slice(i, i + SWEEP_CHUNK));
+        for (const [a, m] of last) this.catchUpIfBehind(a, m);
       }
     } catch (err) {
       this.deps.log.warn({ err }, 'delivery sweep failed');

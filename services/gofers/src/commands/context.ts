@@ -61,6 +61,22 @@ export const goferWebUrl = (ctx: Pick<GoferContext, 'webBaseUrl'>, goferId: stri
 /** A Gofer id that can exist (UUIDs); anything else is answered as unknown without a query. */
 export const plausibleGoferId = (goferId: string) => /^[A-Za-z0-9_-]{1,128}$/.test(goferId);
 
+/** Those of `goferIds` whose stream holds a `GoferDeleted` (the store knows before any read model). */
+export async function deletedInStore(
+  ctx: Pick<GoferContext, 'orm' | 'store'>,
+  goferIds: string[],
+): Promise<Set<string>> {
+  if (goferIds.length === 0) return new Set();
+  const rows = await sql<{ stream_id: string }>(
+    ctx.orm.em.fork(),
+    `select stream_id from "${ctx.store.schema}".events
+      where stream_id in (?) and type = 'GoferDeleted'`,
+    [goferIds.map(goferStreamId)],
+  );
+  const deleted = new Set(rows.map((r) => r.stream_id));
+  return new Set(goferIds.filter((id) => deleted.has(goferStreamId(id))));
+}
+
 /**
  * For reads and uploads: refuses unknown, deleted and foreign Gofers with the one probe-safe 403
  * (§6). Asks the event store, not a read model, so it never lags behind the owner's own writes.

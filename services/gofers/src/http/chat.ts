@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth } from '@oan/auth';
-import { sql, type EntityManager } from '@oan/db';
+import type { EntityManager } from '@oan/db';
 import { awaitOwnWrites } from '@oan/projection';
-import type { RagStatus } from '@oan/domain';
+import { goferMessagesSince, goferName, recentGoferMessages, type GoferMessageRow } from '@oan/readmodels';
 import { assertOwnsActiveGofer, WRITE_SOURCE } from '../commands/context';
 import { postUserMessage } from '../commands/postUserMessage';
 import { rethrowMapped } from './errors';
@@ -30,51 +30,13 @@ export function parseSince(raw: unknown): Date | null {
   return d.getTime() < 0 ? new Date(0) : d;
 }
 
-interface MessageRow {
-  id: string;
-  role: 'user' | 'assistant' | 'system';
-  content: string;
-  created_at: string;
-  kind: string | null;
-  pairing: Record<string, unknown> | null;
-  attachments:
-    | {
-        id: string;
-        kind: 'photo' | 'document';
-        name: string;
-        mimeType: string;
-        size: number;
-        ragStatus: RagStatus | null;
-      }[]
-    | null;
-}
+type MessageRow = GoferMessageRow;
 
-// Attachments resolved server-side from the ids, in the message's order; deleted files drop out (A37).
-const SELECT = `select m.id, m.role, m.content, m.kind, m.pairing, m.created_at as ts, m.position,
-    to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-    (select jsonb_agg(jsonb_build_object('id', a.id, 'kind', a.kind, 'name', a.name, 'mimeType', a.mime_type,
-                                         'size', a.size, 'ragStatus', a.rag_status) order by x.ord)
-       from jsonb_array_elements_text(m.attachment_ids) with ordinality as x(aid, ord)
-       join read.gofer_attachments a on a.id = x.aid and a.gofer_id = m.gofer_id and a.deleted_at is null
-    ) as attachments
-  from read.gofer_messages m where m.gofer_id = ?`;
-
-async function history(em: EntityManager, goferId: string, since: Date | null): Promise<MessageRow[]> {
-  if (since === null) {
-    return sql<MessageRow>(
-      em,
-      `select * from (${SELECT} order by m.created_at desc, m.position desc limit ${RECENT_PAGE}) t
-        order by ts, position`,
-      [goferId],
-    );
-  }
-  // Only the conversation proper: no system or pairing rows, no pending-query turns (§4.4 (14)).
-  return sql<MessageRow>(
-    em,
-    `${SELECT} and m.role in ('user', 'assistant') and not m.pending_query and m.created_at > ?::timestamptz
-      order by m.created_at, m.position limit ${SINCE_CAP}`,
-    [goferId, since.toISOString()],
-  );
+function history(em: EntityManager, goferId: string, since: Date | null): Promise<MessageRow[]> {
+  // Only the conversation proper after `since`: no system or pairing rows, no pending-query turns (§4.4 (14)).
+  return since === null
+    ? recentGoferMessages(em, goferId, RECENT_PAGE)
+    : goferMessagesSince(em, goferId, since, SINCE_CAP);
 }
 
 type RoleRef = { roleId: string; name: string };
@@ -105,7 +67,7 @@ function toItem(row: MessageRow, self: RoleRef): s.ChatMessageItem {
     id: row.id,
     role: row.role,
     content: row.content,
-    createdAt: row.created_at,
+    createdAt: row.createdAt,
   };
   // A37: the key only when something is attached.
   if (row.attachments && row.attachments.length > 0) {
@@ -162,8 +124,7 @@ export const chatRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, dep
       const rows = await history(em, goferId, parseSince(req.query.since));
       const self = { roleId: goferId, name: '' };
       if (rows.some(needsSelf)) {
-        const [g] = await sql<{ name: string }>(em, 'select name from read.gofers where id = ?', [goferId]);
-        self.name = g?.name ?? '';
+        self.name = (await goferName(em, goferId)) ?? '';
       }
       return rows.map((r) => toItem(r, self));
     },

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
-import { sql } from '@oan/db';
 import { awaitOwnWrites } from '@oan/projection';
-import { goferWebUrl, WRITE_SOURCE, type GoferContext } from '../commands/context';
+import { goferList } from '@oan/readmodels';
+import { deletedInStore, goferWebUrl, WRITE_SOURCE, type GoferContext } from '../commands/context';
 import { createGofer } from '../commands/createGofer';
 import { deleteGofer } from '../commands/deleteGofer';
 import { rethrowMapped } from './errors';
@@ -18,16 +18,6 @@ export interface GoferRouteDeps {
   authenticator: Authenticator;
   /** null when no adapter is configured (§0.5). */
   storage: FileRemover | null;
-}
-
-const ISO = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-interface GoferRow {
-  goferId: string;
-  name: string;
-  description: string;
-  discoveryStatus: 'in_discovery' | 'ready_for_pairing';
-  createdAt: string;
 }
 
 /** §4.4 (11), (12), (15) under `/api/v1`, registered only when ENABLE_OPEN_API is on (§0.5). */
@@ -65,17 +55,12 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
     async (req) => {
       const accountId = principalOf(req).accountId;
       await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [WRITE_SOURCE]);
-      const rows = await sql<GoferRow>(
-        ctx.orm.em.fork(),
-        `select g.id as "goferId", g.name, g.description, g.discovery_status as "discoveryStatus",
-                ${ISO('g.created_at')} as "createdAt"
-           from read.gofers g
-          where g.account_id = ? and g.deleted_at is null
-            and not exists (select 1 from "${ctx.store.schema}".events e
-                             where e.stream_id = 'gofer-' || g.id and e.type = 'GoferDeleted')
-          order by g.created_at, g.id`,
-        [accountId],
+      const listed = await goferList(ctx.orm.em.fork(), accountId);
+      const deleted = await deletedInStore(
+        ctx,
+        listed.map((g) => g.goferId),
       );
+      const rows = listed.filter((g) => !deleted.has(g.goferId));
       return rows.map((r) => ({ ...r, ...goferWebUrl(ctx, r.goferId) }));
     },
   );

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
-import { sql } from '@oan/db';
+import { goferFileOf } from '@oan/readmodels';
 import type { ObjectStorage } from '@oan/storage';
 import { loadThread, plausibleId, type MatchingContext } from '../commands/context';
 import { NotFoundError } from '../domain/errors';
@@ -17,12 +17,6 @@ export interface CounterpartAttachmentRouteDeps {
 
 /** §4.8: short-lived, like the upload response's URL (§4.4 (16)). */
 export const COUNTERPART_URL_TTL_SECONDS = 3600;
-
-interface AttachmentRow {
-  storage_key: string;
-  name: string;
-  mime_type: string;
-}
 
 const attachmentNotFound = () => new NotFoundError('ATTACHMENT_NOT_FOUND', 'Attachment not found');
 
@@ -56,17 +50,12 @@ export const counterpartAttachmentRoutes: FastifyPluginAsyncZod<CounterpartAttac
         ...(state.a.accountId === accountId ? [state.b.goferId] : []),
         ...(state.b.accountId === accountId ? [state.a.goferId] : []),
       ];
-      const [row] = await sql<AttachmentRow>(
-        ctx.orm.em.fork(),
-        `select storage_key, name, mime_type from read.gofer_attachments
-          where id = ? and gofer_id in (${counterparts.map(() => '?').join(', ')}) and deleted_at is null`,
-        [attachmentId, ...counterparts],
-      );
+      const row = await goferFileOf(ctx.orm.em.fork(), attachmentId, counterparts);
       if (!row) throw attachmentNotFound();
-      const { url, expiresAt } = await storage.signedUrl(row.storage_key, {
+      const { url, expiresAt } = await storage.signedUrl(row.storageKey, {
         expiresInSeconds: COUNTERPART_URL_TTL_SECONDS,
         fileName: row.name,
-        contentType: row.mime_type,
+        contentType: row.mimeType,
       });
       return { url, expiresAt };
     },

@@ -1,5 +1,6 @@
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import { demandTerms, offerTerms, type PublicProfile } from '../domain/discovery';
+import { LIVE_GOFERS } from '@oan/readmodels';
 
 /**
  * Discovery's full-text index (domain/discovery.ts, docs/adr/0012), owned by the matching context.
@@ -117,9 +118,9 @@ export async function refreshDiscoveryTerms(em: EntityManager, batch = 1000): Pr
     }>(
       em,
       `select g.id, g.name, g.description, g."values", g.demands, g.updated_at
-         from read.gofers g
+         from ${LIVE_GOFERS} g
          left join matching.discovery_terms t on t.gofer_id = g.id
-        where g.discovery_status = 'ready_for_pairing' and g.deleted_at is null
+        where g.discovery_status = 'ready_for_pairing'
           and (t.gofer_id is null or t.profile_at < g.updated_at)
         order by g.id
         limit ?`,

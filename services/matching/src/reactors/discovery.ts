@@ -16,6 +16,14 @@ import {
   type PairingLoad,
 } from '../domain/discovery';
 import type { PairingMode, ThreadSide } from '@oan/domain';
+import {
+  discoverySeed,
+  discoverySeeds,
+  LIVE_GOFERS,
+  OPEN_THREAD_STATUSES,
+  threadLoads,
+  type DiscoverySeedRow,
+} from '@oan/readmodels';
 import { threadIdFor } from '../domain/ids';
 import {
   recordReadiness,
@@ -40,17 +48,12 @@ export interface DiscoveryDeps {
 
 export type DiscoveryRunDeps = Pick<DiscoveryDeps, 'ctx' | 'logger' | 'mode' | 'caps' | 'candidateLimit'>;
 
-interface GoferRow {
-  id: string;
-  account_id: string;
-  name: string;
-  source_platform: string;
-}
+type GoferRow = DiscoverySeedRow;
 interface Ranked extends GoferRow {
   score: number;
 }
 
-const OPEN = ['awaiting_confirmation', 'active'];
+const OPEN: readonly string[] = OPEN_THREAD_STATUSES;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** `'a' | 'b'` over lexemes as stored (a cast, not `to_tsquery`: no second normalization). */
@@ -88,9 +91,9 @@ async function rank(em: EntityManager, seed: GoferRow, limit: number): Promise<R
                   / length(t.demand_tsv)
               ) as score
          from matching.discovery_terms t
-         join read.gofers g on g.id = t.gofer_id
+         join ${LIVE_GOFERS} g on g.id = t.gofer_id
         where t.offer_tsv @@ ?::tsquery and t.demand_tsv @@ ?::tsquery
-          and coalesce(t.ready, g.discovery_status = 'ready_for_pairing') and g.deleted_at is null
+          and coalesce(t.ready, g.discovery_status = 'ready_for_pairing')
           and g.account_id <> ? and g.id <> ?
           and not exists (
             select 1 from matching.gofer_threads x
@@ -116,36 +119,20 @@ async function rank(em: EntityManager, seed: GoferRow, limit: number): Promise<R
   return rows.map((r) => ({ ...r, score: Number(r.score) }));
 }
 
-/** Open threads and last-day proposals per Gofer, from `read.threads` (plus this run's proposals). */
+/** Open threads and last-day proposals per Gofer, from the thread read model. */
 async function loadsOf(em: EntityManager, goferIds: string[], now: Date): Promise<Map<string, PairingLoad>> {
   const loads = new Map<string, PairingLoad>(goferIds.map((id) => [id, { openPairings: 0, proposedAt: [] }]));
-  if (goferIds.length === 0) return loads;
-  const [ids, open, since] = [
-    JSON.stringify(goferIds),
-    JSON.stringify(OPEN),
-    new Date(now.getTime() - DAY_MS),
-  ];
-  const rows = await sql<{ gofer_id: string; status: string; proposed_at: Date | string }>(
-    em,
-    `select a_gofer_id as gofer_id, status, proposed_at from read.threads
-      where a_gofer_id = any(${TEXT_ARRAY}) and (status = any(${TEXT_ARRAY}) or proposed_at > ?)
-     union all
-     select b_gofer_id, status, proposed_at from read.threads
-      where b_gofer_id = any(${TEXT_ARRAY}) and (status = any(${TEXT_ARRAY}) or proposed_at > ?)`,
-    [ids, open, since, ids, open, since],
-  );
-  for (const r of rows) {
-    const load = loads.get(r.gofer_id)!;
-    const at = r.proposed_at instanceof Date ? r.proposed_at.toISOString() : r.proposed_at;
-    loads.set(r.gofer_id, {
+  for (const r of await threadLoads(em, goferIds, new Date(now.getTime() - DAY_MS))) {
+    const load = loads.get(r.goferId)!;
+    loads.set(r.goferId, {
       openPairings: load.openPairings + (OPEN.includes(r.status) ? 1 : 0),
-      proposedAt: [...load.proposedAt, at],
+      proposedAt: [...load.proposedAt, r.proposedAt],
     });
   }
   return loads;
 }
 
-/** Proposals this process made that `read.threads` may not show yet (caps across seeds of one sweep). */
+/** Proposals this process made that the thread read model may not show yet (caps across seeds of one sweep). */
 type Recent = Map<string, string[]>;
 
 function withRecent(load: PairingLoad, recent: string[] | undefined): PairingLoad {
@@ -167,12 +154,7 @@ export async function discoverFor(
   const { ctx } = deps;
   const caps = deps.caps ?? DEFAULT_PAIRING_CAPS;
   const em = ctx.orm.em.fork();
-  const [seed] = await sql<GoferRow>(
-    em,
-    `select id, account_id, name, source_platform from read.gofers
-      where id = ? and deleted_at is null and (? or discovery_status = 'ready_for_pairing')`,
-    [goferId, opts.statusFromLog === true],
-  );
+  const seed = await discoverySeed(em, goferId, opts.statusFromLog === true);
   // Unknown to the read model yet, or deleted: the next sweep looks again. The reactor passes
   // `statusFromLog`: the record it handles says ready, whether or not the projector applied it.
   if (!seed) return [];
@@ -208,25 +190,17 @@ export async function discoverFor(
 }
 
 /**
- * The periodic sweep: backfills the index from `read.gofers`, then runs discovery for every ready
+ * The periodic sweep: backfills the index from the Gofer read model, then runs discovery for every ready
  * Gofer under its caps, oldest first. Returns the threads proposed.
  */
 export async function runDiscoveryOnce(deps: DiscoveryRunDeps): Promise<string[]> {
   const em = deps.ctx.orm.em.fork();
   await refreshDiscoveryTerms(em);
   const caps = deps.caps ?? DEFAULT_PAIRING_CAPS;
-  const seeds = await sql<{ id: string }>(
-    em,
-    `select g.id from read.gofers g
-      where g.discovery_status = 'ready_for_pairing' and g.deleted_at is null
-        and (select count(*) from read.threads th
-              where (th.a_gofer_id = g.id or th.b_gofer_id = g.id) and th.status = any(${TEXT_ARRAY})) < ?
-      order by g.updated_at, g.id`,
-    [JSON.stringify(OPEN), caps.maxOpenPairings],
-  );
+  const seeds = await discoverySeeds(em, caps.maxOpenPairings);
   const recent: Recent = new Map();
   const proposed: string[] = [];
-  for (const s of seeds) proposed.push(...(await discoverFor(deps, s.id, { recent })));
+  for (const id of seeds) proposed.push(...(await discoverFor(deps, id, { recent })));
   return proposed;
 }
 

@@ -1,4 +1,5 @@
 import { sql } from '@oan/db';
+import { threadIdsOfGofer } from '@oan/readmodels';
 import {
   startReactorLoop,
   type KafkaHandle,
@@ -20,18 +21,18 @@ export interface GoferDeletedDeps {
  * Closes every thread of a deleted Gofer with reason `gofer_deleted` (§4.4 (15), §8.6): its
  * counterpart's thread reads as closed and no session, card or request follows. The threads come
  * from the write side's `gofer_threads` (written with each `ThreadProposed`, never behind the
- * streams) and `read.threads` (the projected list); an already closed thread appends nothing.
+ * streams) and the thread read model (the projected list); an already closed thread appends nothing.
  */
 export async function closeThreadsOf(ctx: MatchingContext, goferId: string): Promise<string[]> {
-  const rows = await sql<{ thread_id: string }>(
-    ctx.orm.em.fork(),
-    `select thread_id from matching.gofer_threads where gofer_id = ?
-     union
-     select id from read.threads where a_gofer_id = ? or b_gofer_id = ?`,
-    [goferId, goferId, goferId],
+  const em = ctx.orm.em.fork();
+  const own = await sql<{ thread_id: string }>(
+    em,
+    'select thread_id from matching.gofer_threads where gofer_id = ?',
+    [goferId],
   );
+  const threadIds = new Set([...own.map((r) => r.thread_id), ...(await threadIdsOfGofer(em, goferId))]);
   const closed: string[] = [];
-  for (const { thread_id: threadId } of rows) {
+  for (const threadId of threadIds) {
     const { appended } = await runThreadCommand(ctx, threadId, {
       type: 'CloseForDeletedGofer',
       data: { goferId },

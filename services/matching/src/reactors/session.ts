@@ -1,4 +1,4 @@
-import { sql } from '@oan/db';
+import { goferFiles, goferProfile } from '@oan/readmodels';
 import { awaitOwnWrites, type WriteSource } from '@oan/projection';
 import {
   startReactorLoop,
@@ -10,12 +10,12 @@ import {
 import { loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
 import type { PublicProfile } from '../domain/discovery';
 import type { SessionTurnAdded, ThreadEvent, ThreadSide } from '@oan/domain';
-import { SCRIPTED_TURNS, openerOf, type ScriptedTurn, type SessionParty } from '../domain/session';
+import { SCRIPTED_TURNS, openerOf, type ScriptedTurn, type SessionParty } from '../domain/scriptedSession';
 import type { RecordSummaryCard } from '../domain/summaryCard';
 import { strings } from '../infra/discoveryIndex';
-import { sessionMetrics } from '../session/metrics';
-import type { SessionProvider, SessionTranscriptTurn } from '../session/provider';
-import { ScriptedSessionProvider } from '../session/scripted';
+import { sessionMetrics } from '../sessionProviders/metrics';
+import type { SessionProvider, SessionTranscriptTurn } from '../sessionProviders/provider';
+import { ScriptedSessionProvider } from '../sessionProviders/scripted';
 
 export interface SessionDeps {
   kafka: KafkaHandle;
@@ -81,20 +81,10 @@ const seenBy = (transcript: readonly ScriptedTurn[], selfId: string): SessionTra
     content: t.content,
   }));
 
-/** A side's public profile from `read.gofers`; null when the Gofer is deleted. */
+/** A side's public profile from the Gofer read model; null when the Gofer is deleted. */
 async function partyOf(ctx: MatchingContext, s: ThreadSide): Promise<SessionParty | null> {
-  const [row] = await sql<{
-    name: string;
-    description: string;
-    values: unknown;
-    demands: unknown;
-    deleted_at: Date | null;
-  }>(
-    ctx.orm.em.fork(),
-    'select name, description, "values", demands, deleted_at from read.gofers where id = ?',
-    [s.goferId],
-  );
-  if (row?.deleted_at) return null;
+  const row = await goferProfile(ctx.orm.em.fork(), s.goferId);
+  if (row?.deletedAt) return null;
   // Not projected yet: the snapshot's name, nothing else (the script still quotes only public data).
   const profile: PublicProfile = row
     ? {
@@ -112,20 +102,7 @@ async function assetsOf(
   ctx: MatchingContext,
   goferId: string,
 ): Promise<Pick<RecordSummaryCard, 'photos' | 'documents'>> {
-  const rows = await sql<{
-    id: string;
-    kind: string;
-    name: string;
-    mime_type: string;
-    size: string | number;
-    width: number | null;
-    height: number | null;
-  }>(
-    ctx.orm.em.fork(),
-    `select id, kind, name, mime_type, size, width, height from read.gofer_attachments
-      where gofer_id = ? and deleted_at is null order by created_at, id`,
-    [goferId],
-  );
+  const rows = await goferFiles(ctx.orm.em.fork(), goferId);
   const photos: RecordSummaryCard['photos'] = [];
   const documents: RecordSummaryCard['documents'] = [];
   for (const r of rows) {
@@ -136,7 +113,7 @@ async function assetsOf(
         ...(r.height !== null ? { height: r.height } : {}),
       });
     } else {
-      documents.push({ attachmentId: r.id, name: r.name, mimeType: r.mime_type, size: Number(r.size) });
+      documents.push({ attachmentId: r.id, name: r.name, mimeType: r.mimeType, size: Number(r.size) });
     }
   }
   return { photos, documents };

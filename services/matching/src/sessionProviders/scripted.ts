@@ -1,7 +1,7 @@
-import { scriptTurn, summarizeSession } from '../domain/session';
+import { scriptTurn, summarizeSession } from '../domain/scriptedSession';
 import type { CardFields, NextTurnInput, SessionProvider, SummaryCardInput } from './provider';
 
-/** The deterministic script of domain/session.ts behind the provider interface (the default). */
+/** The deterministic script of domain/scriptedSession.ts behind the provider interface (the default). */
 export class ScriptedSessionProvider implements SessionProvider {
   readonly kind = 'scripted';
   readonly deterministic = true;
