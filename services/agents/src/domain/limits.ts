@@ -15,6 +15,8 @@ export const LIMITS = {
 
 /** Frames up to 1 MiB (the peers' `websockets` default, spec §4), never more. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
+/** A socket with more than this waiting to be written to it is closed (a peer that does not read). */
+export const MAX_BUFFERED_BYTES = 8 * MAX_FRAME_BYTES;
 /** A socket that has not sent its first valid frame after this long is closed (half-open floods). */
 export const FIRST_FRAME_MS = 10_000;
 /** Sockets a replica holds before their first frame; more are refused at the upgrade. */

@@ -1,6 +1,6 @@
 import type { Logger } from '@oan/http';
 import type WebSocket from 'ws';
-import { errorFrame, NOT_FOUND } from '../domain/limits';
+import { errorFrame, MAX_BUFFERED_BYTES, NOT_FOUND } from '../domain/limits';
 import type { Bus, BusMessage } from '../infra/bus';
 import type { AgentLog } from '../infra/events';
 import type { Owner, Registry } from '../infra/registry';
@@ -25,6 +25,15 @@ export interface ClientLink {
 }
 
 const REPLICA_TTL_MS = 6_000;
+
+/**
+ * A peer that does not read (its frames pile up in this process) is cut off with 1013 rather than
+ * let one slow or hostile socket hold the replica's memory.
+ */
+function sendOrShed(ws: WebSocket, frame: string): void {
+  if (ws.bufferedAmount > MAX_BUFFERED_BYTES) ws.close(1013, 'not reading its frames');
+  else ws.send(frame);
+}
 
 /**
  * This replica's sockets and the routing between them and the other replicas (docs/agent-relay.md):
@@ -116,11 +125,12 @@ export class Hub {
       return;
     }
     link.sessions.set(sid, origin);
-    link.ws.send(frame);
+    sendOrShed(link.ws, frame);
   }
 
   private toClient(address: string, sid: string, frame: string): void {
-    this.clients.get(this.clientKey(address, sid))?.ws.send(frame);
+    const client = this.clients.get(this.clientKey(address, sid));
+    if (client) sendOrShed(client.ws, frame);
   }
 
   addClient(c: ClientLink): void {
