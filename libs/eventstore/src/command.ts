@@ -66,3 +66,63 @@ export async function handleCommand<State, Event extends { type: string; data: u
     }
   }
 }
+
+/** Reads a stream inside a multi-stream command and folds it; the append expects that version. */
+export type LoadStream = <State, Event extends { type: string; data: unknown }>(
+  streamId: string,
+  decider: Decider<State, Event>,
+) => Promise<State>;
+
+/**
+ * `handleCommand` for a decision that spans streams, where which stream comes next may depend on
+ * an earlier one's state (a pairing code names its account): `decide` loads each stream it needs,
+ * and returns the events per stream; every append expects the version it loaded, all in one
+ * transaction, so of two racing commands on a shared stream exactly one commits and the other runs
+ * again (bounded) against what the first wrote. Returns what was appended, in stream order.
+ */
+export async function handleMultiStreamCommand<Result>(
+  orm: MikroORM,
+  store: EventStore,
+  decide: (
+    load: LoadStream,
+  ) => Promise<{ appends: { streamId: string; events: NewEvent[] }[]; result: Result }>,
+  opts: {
+    retries?: number;
+    inline?: (em: EntityManager, appended: StoredEvent[]) => Promise<void>;
+  } = {},
+): Promise<{ result: Result; appended: StoredEvent[] }> {
+  const retries = opts.retries ?? 5;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const outcome = await orm.em.fork().transactional(async (em) => {
+        const versions = new Map<string, number>();
+        const load: LoadStream = async (streamId, decider) => {
+          const history = await store.readStream(em, streamId);
+          versions.set(streamId, history.length);
+          return history.reduce(
+            (s, e) =>
+              decider.evolve(s, { type: e.type, data: e.data } as Parameters<typeof decider.evolve>[1]),
+            decider.initialState(),
+          );
+        };
+        const { appends, result } = await decide(load);
+        const appended = await store.append(
+          em,
+          appends.map(({ streamId, events }) => {
+            const loaded = versions.get(streamId);
+            if (loaded === undefined)
+              throw new Error(`stream ${streamId} was appended to without being loaded`);
+            return { streamId, expectedVersion: loaded === 0 ? ('no_stream' as const) : loaded, events };
+          }),
+        );
+        if (opts.inline) await opts.inline(em, appended);
+        return { result, appended };
+      });
+      if (outcome.appended.length > 0) store.committed(orm);
+      return outcome;
+    } catch (err) {
+      if (err instanceof ConcurrencyError && attempt < retries) continue;
+      throw err;
+    }
+  }
+}

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { ConcurrencyError, EventStore, handleCommand } from '../src';
+import { ConcurrencyError, EventStore, handleCommand, handleMultiStreamCommand } from '../src';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 const store = new EventStore('es_test');
@@ -137,5 +137,58 @@ describe('appending to a stream', () => {
     } finally {
       await listener.end();
     }
+  });
+});
+
+describe('a command across streams (handleMultiStreamCommand)', () => {
+  const voucher = {
+    initialState: () => ({ wallet: null as string | null, used: false }),
+    evolve: (s: { wallet: string | null; used: boolean }, e: { type: string; data: unknown }) =>
+      e.type === 'Issued'
+        ? { ...s, wallet: (e.data as { wallet: string }).wallet }
+        : e.type === 'Redeemed'
+          ? { ...s, used: true }
+          : s,
+  };
+  const event = (type: string, data: object) => ({
+    type,
+    data,
+    accountId: 'acc',
+    occurredAt: new Date().toISOString(),
+  });
+  const redeem = (voucherId: string) =>
+    handleMultiStreamCommand(orm, store, async (load) => {
+      const v = await load(voucherId, voucher);
+      if (!v.wallet || v.used) throw new Error('voucher used');
+      const credits = await load(v.wallet, counter);
+      return {
+        appends: [
+          { streamId: voucherId, events: [event('Redeemed', {})] },
+          { streamId: v.wallet, events: [event('Counted', { n: credits + 1 })] },
+        ],
+        result: v.wallet,
+      };
+    });
+
+  it('when ten redeems of one voucher race, one commits on both streams and the rest find it used', async () => {
+    await handleCommand(orm, store, 'voucher-1', voucher, () => [event('Issued', { wallet: 'wallet-1' })]);
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => redeem('voucher-1')));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toContain('voucher used');
+    expect((await store.readStream(orm.em.fork(), 'wallet-1')).map((e) => e.type)).toEqual(['Counted']);
+    expect((await store.readStream(orm.em.fork(), 'voucher-1')).map((e) => e.type)).toEqual([
+      'Issued',
+      'Redeemed',
+    ]);
+  });
+
+  it('refuses to append to a stream it did not load, and stores nothing', async () => {
+    await expect(
+      handleMultiStreamCommand(orm, store, async () => ({
+        appends: [{ streamId: 'unloaded', events: [ev(1)] }],
+        result: null,
+      })),
+    ).rejects.toThrow(/without being loaded/);
+    expect(await store.readStream(orm.em.fork(), 'unloaded')).toEqual([]);
   });
 });

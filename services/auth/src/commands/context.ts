@@ -13,13 +13,3 @@ export interface AuthContext {
 export function toNewEvents(accountId: string, occurredAt: string, events: AuthEvent[]): NewEvent[] {
   return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt }));
 }
-
-export function fold<S, E>(
-  decider: { initialState: () => S; evolve: (s: S, e: E) => S },
-  history: { type: string; data: unknown }[],
-): S {
-  return history.reduce(
-    (s, e) => decider.evolve(s, { type: e.type, data: e.data } as E),
-    decider.initialState(),
-  );
-}

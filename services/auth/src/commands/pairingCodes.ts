@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { generateApiKey, hashApiKey } from '@oan/auth';
-import { transaction } from '@oan/db';
-import { ConcurrencyError, handleCommand } from '@oan/eventstore';
+import { handleCommand, handleMultiStreamCommand } from '@oan/eventstore';
 import { API_KEY_PERMISSIONS } from '@oan/protocol';
 import { accountDecider, decideAccount } from '../domain/account';
 import { IllegalStateError } from '../domain/errors';
@@ -13,7 +12,7 @@ import {
 } from '../domain/pairingCode';
 import { projectCredentials } from '../infra/credentialsProjection';
 import { accountStream, pairingCodeHash, pairingCodeStream } from '../infra/ids';
-import { fold, toNewEvents, type AuthContext } from './context';
+import { toNewEvents, type AuthContext } from './context';
 
 /** §2.4: 8 random bytes as hex; only its hash is recorded (the stream id included). */
 export async function issuePairingCode(
@@ -54,12 +53,10 @@ export async function issuePairingCode(
   }
 }
 
-const REDEEM_RETRIES = 5;
-
 /**
- * §4.1 (5). `PairingCodeRedeemed` (on the code's stream, expected version 1) and `ApiKeyIssued` (on
- * the account's) are appended in ONE transaction: of concurrent redeems of one code exactly one
- * commits; the others conflict, re-read the stream, and find the code used (invariant 5).
+ * §4.1 (5). `PairingCodeRedeemed` (on the code's stream) and `ApiKeyIssued` (on the account's) are
+ * appended in ONE transaction, each at the version it was decided on: of concurrent redeems of one
+ * code exactly one commits; the others conflict, run again, and find the code used (invariant 5).
  */
 export async function redeemPairingCode(
   ctx: AuthContext,
@@ -68,55 +65,39 @@ export async function redeemPairingCode(
   const codeHash = pairingCodeHash(code);
   const apiKey = generateApiKey();
   const apiKeyId = randomUUID();
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const redeemedKey = await transaction(ctx.orm, async (em) => {
-        const now = ctx.now().toISOString();
-        const codeHistory = await ctx.store.readStream(em, pairingCodeStream(codeHash));
-        const codeState = fold(pairingCodeDecider, codeHistory);
-        const redeemed = decidePairingCode(
-          { type: 'RedeemPairingCode', data: { codeHash, apiKeyId }, metadata: { now } },
-          codeState,
-        );
-        const accountId = redeemed[0]!.data.accountId;
-
-        const accountHistory = await ctx.store.readStream(em, accountStream(accountId));
-        const account = fold(accountDecider, accountHistory);
-        const issued = decideAccount(
-          {
-            type: 'IssueApiKey',
-            data: {
-              apiKeyId,
-              keyHash: hashApiKey(apiKey),
-              name: `connector (redeemed ${now})`, // A30
-              permissions: [...API_KEY_PERMISSIONS],
-              pairingCodeHash: codeHash,
-            },
-            metadata: { now },
+  const { result } = await handleMultiStreamCommand(
+    ctx.orm,
+    ctx.store,
+    async (load) => {
+      const now = ctx.now().toISOString();
+      const redeemed = decidePairingCode(
+        { type: 'RedeemPairingCode', data: { codeHash, apiKeyId }, metadata: { now } },
+        await load(pairingCodeStream(codeHash), pairingCodeDecider),
+      );
+      const accountId = redeemed[0]!.data.accountId;
+      const issued = decideAccount(
+        {
+          type: 'IssueApiKey',
+          data: {
+            apiKeyId,
+            keyHash: hashApiKey(apiKey),
+            name: `connector (redeemed ${now})`, // A30
+            permissions: [...API_KEY_PERMISSIONS],
+            pairingCodeHash: codeHash,
           },
-          account,
-        );
-        // The code stream is at version 1 here (issued, not redeemed): that is the expected version.
-        const appended = await ctx.store.append(em, [
-          {
-            streamId: pairingCodeStream(codeHash),
-            expectedVersion: codeHistory.length,
-            events: toNewEvents(accountId, now, redeemed),
-          },
-          {
-            streamId: accountStream(accountId),
-            expectedVersion: accountHistory.length,
-            events: toNewEvents(accountId, now, issued),
-          },
-        ]);
-        await projectCredentials(em, appended);
-        return { apiKey, userId: accountId };
-      });
-      ctx.store.committed(ctx.orm);
-      return redeemedKey;
-    } catch (err) {
-      if (err instanceof ConcurrencyError && attempt < REDEEM_RETRIES) continue;
-      throw err;
-    }
-  }
+          metadata: { now },
+        },
+        await load(accountStream(accountId), accountDecider),
+      );
+      return {
+        appends: [
+          { streamId: pairingCodeStream(codeHash), events: toNewEvents(accountId, now, redeemed) },
+          { streamId: accountStream(accountId), events: toNewEvents(accountId, now, issued) },
+        ],
+        result: { apiKey, userId: accountId },
+      };
+    },
+    { inline: projectCredentials },
+  );
+  return result;
 }
