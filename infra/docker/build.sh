@@ -19,6 +19,9 @@ STAGE="$ROOT/.data/docker" # gitignored, and outside what the linters read
 REPO=oan-local
 SUITE=bookworm
 MIRROR=http://deb.debian.org/debian
+# Exact versions, so a machine that builds again (CI) finds the same image: bump them to update.
+NODE_VERSION=24.22.3 # the supported LTS line (infra/node.sh)
+NPM_VERSION=11.21.2
 
 source "$HERE/engine.sh"
 say() { echo "images: $*"; }
@@ -107,12 +110,15 @@ SOURCES
 build_node() {
   local npmdir="$STAGE/node-npm" arch versions
   case "$(uname -m)" in x86_64) arch=x64 ;; aarch64 | arm64) arch=arm64 ;; *) die "no node-linux package for $(uname -m)" ;; esac
-  if [[ ! -x "$npmdir/node_modules/node-linux-$arch/bin/node" || ! -f "$npmdir/node_modules/npm/package.json" ]]; then
-    say "node: installing node-linux-$arch@24 and npm@11 from the npm registry into $npmdir"
+  local have
+  have="$(cat "$npmdir/versions" 2>/dev/null || true)"
+  if [[ "$have" != "$NODE_VERSION $NPM_VERSION" || ! -x "$npmdir/node_modules/node-linux-$arch/bin/node" ]]; then
+    say "node: installing node-linux-$arch@$NODE_VERSION and npm@$NPM_VERSION from the npm registry into $npmdir"
     rm -rf "$npmdir"
     mkdir -p "$npmdir"
     npm install --silent --no-save --no-package-lock --no-audit --no-fund --prefix "$npmdir" \
-      "node-linux-$arch@24" "npm@11" || die "npm install failed"
+      "node-linux-$arch@$NODE_VERSION" "npm@$NPM_VERSION" || die "npm install failed"
+    echo "$NODE_VERSION $NPM_VERSION" >"$npmdir/versions"
   fi
   # The installed versions stand for the packages' contents.
   versions="$(cd "$npmdir/node_modules" && grep -h '"version"' "node-linux-$arch/package.json" npm/package.json | tr -d ' \n')"
