@@ -1,0 +1,152 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { DockerComposeEnvironment, Wait, type StartedDockerComposeEnvironment } from 'testcontainers';
+import { freePort, REPO_ROOT, waitFor } from '@oan/testing';
+
+/**
+ * The compose fleet on local images (docker-compose.local.yml, ADR 0021) for test/compose.e2e.test.ts,
+ * brought up and down with testcontainers. Its reaper image cannot be fetched here, so it is off and
+ * `down()` removes containers, networks and volumes itself.
+ */
+process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+
+const FILES = ['docker-compose.yml', 'docker-compose.local.yml', 'test/compose.test.yml'];
+
+/** On by default in CI (this machine's runs), opt-in elsewhere: it builds images and needs an engine. */
+export function composeTestWanted(env = process.env): { run: boolean; reason: string } {
+  if (env.OAN_COMPOSE_TEST === '0') return { run: false, reason: 'OAN_COMPOSE_TEST=0' };
+  if (env.OAN_COMPOSE_TEST === '1' || env.CI === 'true') return { run: true, reason: '' };
+  return {
+    run: false,
+    reason: 'opt-in outside CI: set OAN_COMPOSE_TEST=1 (installs and starts Docker, builds the local images)',
+  };
+}
+
+export interface ContainerState {
+  service: string;
+  id: string;
+  status: string;
+  restarts: number;
+}
+
+export class ComposeFleet {
+  private constructor(
+    readonly project: string,
+    readonly url: string,
+    readonly databaseUrl: string,
+    readonly loginCode: string,
+    private readonly env: Record<string, string>,
+    private environment: StartedDockerComposeEnvironment | undefined,
+  ) {}
+
+  static async start(email: string): Promise<ComposeFleet> {
+    // Engine and images, idempotently (seconds when nothing changed).
+    execFileSync('bash', ['infra/docker/build.sh'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    const [edge, pg, s3] = [await freePort(), await freePort(), await freePort()];
+    const loginCode = '246810';
+    const env = {
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      OAN_PORT: String(edge),
+      PG_PORT: String(pg),
+      S3_PORT: String(s3),
+      S3_PUBLIC_ENDPOINT: `http://127.0.0.1:${s3}`,
+      OAN_TEST_LOGIN_CODES: `${email}=${loginCode}`,
+    };
+    const project = `oancompose${randomBytes(4).toString('hex')}`;
+    const environment = await new DockerComposeEnvironment(REPO_ROOT, FILES)
+      .withProjectName(project)
+      .withEnvironment(env)
+      // Debian's Compose 1.29 (`docker-compose`); the engine here has no `docker compose` plugin.
+      .withClientOptions({ executable: { standalone: true } })
+      .withDefaultWaitStrategy(Wait.forHealthCheck())
+      .withStartupTimeout(300_000)
+      .up();
+    return new ComposeFleet(
+      project,
+      `http://127.0.0.1:${edge}`,
+      `postgres://postgres:postgres@127.0.0.1:${pg}/oan`,
+      loginCode,
+      env,
+      environment,
+    );
+  }
+
+  /** `docker-compose <args>` on this fleet's project and files; returns its output. */
+  compose(args: string[]): string {
+    const files = FILES.flatMap((f) => ['-f', f]);
+    return execFileSync('docker-compose', ['-p', this.project, ...files, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...this.env },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 300_000,
+    });
+  }
+
+  /** Every container of the project (running or not), from the engine. */
+  containers(): ContainerState[] {
+    const ids = execFileSync(
+      'docker',
+      ['ps', '-aq', '--filter', `label=com.docker.compose.project=${this.project}`],
+      {
+        encoding: 'utf8',
+      },
+    )
+      .split('\n')
+      .filter(Boolean);
+    if (ids.length === 0) return [];
+    const format =
+      '{{index .Config.Labels "com.docker.compose.service"}} {{.Id}} {{.State.Status}} {{.RestartCount}}';
+    return execFileSync('docker', ['inspect', '-f', format, ...ids], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [service, id, status, restarts] = line.split(' ');
+        return { service: service!, id: id!, status: status!, restarts: Number(restarts) };
+      });
+  }
+
+  /** The user each container's processes run as (its image's USER, unless compose overrides it). */
+  userOf(id: string): string {
+    return execFileSync('docker', ['inspect', '-f', '{{.Config.User}}', id], { encoding: 'utf8' }).trim();
+  }
+
+  /** Starts the third gateway (`--profile scale`) and waits until its health check passes. */
+  async scaleGateways(): Promise<void> {
+    this.compose(['--profile', 'scale', 'up', '-d', '--no-deps', 'gateway3']);
+    await waitFor(
+      () => {
+        const c = this.containers().find((x) => x.service === 'gateway3');
+        if (!c) return false;
+        const health = execFileSync('docker', ['inspect', '-f', '{{.State.Health.Status}}', c.id], {
+          encoding: 'utf8',
+        });
+        return health.trim() === 'healthy';
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: 'gateway3 to be healthy' },
+    );
+  }
+
+  /** The project's named volumes still present. */
+  volumes(): string[] {
+    return execFileSync(
+      'docker',
+      ['volume', 'ls', '-q', '--filter', `label=com.docker.compose.project=${this.project}`],
+      {
+        encoding: 'utf8',
+      },
+    )
+      .split('\n')
+      .filter(Boolean);
+  }
+
+  /** Removes containers, networks and volumes (also the ones `compose run` and the scale step made). */
+  async down(): Promise<void> {
+    // gateway3 was started outside the environment's own `up` (its profile): it goes first, so the
+    // network is free to go with the rest.
+    this.compose(['--profile', 'scale', 'rm', '--stop', '--force', 'gateway3']);
+    const env = this.environment;
+    this.environment = undefined;
+    await env?.down({ removeVolumes: true, timeout: 10_000 });
+  }
+}
