@@ -145,6 +145,19 @@ describe('when the input is hostile', () => {
     expect(frames[10]).toMatchObject({ type: 'ERROR', error: 'Rate limited: at most 10 FIND per minute' });
     expect((frames[0]!.agents as { summary: string }[])[0]?.summary).toBe('translates text to spanish');
     sock.close();
+    // GET_AGENT on the other path: AGENT_INFO for a listed agent, agent null for an unknown one.
+    const listed = (frames[0]!.agents as { address: string }[])[0]!.address;
+    const get = await rawSocket(`${edge}/ws/lookup`);
+    get.sock.send(JSON.stringify({ type: 'GET_AGENT', address: listed }));
+    get.sock.send(JSON.stringify({ type: 'GET_AGENT', address: `0x${'cd'.repeat(32)}` }));
+    await waitFor(() => get.frames.length === 2, { what: 'two AGENT_INFO' });
+    expect(get.frames[0]).toMatchObject({ type: 'AGENT_INFO', agent: { address: listed, online: true } });
+    expect(get.frames[1]).toMatchObject({
+      type: 'AGENT_INFO',
+      agent: null,
+      error: 'Agent not found or offline',
+    });
+    get.sock.close();
     await idle.closed;
   }, 30_000);
 });
