@@ -54,7 +54,7 @@ build() {
     say "$name: up to date ($tag)"
   else
     say "$name: building $tag (log $STAGE/$name.log)"
-    docker build --label "oan.inputs=$hash" -t "$tag" "$@" "$ctx" >"$STAGE/$name.log" 2>&1 ||
+    docker build --force-rm --label "oan.inputs=$hash" -t "$tag" "$@" "$ctx" >"$STAGE/$name.log" 2>&1 ||
       { tail -n 30 "$STAGE/$name.log" >&2; die "$name: docker build failed"; }
     say "$name: built in $((SECONDS - start))s"
   fi
