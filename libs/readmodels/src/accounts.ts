@@ -1,4 +1,4 @@
-import { Migration, sql, type MigrationDef } from '@oan/db';
+import { Migration, type MigrationDef } from '@oan/db';
 import type { AuthEvent } from '@oan/domain';
 import { projection } from './types';
 
@@ -10,30 +10,32 @@ class CreateAccountsReadModel extends Migration {
   }
 }
 
-/** This read model's tables, in migration order. */
+/**
+ * `read.accounts` had no reader: other contexts take an account's registration platform and ban from
+ * the auth service's credential view (ADR 0006). Dropped, so nothing keeps a copy nobody reads.
+ */
+class DropAccountsReadModel extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('drop table if exists read.accounts');
+  }
+}
+
+/** This read model's tables, in migration order (the first made `read.accounts`, the second drops it). */
 export const accountsTables: MigrationDef[] = [
   { name: 'read-0002-accounts', class: CreateAccountsReadModel },
 ];
+export const accountsDropped: MigrationDef = {
+  name: 'read-0011-drop-accounts',
+  class: DropAccountsReadModel,
+};
 
 /**
- * Accounts as other contexts read them (sourcePlatform for Gofers, bans), and the account notices.
- * Keys and pairing codes are the auth service's own credential view (written with its commands).
+ * The account notices: a ban, an outdated connector, a disabled webhook. Accounts themselves, keys
+ * and pairing codes are the auth service's own credential view (written with its commands).
  */
 export const authProjection = projection<AuthEvent>({
-  async AccountRegistered(em, event) {
-    await sql(
-      em,
-      `insert into read.accounts (id, email, source_platform, created_at) values (?, ?, ?, ?)
-       on conflict (id) do nothing`,
-      [event.accountId, event.data.email ?? null, event.data.sourcePlatform || 'other', event.occurredAt],
-    );
-    return [];
-  },
-  async AccountBanned(em, event) {
-    await sql(em, 'update read.accounts set banned_at = coalesce(banned_at, ?) where id = ?', [
-      event.occurredAt,
-      event.accountId,
-    ]);
+  AccountRegistered: null,
+  AccountBanned: async (_em, event) => {
     // §2.7: the notice is written (and pushed) before the gateways cut the account's sockets.
     return [
       {

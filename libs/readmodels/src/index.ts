@@ -10,7 +10,7 @@ import {
   oanExpectedMigration,
   projectorMigration,
 } from '@oan/projection';
-import { accountsTables, authProjection } from './accounts';
+import { accountsDropped, accountsTables, authProjection } from './accounts';
 import { agentsProjection, agentsTables } from './agents';
 import { conversationsProjection, conversationsTables } from './conversations';
 import { gofersProjection, gofersTables } from './gofers';
@@ -80,4 +80,5 @@ export const readModelMigrations: MigrationDef[] = [
   matchingTables[1]!,
   oanExpectedMigration,
   ...agentsTables,
+  accountsDropped,
 ];

@@ -62,8 +62,10 @@ export interface InProcessStores {
   authOrm: MikroORM;
   redis: Redis;
   logger: Logger;
-  /** An account of the credential view with an API key. */
-  account(opts?: AccountOptions): Promise<{ accountId: string; headers: Record<string, string> }>;
+  /** An account of the credential view (registered on `platform`, default `other`) with an API key. */
+  account(
+    opts?: AccountOptions & { platform?: string },
+  ): Promise<{ accountId: string; headers: Record<string, string> }>;
   /** Every stored event of a store (one of `stores`), in position order. */
   events(schema: string): Promise<RawStoredEvent[]>;
   /**
@@ -79,10 +81,6 @@ export interface InProcessFleet extends InProcessStores {
   projectorOrm: MikroORM;
   kafka: KafkaHandle;
   registry: SchemaRegistry;
-  /** As `InProcessStores.account`, with the projector's copy of it (read.accounts, `platform`, default `other`). */
-  account(
-    opts?: AccountOptions & { platform?: string },
-  ): Promise<{ accountId: string; headers: Record<string, string> }>;
   /**
    * Closes what was adopted, stops the pipeline and the relays, removes topics and groups, then
    * Redis keys and the database.
@@ -162,7 +160,7 @@ export async function startInProcessFleet<C>(
       redis,
       logger,
       async account(o: AccountOptions & { platform?: string } = {}) {
-        // The registration platform is in both copies, as registration writes them.
+        // The registration platform is in the credential view, as registration writes it.
         const accountId = await insertAccount(authOrm, {
           ...(o.realm ? { realm: o.realm } : {}),
           ...(o.platform ? { platform: o.platform } : {}),
@@ -172,14 +170,6 @@ export async function startInProcessFleet<C>(
           accountId,
           o.permissions ? { permissions: o.permissions } : {},
         );
-        if (projectorOrm) {
-          // The projector's copy of the account (read.accounts), as AccountRegistered would make it.
-          await sql(
-            projectorOrm.em.fork(),
-            `insert into read.accounts (id, email, source_platform, created_at) values (?, ?, ?, now())`,
-            [accountId, `${accountId}@example.test`, o.platform ?? 'other'],
-          );
-        }
         return { accountId, headers: { authorization: `Bearer ${key}` } };
       },
       events(schema) {
