@@ -20,7 +20,7 @@ module.exports = {
     {
       name: 'only-libs-log-imports-kafkajs',
       severity: 'error',
-      from: { pathNot: '^libs/log/' },
+      from: { pathNot: '^libs/kafka/' },
       to: { path: 'node_modules/kafkajs' },
     },
     {

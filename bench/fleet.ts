@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createKafka, silentLogger } from '@oan/log';
+import { createKafka, silentLogger } from '@oan/kafka';
 import { ensureInfra, TestFleet } from '@oan/testing';
 
 const DOMAIN_TOPICS = ['auth', 'gofers', 'matching', 'conversations', 'oan'];

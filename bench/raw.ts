@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from 'socket.io';
 import { io } from 'socket.io-client';
-import { createKafka, runConsumer, silentLogger } from '@oan/log';
+import { createKafka, runConsumer, silentLogger } from '@oan/kafka';
 import { waitFor } from '@oan/testing';
 import { paced, percentiles } from './stats';
 

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { Socket } from 'socket.io-client';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
-import { createKafka, silentLogger } from '@oan/log';
+import { createKafka, silentLogger } from '@oan/kafka';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, REPO_ROOT, waitFor, type JoinedAccount } from '@oan/testing';
 import { barChart } from './chart';

@@ -8,7 +8,7 @@ import {
   silentLogger,
   toKafkaMessage,
   type KafkaHandle,
-} from '@oan/log';
+} from '@oan/kafka';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { dumpEventTable } from './support';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { createKafka, runConsumer, silentLogger, type KafkaHandle } from '@oan/log';
+import { createKafka, runConsumer, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { domainHeaders, EventStore, startOutboxRelay } from '../src';
 

@@ -4,7 +4,7 @@ import { credentialsMigration } from '@oan/auth';
 import { dropDatabase, openDatabase, sql, type MigrationDef, type MikroORM } from '@oan/db';
 import { domainHeaders, startOutboxRelay, type StoredEvent } from '@oan/eventstore';
 import { createLogger, type Logger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/log';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { insertAccount, insertApiKey } from './credentials';
 import { ensureInfra } from './testFleet';
 

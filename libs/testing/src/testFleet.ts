@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { dropDatabase } from '@oan/db';
-import { createKafka, silentLogger } from '@oan/log';
+import { createKafka, silentLogger } from '@oan/kafka';
 import {
   planFleet,
   REPO_ROOT,

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { avroEventValidator, EventSchemaError, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { avroEventValidator, EventSchemaError, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { AUTH_EVENT_TYPES, type AuthEvent } from '@oan/domain';
 
 const AUTH_SCHEMA_DIR = join(SCHEMAS_DIR, 'auth');

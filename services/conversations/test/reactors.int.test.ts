@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { toKafkaMessage, type RunningReactor } from '@oan/log';
+import { toKafkaMessage, type RunningReactor } from '@oan/kafka';
 import { form, png, waitFor } from '@oan/testing';
 import { startGoferDeleted, startOpener } from '../src/reactors/lifecycle';
 import { expectError, startConversationFleet, type ConversationFleet } from './helpers';

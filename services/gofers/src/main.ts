@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { buildApp, createGoferContext } from './app';
 import { createBrainProvider } from './brain';

@@ -10,8 +10,8 @@ import {
   SchemaRegistry,
   silentLogger,
   type KafkaHandle,
-  type Logger,
-} from '@oan/log';
+  type LogSink,
+} from '@oan/kafka';
 import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { ScriptedBrain, type BrainInput, type BrainProvider } from '../src/brain';
@@ -36,7 +36,7 @@ let kafka: KafkaHandle;
 let relay: OutboxRelay;
 let ctx: GoferContext;
 const logLines: string[] = [];
-const logger: Logger = {
+const logger: LogSink = {
   debug: () => undefined,
   info: () => undefined,
   warn: (o, m) => logLines.push(JSON.stringify({ ...o, m })),

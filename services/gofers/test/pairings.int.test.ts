@@ -10,7 +10,7 @@ import {
   toKafkaMessage,
   type KafkaHandle,
   type Producer,
-} from '@oan/log';
+} from '@oan/kafka';
 import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
 import type { GoferContext } from '../src/commands/context';

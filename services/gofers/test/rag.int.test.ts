@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/log';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { FilesystemStorage, ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
 import { waitFor } from '@oan/testing';
 import type { AttachmentAdded } from '@oan/domain';

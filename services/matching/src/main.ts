@@ -5,7 +5,7 @@ import { createLogger } from '@oan/http';
 import { createStorage } from '@oan/storage';
 import { buildApp, createMatchingContext } from './app';
 import { loadMatchingConfig } from './config';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { discoveryIndexMigrations } from './infra/discoveryIndex';
 import { createMatchingStore, matchingMigrations } from './infra/store';
 import { runDiscoveryOnce, startDiscovery } from './reactors/discovery';

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { avroEventValidator, EventSchemaError, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { avroEventValidator, EventSchemaError, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { MATCHING_EVENT_TYPES, threadKey, threadStreamId, type ThreadEvent } from '@oan/domain';
 import { conversationIdFor, matchIdFor, summaryMessageIdFor } from '../src/domain/ids';
 import { journey } from './journey';

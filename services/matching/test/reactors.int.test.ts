@@ -11,7 +11,7 @@ import {
   toKafkaMessage,
   type KafkaHandle,
   type Producer,
-} from '@oan/log';
+} from '@oan/kafka';
 import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { readModelMigrations as readMigrations } from '@oan/readmodels';
@@ -26,7 +26,7 @@ import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/d
 import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted';
 import { SessionGenerationError, runSession, startSession } from '../src/reactors/session';
 import { ScriptedSessionProvider, sessionMetrics, type SessionProvider } from '../src/sessionProviders';
-import type { RunningReactor } from '@oan/log';
+import type { RunningReactor } from '@oan/kafka';
 import { hiring, piano, seeker } from './fixtures';
 
 const id = randomBytes(4).toString('hex');

@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase, sql } from '@oan/db';
 import { createHttpApp, createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { loadProjectorConfig, topicNames } from './config';
 import { readModelMigrations as migrations } from '@oan/readmodels';
 import { startPipeline } from './pipeline';

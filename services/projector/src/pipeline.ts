@@ -7,10 +7,10 @@ import {
   type Sender,
   type RunningConsumer,
   type SchemaRegistry,
-} from '@oan/log';
+} from '@oan/kafka';
 import { applyBatch, deadLetter, recordProgress, type ApplyFn, type ProjectionRecord } from '@oan/projection';
 import type { Logger } from '@oan/http';
-import type { BatchContext, ConsumedMessage } from '@oan/log';
+import type { BatchContext, ConsumedMessage } from '@oan/kafka';
 import type { Redis } from 'ioredis';
 import { topicNames, type ProjectorConfig } from './config';
 import type { Notification } from './notifications';

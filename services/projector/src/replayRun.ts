@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { openDatabase, sql } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { forgetKnownOffsets, readModelTables } from '@oan/projection';
 import { topicNames, type ProjectorConfig } from './config';
 import { readModelMigrations as migrations } from '@oan/readmodels';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { readModelMigrations as migrations, projections, type DomainEvent } from '@oan/readmodels';
 import { projectDomainEvents } from '../src/stages/domain';
 

@@ -10,7 +10,7 @@ import {
   silentLogger,
   toKafkaMessage,
   type KafkaHandle,
-} from '@oan/log';
+} from '@oan/kafka';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { loadProjectorConfig, topicNames, type ProjectorConfig } from '../src/config';
 import { readModelMigrations as migrations } from '@oan/readmodels';

@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventstore';
 import { createHttpApp, createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { Counter, Gauge } from 'prom-client';
 import { loadRelayConfig } from './config';
 

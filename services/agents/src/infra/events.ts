@@ -1,7 +1,7 @@
 import { transaction, type MikroORM } from '@oan/db';
 import { agentStreamId, type AgentAnnounced, type AgentDeparted, type AgentEvent } from '@oan/domain';
 import { ConcurrencyError, EventStore } from '@oan/eventstore';
-import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 
 /** The agents event store (`agents.events`, `agents.outbox`), Avro-checked. */
 export const createAgentStore = () =>

@@ -2,7 +2,7 @@ import { credentialsMigration } from '@oan/auth';
 import type { MigrationDef } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { webhooksMigration } from './webhookStore';
-import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 
 /** The auth event store (`auth.events`, `auth.outbox`); every event is checked against its Avro schema. */
 export const createAuthStore = () =>

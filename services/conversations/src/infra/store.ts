@@ -1,6 +1,6 @@
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import { EventStore, type StoredEvent } from '@oan/eventstore';
-import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import type { Conversation, StoredAttachment, StoredMessage } from '../domain/conversation';
 import type { ConversationEvent } from '@oan/domain';
 

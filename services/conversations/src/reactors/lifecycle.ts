@@ -1,10 +1,10 @@
 import {
   startReactorLoop,
   type KafkaHandle,
-  type Logger,
+  type LogSink,
   type RunningReactor,
   type SchemaRegistry,
-} from '@oan/log';
+} from '@oan/kafka';
 import type { ObjectStorage } from '@oan/storage';
 import { closeConversationsOf } from '../commands/close';
 import { deletedGoferOf, openConversation, type ConversationContext } from '../commands/context';
@@ -13,7 +13,7 @@ export interface ReactorDeps {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
   ctx: ConversationContext;
-  logger: Logger;
+  logger: LogSink;
   topicPrefix: string;
 }
 

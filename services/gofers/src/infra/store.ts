@@ -1,6 +1,6 @@
 import type { MigrationDef } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
-import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 
 /** The gofers event store (`gofers.events`, `gofers.outbox`); every event is checked against its Avro schema. */
 export const createGoferStore = () =>

@@ -2,10 +2,10 @@ import type { MikroORM } from '@oan/db';
 import {
   startReactorLoop,
   type KafkaHandle,
-  type Logger,
+  type LogSink,
   type RunningReactor,
   type SchemaRegistry,
-} from '@oan/log';
+} from '@oan/kafka';
 import {
   brainMetrics,
   buildBrainInput,
@@ -24,7 +24,7 @@ export interface BrainDeps {
   orm: MikroORM;
   ctx: GoferContext;
   provider: BrainProvider;
-  logger: Logger;
+  logger: LogSink;
   topicPrefix: string;
   /** Generation attempts per user message before the silent-failure path (§8.6). */
   maxAttempts?: number;

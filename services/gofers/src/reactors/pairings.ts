@@ -2,10 +2,10 @@ import type { ThreadProposed } from '@oan/domain';
 import {
   startReactorLoop,
   type KafkaHandle,
-  type Logger,
+  type LogSink,
   type RunningReactor,
   type SchemaRegistry,
-} from '@oan/log';
+} from '@oan/kafka';
 import { plausibleGoferId, runGoferCommand, type GoferContext } from '../commands/context';
 import { announcePairing } from '../domain/pairing';
 
@@ -13,7 +13,7 @@ export interface PairingsDeps {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
   ctx: GoferContext;
-  logger: Logger;
+  logger: LogSink;
   topicPrefix: string;
 }
 

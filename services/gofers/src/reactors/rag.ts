@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { MikroORM } from '@oan/db';
 import type { EventStore } from '@oan/eventstore';
-import { startReactorLoop, type KafkaHandle, type Logger, type SchemaRegistry } from '@oan/log';
+import { startReactorLoop, type KafkaHandle, type LogSink, type SchemaRegistry } from '@oan/kafka';
 import type { WriteTracker } from '@oan/projection';
 import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
 import { setRagStatus, type RagOutcome } from '../commands/attachments';
@@ -16,7 +16,7 @@ export interface RagReactorDeps {
   store: EventStore;
   writes: WriteTracker;
   storage: ObjectStorage;
-  logger: Logger;
+  logger: LogSink;
   topicPrefix: string;
   now?: () => Date;
 }

@@ -1,6 +1,6 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
-import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/log';
+import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 
 /** The matching event store (`matching.events`, `matching.outbox`); every event is checked against its Avro schema. */
 export const createMatchingStore = () =>

@@ -2,10 +2,10 @@ import { sql, type EntityManager } from '@oan/db';
 import {
   startReactorLoop,
   type KafkaHandle,
-  type Logger,
+  type LogSink,
   type RunningReactor,
   type SchemaRegistry,
-} from '@oan/log';
+} from '@oan/kafka';
 import { runThreadCommand, type MatchingContext } from '../commands/context';
 import {
   DEFAULT_PAIRING_CAPS,
@@ -38,7 +38,7 @@ export interface DiscoveryDeps {
   registry: SchemaRegistry;
   /** The matching command context: proposals go through `runThreadCommand` (inline lookups, RYW). */
   ctx: MatchingContext;
-  logger: Logger;
+  logger: LogSink;
   topicPrefix: string;
   mode: PairingMode;
   caps?: PairingCaps;

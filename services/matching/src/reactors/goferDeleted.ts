@@ -3,17 +3,17 @@ import { threadIdsOfGofer } from '@oan/readmodels';
 import {
   startReactorLoop,
   type KafkaHandle,
-  type Logger,
+  type LogSink,
   type RunningReactor,
   type SchemaRegistry,
-} from '@oan/log';
+} from '@oan/kafka';
 import { runThreadCommand, type MatchingContext } from '../commands/context';
 
 export interface GoferDeletedDeps {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
   ctx: MatchingContext;
-  logger: Logger;
+  logger: LogSink;
   topicPrefix: string;
 }
 

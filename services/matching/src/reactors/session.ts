@@ -3,10 +3,10 @@ import { awaitOwnWrites, type WriteSource } from '@oan/projection';
 import {
   startReactorLoop,
   type KafkaHandle,
-  type Logger,
+  type LogSink,
   type RunningReactor,
   type SchemaRegistry,
-} from '@oan/log';
+} from '@oan/kafka';
 import { loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
 import type { PublicProfile } from '../domain/discovery';
 import type { SessionTurnAdded, ThreadEvent, ThreadSide } from '@oan/domain';
@@ -21,14 +21,14 @@ export interface SessionDeps {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
   ctx: MatchingContext;
-  logger: Logger;
+  logger: LogSink;
   topicPrefix: string;
   /** The session's provider (main.ts: `createSessionProvider(config)`); scripted when omitted. */
   provider?: SessionProvider;
 }
 
 export interface RunSessionOptions {
-  logger?: Logger | undefined;
+  logger?: LogSink | undefined;
   /** Scripted when omitted. */
   provider?: SessionProvider | undefined;
   /** Attempts per turn or card before the run gives up (the thread stays where it is). Default 3. */

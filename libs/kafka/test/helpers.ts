@@ -1,4 +1,4 @@
-// Shared helpers for the integration tests of @oan/log.
+// Shared helpers for the integration tests of @oan/kafka.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -15,7 +15,7 @@ export interface OutgoingRecord<T = unknown> {
   headers?: Record<string, string>;
 }
 
-/** What @oan/log needs from a consumed message: a kafkajs `KafkaMessage` or a `ConsumedMessage`. */
+/** What @oan/kafka needs from a consumed message: a kafkajs `KafkaMessage` or a `ConsumedMessage`. */
 export interface RawMessage {
   key: Buffer | string | null;
   value: Buffer | null;

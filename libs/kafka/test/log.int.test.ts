@@ -1,4 +1,4 @@
-// @oan/log against the real broker (infra/kafka/start.sh is run if nothing answers).
+// @oan/kafka against the real broker (infra/kafka/start.sh is run if nothing answers).
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigResourceTypes } from 'kafkajs';
@@ -10,13 +10,13 @@ import {
   runConsumer,
   toKafkaMessage,
 } from '../src/index';
-import type { KafkaHandle, LogRecord, Logger, RunningConsumer } from '../src/index';
+import type { KafkaHandle, LogRecord, LogSink, RunningConsumer } from '../src/index';
 import { ensureBroker, uniqueSuffix, waitUntil } from './helpers';
 
 const registry = new SchemaRegistry(fileURLToPath(new URL('./fixtures/schemas/good', import.meta.url)));
 const errors: string[] = [];
 const noop = (): void => undefined;
-const logger: Logger = {
+const logger: LogSink = {
   debug: noop,
   info: noop,
   warn: noop,
@@ -79,7 +79,7 @@ afterAll(async () => {
   }
 }, 60_000);
 
-describe('@oan/log against the broker', () => {
+describe('@oan/kafka against the broker', () => {
   it('ensureTopics is idempotent and sets infinite retention; deleteTopics skips missing topics', async () => {
     const topic = await newTopic(3);
     expect(await kafka.ensureTopics([{ topic, numPartitions: 3 }])).toEqual([]);

@@ -8,7 +8,7 @@ import {
   kafkajsLogCreator,
   toKafkaMessage,
 } from '../src/index';
-import type { Logger } from '../src/index';
+import type { LogSink } from '../src/index';
 
 const registry = new SchemaRegistry(fileURLToPath(new URL('./fixtures/schemas/good', import.meta.url)));
 
@@ -73,7 +73,12 @@ describe('kafkajsLogCreator', () => {
       (obj: Record<string, unknown>, msg: string): void => {
         calls.push([level, obj, msg]);
       };
-    const logger: Logger = { debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') };
+    const logger: LogSink = {
+      debug: rec('debug'),
+      info: rec('info'),
+      warn: rec('warn'),
+      error: rec('error'),
+    };
     const log = kafkajsLogCreator(logger)(4);
     const ts = new Date().toISOString();
     log({

@@ -1,4 +1,4 @@
-// @oan/log — the only wrapper over kafkajs in this repo (nothing else imports kafkajs).
+// @oan/kafka — the only wrapper over kafkajs in this repo (nothing else imports kafkajs).
 export { brokersFromEnv, createKafka, needsNewProducer } from './kafka';
 export type {
   ConsumerOptions,
@@ -9,7 +9,7 @@ export type {
   TopicSpec,
 } from './kafka';
 export { kafkajsLogCreator, silentLogger, stderrLogger } from './logger';
-export type { LogLevelName, Logger } from './logger';
+export type { LogLevelName, LogSink } from './logger';
 export { HEADER_SCHEMA_VERSION, HEADER_TYPE, SchemaRegistry, loadSchemaDir } from './schema-registry';
 export type { EncodedValue, LoadedSchema } from './schema-registry';
 export { SCHEMAS_DIR } from './schemas-dir';

@@ -1,13 +1,13 @@
 import { runConsumer, type BatchContext, type RunningConsumer } from './consumer';
 import type { KafkaHandle } from './kafka';
-import type { Logger } from './logger';
+import type { LogSink } from './logger';
 import { fromKafkaMessage, type LogRecord } from './message';
 import { HEADER_TYPE, type SchemaRegistry } from './schema-registry';
 
 export interface ReactorLoop {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
-  logger: Logger;
+  logger: LogSink;
   groupId: string;
   topic: string;
   /** The record types this reactor acts on; every other record is committed past at once. */

@@ -4,7 +4,7 @@ import { Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Consumer, ITopicConfig, Producer, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { Counter } from 'prom-client';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger';
-import type { LogLevelName, Logger } from './logger';
+import type { LogLevelName, LogSink } from './logger';
 
 export interface CreateKafkaOptions {
   brokers: string[];
@@ -12,7 +12,7 @@ export interface CreateKafkaOptions {
   /** kafkajs log level; default 'warn'. */
   logLevel?: LogLevelName;
   /** Where kafkajs output goes (pino fits); default JSON lines on stderr. */
-  logger?: Logger;
+  logger?: LogSink;
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
 }
@@ -75,7 +75,7 @@ export interface ConsumerOptions {
 
 export interface KafkaHandle {
   readonly clientId: string;
-  readonly logger: Logger;
+  readonly logger: LogSink;
   /** The shared admin client, connected on first use. */
   admin(): Promise<Admin>;
   /**

@@ -1,6 +1,6 @@
 // Proves kafkajs 2.2.4 against the broker started by infra/kafka/start.sh (see
 // docs/adr/0002-kafka-broker-version.md). Uses kafkajs directly on purpose: this is the
-// compatibility check underneath libs/log, not a test of the wrapper.
+// compatibility check underneath libs/kafka, not a test of the wrapper.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Consumer, Producer } from 'kafkajs';

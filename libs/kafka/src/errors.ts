@@ -1,4 +1,4 @@
-// Typed errors of @oan/log (callers branch on `instanceof`).
+// Typed errors of @oan/kafka (callers branch on `instanceof`).
 
 /** No schema for this type, or for this version of it. */
 export class UnknownSchemaError extends Error {
@@ -34,7 +34,7 @@ export class SchemaValidationError extends Error {
   }
 }
 
-/** A Kafka message lacks what @oan/log needs to decode it (value, type/version headers). */
+/** A Kafka message lacks what @oan/kafka needs to decode it (value, type/version headers). */
 export class InvalidMessageError extends Error {
   override readonly name = 'InvalidMessageError';
   constructor(

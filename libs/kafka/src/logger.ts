@@ -1,9 +1,9 @@
-// The tiny logger interface @oan/log writes to, and the bridge from kafkajs' log output to it.
-// A pino logger satisfies `Logger` as is.
+// The tiny logger interface @oan/kafka writes to, and the bridge from kafkajs' log output to it.
+// A pino logger satisfies `LogSink` as is.
 import { logLevel } from 'kafkajs';
 import type { LogEntry, logCreator } from 'kafkajs';
 
-export interface Logger {
+export interface LogSink {
   debug(obj: Record<string, unknown>, msg: string): void;
   info(obj: Record<string, unknown>, msg: string): void;
   warn(obj: Record<string, unknown>, msg: string): void;
@@ -25,7 +25,7 @@ export function toKafkajsLogLevel(name: LogLevelName): logLevel {
 }
 
 const noop = (): void => undefined;
-export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
+export const silentLogger: LogSink = { debug: noop, info: noop, warn: noop, error: noop };
 
 function stderrLine(level: string) {
   return (obj: Record<string, unknown>, msg: string): void => {
@@ -33,7 +33,7 @@ function stderrLine(level: string) {
   };
 }
 /** Default when no logger is given: JSON lines on stderr (the kafkajs level filter still applies). */
-export const stderrLogger: Logger = {
+export const stderrLogger: LogSink = {
   debug: stderrLine('debug'),
   info: stderrLine('info'),
   warn: stderrLine('warn'),
@@ -54,7 +54,7 @@ function isRetriedAttempt(entry: LogEntry): boolean {
  * Routes kafkajs log entries to `logger`. Retried attempts (see isRetriedAttempt) go to `warn`;
  * a failure kafkajs finally gives up on reaches the caller as a rejected promise.
  */
-export function kafkajsLogCreator(logger: Logger): logCreator {
+export function kafkajsLogCreator(logger: LogSink): logCreator {
   return () => (entry: LogEntry) => {
     const { message, timestamp: _timestamp, logger: _name, ...extra } = entry.log;
     const obj: Record<string, unknown> = { component: 'kafkajs', namespace: entry.namespace, ...extra };
