@@ -51,13 +51,13 @@ export function ConnectorsPage() {
           {code ? 'New pairing code' : 'Create a pairing code'}
         </button>
         {code ? (
-          <p role="status" class="code">
+          <div role="status" class="code">
             <label for="pairing-code">Pairing code</label>
             <input id="pairing-code" readOnly value={code.code} onFocus={(e) => e.currentTarget.select()} />
             <span>
               valid until <time dateTime={code.expiresAt}>{when(code.expiresAt)}</time>
             </span>
-          </p>
+          </div>
         ) : null}
       </section>
       <section aria-labelledby="keys">

@@ -1,0 +1,265 @@
+import { crc32, deflateSync } from 'node:zlib';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OanEventEnvelope } from '@oan/protocol';
+import { extraKey, postJson, TestConnector, TestFleet } from '@oan/testing';
+import { awaitEnvelope, interviewToReady } from '../support';
+import {
+  axeFindings,
+  openTab,
+  screenshot,
+  signIn,
+  startBrowser,
+  tokenOf,
+  WEB_FLEET,
+  type Tab,
+} from './browser';
+
+const CODE = '135790';
+const TEAM = 'team@web.test';
+const ENG = 'eng@web.test';
+/** Markup and script in every text a counterpart controls: shown as text, never run (issue 14). */
+const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>`;
+/** Short enough to stay whole in the summary card's quoted highlights (the scripted session cuts at 80). */
+const HOSTILE_CARD = `<img src=x onerror=window.__pwned=1>`;
+/** In a file name: no `/` (the server keeps what follows the last one) and no `"` (FormData escapes it). */
+const HOSTILE_FILE = `${HOSTILE_CARD}cv`;
+
+/** A real, decodable PNG (a w×h gradient), so the page can show the photo it gets a signed URL for. */
+function png(w: number, h: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'ascii');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const rows = Array.from({ length: h }, (_, y) =>
+    Buffer.from([0, ...Array.from({ length: w }, (_, x) => [40 + x * 8, 90 + y * 8, 200]).flat()]),
+  );
+  return Buffer.concat([
+    Buffer.from('89504e470d0a1a0a', 'hex'),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.concat(rows))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/**
+ * Issue 14, the thread and conversation pages with two operators: the team's and the engineer's
+ * Gofers (driven by their connectors through the scripted interview) get paired; each operator acts
+ * in their own browser, and what one does shows up in the other's page without a reload.
+ */
+describe('the web frontend, when two operators are paired, matched and talking', () => {
+  let fleet: TestFleet;
+  let browser: Browser;
+  let a: Tab; // the team
+  let b: Tab; // the engineer
+  const sides = {} as Record<'a' | 'b', { c: TestConnector; gofer: string; jwt: string }>;
+  let proposed: OanEventEnvelope;
+
+  /** An account signed in with its QA code (§2.5), and a connector key for it. */
+  async function join(email: string, side: 'a' | 'b') {
+    const verify = await postJson(fleet.url, '/auth/oan/email/verify', {
+      email,
+      code: CODE,
+      platform: 'other',
+    });
+    if (verify.status !== 200) throw new Error(`verify ${email}: ${verify.text}`);
+    const jwt = verify.body.token as string;
+    const c = new TestConnector({ baseUrl: fleet.url, token: await extraKey(fleet.url, jwt) });
+    await c.connect();
+    const created = await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
+    sides[side] = { c, gofer: created.body.goferId, jwt };
+  }
+
+  async function uploadToGofer(
+    side: 'a' | 'b',
+    kind: 'attachments' | 'photos',
+    name: string,
+    type: string,
+    bytes: Buffer,
+  ) {
+    const form = new FormData();
+    form.append('file', new Blob([bytes], { type }), name);
+    const res = await fetch(`${fleet.url}/api/v1/gofers/${sides[side].gofer}/${kind}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sides[side].jwt}` },
+      body: form,
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+  }
+
+  beforeAll(async () => {
+    [fleet, browser] = await Promise.all([
+      TestFleet.start({
+        only: WEB_FLEET,
+        webAtPublicUrl: true,
+        env: { OAN_TEST_LOGIN_CODES: `${TEAM}=${CODE},${ENG}=${CODE}` },
+      }),
+      startBrowser(),
+    ]);
+    await join(TEAM, 'a');
+    await join(ENG, 'b');
+    // The engineer's Gofer holds a photo and a document with a hostile name: the team's summary card lists both.
+    await uploadToGofer('b', 'photos', 'me.png', 'image/png', png(24, 16));
+    await uploadToGofer(
+      'b',
+      'attachments',
+      `${HOSTILE_FILE}.txt`,
+      'text/plain',
+      Buffer.from('eight years of TypeScript\n'),
+    );
+    await Promise.all([
+      interviewToReady(sides.a.c, sides.a.gofer, [
+        'We are hiring a backend engineer: remote, TypeScript, Postgres, Kafka.',
+        'We are a fintech team building payment APIs, fully remote, offering equity and mentoring.',
+        'Ownership, honesty, remote-first collaboration.',
+        'Call you Team Scout.',
+      ]),
+      interviewToReady(sides.b.c, sides.b.gofer, [
+        `${HOSTILE_CARD} I am looking for a remote backend engineering role with TypeScript and Postgres at a fintech team.`,
+        'I am a backend engineer with eight years of TypeScript, Postgres and Kafka building payment APIs.',
+        `${HOSTILE_CARD} Remote work, ownership, honest feedback.`,
+        'Call you Career Scout.',
+      ]),
+    ]);
+    proposed = await awaitEnvelope(sides.a.c, 'pair_proposed', sides.a.gofer);
+    a = await openTab(browser, fleet.url);
+    b = await openTab(browser, fleet.url);
+  });
+  afterAll(async () => {
+    sides.a?.c.close();
+    sides.b?.c.close();
+    await browser?.close();
+    await fleet?.stop();
+  });
+
+  const notPwned = async (page: Page) => {
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    expect(await page.locator('img[src="x"], main script').count()).toBe(0);
+  };
+
+  it('lists the pairing waiting for confirmation, and confirms it on the thread page of its webUrl', async () => {
+    expect(proposed.webUrl).toBe(`${fleet.url}/threads/${proposed.threadId}`);
+    await signIn(a, TEAM, CODE);
+    const waiting = a.page.getByRole('link', { name: /^Confirm the pairing with / });
+    await waiting.waitFor();
+    await screenshot(a.page, 'home');
+    await a.page.goto(proposed.webUrl!);
+    await a.page.getByRole('heading', { name: 'Confirm this pairing?' }).waitFor();
+    expect(await axeFindings(a.page)).toEqual([]);
+    await a.page.getByRole('button', { name: 'Confirm pairing' }).click();
+    await a.page.getByRole('heading', { name: 'Confirm this pairing?' }).waitFor({ state: 'detached' });
+    const other = await sides.b.c.rest('POST', `/threads/${proposed.threadId}/pair/confirm`, {
+      roleId: sides.b.gofer,
+      accepted: true,
+    });
+    expect(other.status).toBe(200);
+  });
+
+  it('opens the webUrl of a session_summary signed out, signs in and lands on that thread with its card', async () => {
+    const summary = await awaitEnvelope(sides.b.c, 'session_summary', sides.b.gofer);
+    expect(summary.webUrl).toBe(`${fleet.url}/threads/${proposed.threadId}`);
+    await signIn(b, ENG, CODE, new URL(summary.webUrl!).pathname);
+    expect(new URL(b.page.url()).pathname).toBe(`/threads/${proposed.threadId}`);
+    await b.page.getByRole('button', { name: 'Request a match' }).waitFor();
+    // The team's side: its card shows the engineer's photo and hostile-named document through signed URLs.
+    await awaitEnvelope(sides.a.c, 'session_summary', sides.a.gofer);
+    await a.page.reload();
+    const photo = a.page.getByRole('list', { name: 'Photos' }).getByRole('img');
+    await photo.waitFor();
+    // Loaded from its signed URL on the object store's origin (img-src of the CSP), not just placed.
+    await expect.poll(() => photo.evaluate((img) => (img as { naturalWidth: number }).naturalWidth)).toBe(24);
+    const doc = a.page.getByRole('list', { name: 'Documents' }).getByRole('link');
+    await expect.poll(() => doc.textContent()).toBe(`${HOSTILE_FILE}.txt`);
+    expect(await doc.getAttribute('href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    // The engineer's answers, quoted in the card, hold markup: shown as text.
+    expect(await a.page.locator('.summary').textContent()).toContain(HOSTILE_CARD);
+    await notPwned(a.page);
+    await screenshot(a.page, 'thread');
+    expect(await axeFindings(a.page)).toEqual([]);
+  });
+
+  it("shows the team's match request in the engineer's page live, and the engineer's decision in the team's", async () => {
+    await a.page.getByRole('button', { name: 'Request a match' }).click();
+    await a.page.getByText(/^Match requested: waiting for /).waitFor();
+    await b.page.getByRole('button', { name: 'Accept match' }).waitFor({ timeout: 30_000 });
+    expect(await axeFindings(b.page)).toEqual([]);
+    await b.page.getByRole('button', { name: 'Accept match' }).click();
+    await a.page
+      .getByRole('status')
+      .filter({ hasText: /^Matched\./ })
+      .waitFor({ timeout: 30_000 });
+    await b.page
+      .getByRole('status')
+      .filter({ hasText: /^Matched\./ })
+      .waitFor();
+  });
+
+  it('sends a conversation message that arrives live in the other browser, as text', async () => {
+    await a.page.getByRole('link', { name: 'Open the conversation' }).click();
+    await b.page.getByRole('link', { name: 'Open the conversation' }).click();
+    await a.page.getByText('No messages yet. Say hello.').waitFor();
+    const message = `Hello from the team ${HOSTILE}`;
+    await a.page.getByLabel('Message', { exact: true }).fill(message);
+    await a.page.getByRole('button', { name: 'Send' }).click();
+    const inB = b.page.getByRole('list', { name: 'Messages' }).getByText(message, { exact: true });
+    await inB.waitFor({ timeout: 30_000 });
+    // A file with a hostile name, sent by the engineer's connector, listed in the team's page as text.
+    const conversationId = new URL(a.page.url()).pathname.split('/').pop()!;
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('notes\n')], { type: 'text/plain' }), `${HOSTILE_FILE}.txt`);
+    const up = await fetch(`${fleet.url}/api/v1/conversations/${conversationId}/attachments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sides.b.jwt}` },
+      body: form,
+    });
+    const { attachment } = (await up.json()) as { attachment: { attachmentId: string } };
+    const sent = await sides.b.c.rest('POST', `/conversations/${conversationId}/messages`, {
+      content: 'my notes',
+      attachmentIds: [attachment.attachmentId],
+    });
+    expect(sent.status).toBe(201);
+    await a.page.getByRole('button', { name: /^Document: <img src=x/ }).waitFor({ timeout: 30_000 });
+    await notPwned(a.page);
+    await notPwned(b.page);
+    await screenshot(a.page, 'conversation');
+    expect(await axeFindings(a.page)).toEqual([]);
+    await a.page.getByRole('link', { name: 'Conversations', exact: true }).click();
+    await a.page.getByRole('link', { name: /^With / }).waitFor();
+    await screenshot(a.page, 'conversations');
+    expect(await axeFindings(a.page)).toEqual([]);
+  });
+
+  it('lists the connector keys, makes a pairing code with its expiry and revokes a key', async () => {
+    const { page } = a;
+    await page.getByRole('link', { name: 'Connectors' }).click();
+    const rows = page.getByRole('table').getByRole('row');
+    await expect.poll(() => rows.count()).toBe(2);
+    await page.getByRole('button', { name: 'Create a pairing code' }).click();
+    await expect.poll(() => page.getByLabel('Pairing code').inputValue()).toMatch(/^[0-9a-f]{16}$/);
+    await page.getByText(/valid until/).waitFor();
+    await screenshot(page, 'connectors');
+    expect(await axeFindings(page)).toEqual([]);
+    await page.getByRole('button', { name: /^Revoke / }).click();
+    await page.getByRole('button', { name: /now$/ }).click();
+    await page.getByText('No connector is paired.').waitFor();
+  });
+
+  it('never put either JWT in a URL, the console or a fleet log, and no page script failed', async () => {
+    for (const tab of [a, b]) {
+      const token = (await tokenOf(tab))!;
+      expect(token).toBeTruthy();
+      for (const url of tab.urls) expect(url).not.toContain(token);
+      for (const line of tab.console) expect(line).not.toContain(token);
+      expect(fleet.lines.some((l) => l.includes(token))).toBe(false);
+      expect(tab.pageErrors).toEqual([]);
+    }
+  });
+});
