@@ -19,9 +19,10 @@ let goferId = '';
 const sockets: { gateway: string; socket: Socket; pushes: OanEventEnvelope[] }[] = [];
 
 /** A raw socket on /oan (event oan:event) through the edge, and the gateway that holds it. */
-async function openSocket(url: string, token: string) {
+async function openSocket(url: string, token: string, transport: 'websocket' | 'polling') {
   const socket = io(`${url}/oan`, {
-    transports: ['websocket'],
+    // Long-polling: every request must reach the replica that minted the sid (the edge's sticky routing).
+    transports: [transport],
     auth: { token },
     forceNew: true,
     reconnection: false,
@@ -86,21 +87,23 @@ describe.skipIf(!wanted.run)('the docker-compose fleet on local images (issue 17
     expect(page.body.map((e) => e.eventId)).toContain(reply.eventId);
   }, 300_000);
 
-  it('with three gateways, every socket on every replica gets every envelope once, in order', async () => {
-    await fleet!.scaleGateways();
+  it('scaled to three gateways (--scale), every socket on every replica gets every envelope once, in order', async () => {
+    // The file's default is two replicas; the edge finds the third through the service's DNS name.
+    const replicas = await fleet!.scaleGateways(3);
+    // Each replica's GATEWAY_ID is `auto`: its hostname, which compose makes the container's short id.
+    const ids = replicas.map((id) => id.slice(0, 12));
+    expect(new Set(ids).size).toBe(3);
     const cursor = (await c.rest<{ seq: string }>('GET', '/events/cursor')).body.seq;
-    // The edge spreads new sockets round robin over the gateways its probe finds up.
+    // The edge spreads new sockets round robin over the replicas its probe finds up.
     await waitFor(
       async () => {
-        sockets.push(await openSocket(fleet!.url, apiKey));
-        const held = new Set(sockets.map((s) => s.gateway));
-        return (
-          ['g1', 'g2', 'g3'].every((g) => sockets.filter((s) => s.gateway === g).length >= 2) &&
-          held.size === 3
-        );
+        sockets.push(await openSocket(fleet!.url, apiKey, sockets.length % 2 ? 'polling' : 'websocket'));
+        return ids.every((g) => sockets.filter((s) => s.gateway === g).length >= 2);
       },
-      { timeoutMs: 30_000, intervalMs: 100, what: 'two sockets on each of the three gateways' },
+      { timeoutMs: 60_000, intervalMs: 100, what: 'two sockets on each of the three gateway replicas' },
     );
+    // Every socket is on one of the replicas (the sid prefix names the container that minted it).
+    expect(sockets.filter((s) => !ids.includes(s.gateway))).toEqual([]);
     // Each answer gets the brain's next turn: a message or a question, an envelope either way.
     for (const text of ['Remote, TypeScript and Postgres.', 'A small fintech team.', 'Call you Scout.']) {
       const before = ofGofer(c.delivered).length;

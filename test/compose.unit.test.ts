@@ -35,6 +35,7 @@ interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   ports?: string[];
   profiles?: string[];
+  scale?: number;
   healthcheck?: { test: string[] };
 }
 const read = (file: string) =>
@@ -49,18 +50,21 @@ const serviceDir = (s: ComposeService) =>
 describe('docker-compose.yml', () => {
   const ours = Object.entries(compose.services).filter(([, s]) => serviceDir(s));
 
-  it('runs every service process of the native fleet, with two gateway replicas (a third in the scale profile)', () => {
+  it('runs every service process of the native fleet, the gateway as one service of replicas (--scale)', () => {
     const dirs = ours.map(([, s]) => serviceDir(s));
     expect(new Set(dirs)).toEqual(new Set(Object.keys(schemas)));
     const gateways = ours.filter(([, s]) => serviceDir(s) === 'gateway');
-    expect(gateways.filter(([, s]) => !s.profiles)).toHaveLength(2);
-    expect(gateways.map(([name]) => name)).toEqual(['gateway1', 'gateway2', 'gateway3']);
-    // The edge names each of them: GATEWAY_ID gi is the i-th URL (sticky long-polling).
+    expect(gateways.map(([name]) => name)).toEqual(['gateway']);
+    const [, gateway] = gateways[0]!;
+    // Two replicas unless `--scale gateway=N` says otherwise; each names itself (its container id).
+    expect(gateway.scale).toBe(2);
+    expect(gateway.environment?.GATEWAY_ID).toBe('auto');
+    // The edge finds every replica through the service's name, not a list.
     const edge = ours.find(([, s]) => serviceDir(s) === 'edge')![1];
-    expect(String(edge.environment?.GATEWAY_URLS).split(',')).toEqual(
-      gateways.map(([name]) => `http://${name}:8191`),
-    );
-    for (const [name, s] of gateways) expect(s.environment?.GATEWAY_ID).toBe(`g${name.slice(-1)}`);
+    expect(edge.environment?.GATEWAY_DNS).toBe(`gateway:${String(gateway.environment?.GATEWAY_PORT)}`);
+    expect(edge.environment).not.toHaveProperty('GATEWAY_URLS');
+    expect(edge.environment).not.toHaveProperty('GATEWAY_IDS');
+    expect(edge.depends_on).toHaveProperty('gateway');
   });
 
   it('orders start-up by health checks and publishes ports on loopback only', () => {
@@ -123,7 +127,8 @@ describe('docker-compose.yml', () => {
         ours.filter(([, s]) => serviceDir(s) === dir).flatMap(([, s]) => Object.keys(s.environment ?? {})),
       );
       // Natively mail goes to a local sink and objects to the filesystem store; compose uses SMTP and S3.
-      const nativeOnly = (k: string) => k === 'SMTP_URL' || k.startsWith('STORAGE_');
+      // The native edge lists its gateways (GATEWAY_URLS); compose's finds the replicas by DNS (GATEWAY_DNS).
+      const nativeOnly = (k: string) => k === 'SMTP_URL' || k.startsWith('STORAGE_') || k === 'GATEWAY_URLS';
       const missing = Object.keys(p.env).filter((k) => !composeNames.has(k) && !nativeOnly(k));
       expect(missing, `compose ${dir} lacks variables the native runner sets`).toEqual([]);
     }

@@ -111,19 +111,29 @@ export class ComposeFleet {
     return execFileSync('docker', ['inspect', '-f', '{{.Config.User}}', id], { encoding: 'utf8' }).trim();
   }
 
-  /** Starts the third gateway (`--profile scale`) and waits until its health check passes. */
-  async scaleGateways(): Promise<void> {
-    this.compose(['--profile', 'scale', 'up', '-d', '--no-deps', 'gateway3']);
-    await waitFor(
+  /**
+   * `docker-compose up --scale gateway=<n>`: the gateway service's replicas become `n` (the file's
+   * default is two); waits until every one passes its health check. Returns their container ids.
+   */
+  async scaleGateways(n: number): Promise<string[]> {
+    this.compose(['up', '-d', '--no-deps', '--no-recreate', '--scale', `gateway=${n}`, 'gateway']);
+    return waitFor(
       () => {
-        const c = this.containers().find((x) => x.service === 'gateway3');
-        if (!c) return false;
-        const health = execFileSync('docker', ['inspect', '-f', '{{.State.Health.Status}}', c.id], {
+        const ids = this.containers()
+          .filter((x) => x.service === 'gateway')
+          .map((x) => x.id);
+        if (ids.length !== n) return undefined;
+        const health = execFileSync('docker', ['inspect', '-f', '{{.State.Health.Status}}', ...ids], {
           encoding: 'utf8',
         });
-        return health.trim() === 'healthy';
+        return health
+          .split('\n')
+          .filter(Boolean)
+          .every((h) => h === 'healthy')
+          ? ids
+          : undefined;
       },
-      { timeoutMs: 60_000, intervalMs: 500, what: 'gateway3 to be healthy' },
+      { timeoutMs: 90_000, intervalMs: 500, what: `${n} healthy gateway replicas` },
     );
   }
 
@@ -140,11 +150,8 @@ export class ComposeFleet {
       .filter(Boolean);
   }
 
-  /** Removes containers, networks and volumes (also the ones `compose run` and the scale step made). */
+  /** Removes containers, networks and volumes (also the replicas the scale step added). */
   async down(): Promise<void> {
-    // gateway3 was started outside the environment's own `up` (its profile): it goes first, so the
-    // network is free to go with the rest.
-    this.compose(['--profile', 'scale', 'rm', '--stop', '--force', 'gateway3']);
     const env = this.environment;
     this.environment = undefined;
     await env?.down({ removeVolumes: true, timeout: 10_000 });

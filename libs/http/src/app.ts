@@ -33,6 +33,8 @@ export interface HttpAppOptions {
    * service's own port as `GET /openapi.json`. `npm run openapi` merges them into docs/openapi.json.
    */
   openapi?: { title: string; description?: string };
+  /** Fields `GET /health` answers beside `status` (the gateway's id, for the edge's discovery). */
+  health?: Record<string, string>;
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -223,7 +225,7 @@ export async function createHttpApp(opts: HttpAppOptions) {
     reply.status(404).send({ error: 'Not Found', code: ErrorCodes.notFound }),
   );
 
-  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/health', { schema: { hide: true } }, async () => ({ ...opts.health, status: 'ok' }));
   app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
     const checks = Object.entries(opts.readiness ?? {});
     const results = await Promise.all(

@@ -37,7 +37,9 @@ const IDEMPOTENCY_LOCK_MS = 30_000;
 export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   // The factory collapses repeated slashes before routing, so `//api/v1/...` works (§0.1).
   const app = await createHttpApp({ name: 'edge', logLevel: config.LOG_LEVEL, metrics: metrics ?? true });
-  const gateways = new GatewayPool(config.GATEWAY_URLS, config.GATEWAY_IDS);
+  const gateways = config.GATEWAY_DNS
+    ? GatewayPool.discover(config.GATEWAY_DNS)
+    : new GatewayPool(config.GATEWAY_URLS, config.GATEWAY_IDS);
   const stopProbing = gateways.startProbing();
   app.addHook('onClose', async () => stopProbing());
 

@@ -16,7 +16,8 @@ const optionalUrl = httpUrl.optional();
  * `JWT_SECRET`: which account a credential names) and Redis only for the opt-in connector extensions
  * of issue 15 (idempotency keys, visible limits; ADR 0017). `GATEWAY_IDS` (optional) names the
  * gateways in `GATEWAY_URLS` order; by default gateway i is `g<i+1>`, which is what each must then run
- * with as its `GATEWAY_ID` (sticky polling, app.ts).
+ * with as its `GATEWAY_ID` (sticky polling, app.ts). `GATEWAY_DNS` instead finds the replicas of one
+ * name and their ids (docker-compose `--scale`, ADR 0021).
  */
 export const edgeEnv = z
   .object({
@@ -28,6 +29,21 @@ export const edgeEnv = z
     AUTH_URL: httpUrl.default('http://127.0.0.1:8181'),
     GATEWAY_URLS: envList.pipe(z.array(httpUrl).min(1)).default(['http://127.0.0.1:8191']),
     GATEWAY_IDS: envList.pipe(z.array(z.string().regex(/^[a-z0-9]{1,8}$/))).optional(),
+    /**
+     * `<host>:<port>`: the gateways are every address `host` resolves to (the replicas of a compose
+     * service, `--scale gateway=N`), each learnt with its id from its /health (gateways.ts). Takes the
+     * place of GATEWAY_URLS, which is then ignored; GATEWAY_IDS does not go with it.
+     */
+    GATEWAY_DNS: envOptional(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'must be <host>:<port>')
+        .transform((v) => {
+          const colon = v.lastIndexOf(':');
+          return { host: v.slice(0, colon), port: Number(v.slice(colon + 1)) };
+        })
+        .refine((d) => d.port >= 1 && d.port <= 65_535, 'must name a port 1-65535'),
+    ),
     // Later services: their routes exist only once their URL is configured (routes.ts).
     GOFERS_URL: optionalUrl,
     MATCHING_URL: optionalUrl,
@@ -47,6 +63,10 @@ export const edgeEnv = z
   .refine((c) => !c.ENABLE_OPEN_API || c.JWT_SECRET !== undefined, {
     message: 'is required when ENABLE_OPEN_API is on',
     path: ['JWT_SECRET'],
+  })
+  .refine((c) => !c.GATEWAY_DNS || !c.GATEWAY_IDS, {
+    message: 'does not go with GATEWAY_DNS (each replica names its id in its /health)',
+    path: ['GATEWAY_IDS'],
   })
   .refine((c) => !c.GATEWAY_IDS || c.GATEWAY_IDS.length === c.GATEWAY_URLS.length, {
     message: 'must name every gateway of GATEWAY_URLS, in the same order',

@@ -41,6 +41,8 @@ export async function buildApp(deps: GatewayDeps) {
     logLevel: config.LOG_LEVEL,
     openapi: { title: 'OAN gateway' },
     metrics: deps.metrics ?? true,
+    // The edge's GATEWAY_DNS mode learns which replica mints which sid prefix from here.
+    health: { gatewayId: config.GATEWAY_ID },
     readiness: {
       postgres: () => sql(orm.em.fork(), 'select 1'),
       redis: () => redis.ping(),

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { commonEnv, envPort, loadConfig, z } from '@oan/config';
 import { OAN_CONNECTOR_RELEASES } from '@oan/protocol';
 
@@ -14,16 +15,24 @@ const releases = z
   })
   .pipe(z.record(z.string().min(1), z.string().regex(/^\d+\.\d+\.\d+/, 'must be a version like 1.2.3')));
 
+/** `auto`: the host name with every character outside [A-Za-z0-9_-] dropped (`g1` when none is left). */
+export function autoGatewayId(host: string = hostname()): string {
+  return host.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 63) || 'g1';
+}
+
 export const gatewayEnv = commonEnv.extend({
   GATEWAY_PORT: envPort(8191),
   /**
    * Prefix of every Engine.IO session id this instance mints (`<id>.<random>`): the edge routes a
-   * long-polling request to the gateway that owns its `sid` (docs/architecture.md, edge row).
+   * long-polling request to the gateway that owns its `sid` (docs/architecture.md, edge row). `auto`:
+   * this host's name (under compose the container id, unique per replica of `--scale gateway=N`),
+   * which the replica answers in its /health so an edge with GATEWAY_DNS learns it.
    */
   GATEWAY_ID: z
     .string()
-    .regex(/^[a-z0-9]{1,8}$/, 'must be 1-8 lowercase letters or digits')
-    .default('g1'),
+    .regex(/^(auto|[a-z0-9]{1,8})$/, 'must be 1-8 lowercase letters or digits, or auto')
+    .default('g1')
+    .transform((id) => (id === 'auto' ? autoGatewayId() : id)),
   /**
    * Issue 12: how often every socket's credential is read again from the credential view. A revoked
    * or expired key's sockets are cut within this time even when the revoke's push entry was lost.
