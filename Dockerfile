@@ -10,6 +10,19 @@ COPY libs libs
 COPY services services
 RUN find libs services -type f ! -name package.json -delete
 
+# The web frontend's bundle (issue 14), built with the dev tooling (Vite, Preact's JSX) in a stage of
+# its own: only web/dist reaches the image the fleet runs.
+FROM ${NODE_IMAGE} AS web
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY --from=manifests /app ./
+RUN npm ci --no-audit --no-fund
+COPY libs libs
+COPY docs/openapi.json docs/openapi.json
+COPY infra/web.ts infra/web.ts
+COPY web web
+RUN npx tsx infra/web.ts
+
 FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production
@@ -20,5 +33,6 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY schemas schemas
 COPY libs libs
 COPY services services
+COPY --from=web /app/web/dist web/dist
 # The official image's unprivileged user (uid 1000); the local node image has the same.
 USER node

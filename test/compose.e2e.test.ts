@@ -72,9 +72,21 @@ describe.skipIf(!wanted.run)('the docker-compose fleet on local images (issue 17
   }, 180_000);
 
   it('creates a Gofer whose reply arrives on the socket and in GET /events', async () => {
-    const created = await c.rest<{ goferId: string; greeting: string }>('POST', '/gofers', { locale: 'en' });
+    const created = await c.rest<{ goferId: string; greeting: string; webUrl?: string }>('POST', '/gofers', {
+      locale: 'en',
+    });
     expect(created.status).toBe(201);
     goferId = created.body.goferId;
+    // The webUrl opens the web frontend the app image built and the edge serves (issue 14).
+    expect(created.body.webUrl).toBe(`${fleet!.url}/gofers/${goferId}`);
+    const page = await fetch(created.body.webUrl!);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await page.text();
+    const script = /<script[^>]+src="([^"]+)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(new URL(script!, fleet!.url))).status).toBe(200);
     const posted = await c.rest('POST', `/gofers/${goferId}/chat/messages`, {
       content: 'I want to hire a backend engineer.',
     });
@@ -83,8 +95,8 @@ describe.skipIf(!wanted.run)('the docker-compose fleet on local images (issue 17
       () => chatReplies(c.delivered).find((e) => e.payload.content !== created.body.greeting),
       { timeoutMs: 30_000, what: 'the reply on the socket' },
     );
-    const page = await c.rest<OanEventEnvelope[]>('GET', '/events?since=0&limit=200');
-    expect(page.body.map((e) => e.eventId)).toContain(reply.eventId);
+    const events = await c.rest<OanEventEnvelope[]>('GET', '/events?since=0&limit=200');
+    expect(events.body.map((e) => e.eventId)).toContain(reply.eventId);
   }, 300_000);
 
   it('scaled to three gateways (--scale), every socket on every replica gets every envelope once, in order', async () => {

@@ -104,7 +104,7 @@ describe('docker-compose.yml', () => {
     expect(schemasRelayed.map((s) => `${s}.events`).sort()).toEqual([...projectorTopics].sort());
   });
 
-  it('starts every service with the defaults of its `${VAR:-default}` entries (e.g. no OAN_WEB_BASE_URL)', () => {
+  it('starts every service with the defaults of its `${VAR:-default}` entries', () => {
     // What compose hands the process when the operator sets nothing but the required JWT_SECRET.
     const resolve = (v: unknown) =>
       String(v).replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)\}/g, (_m, name: string, fallback?: string) =>

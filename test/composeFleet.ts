@@ -47,6 +47,7 @@ export class ComposeFleet {
     const env = {
       JWT_SECRET: randomBytes(32).toString('hex'),
       OAN_PORT: String(edge),
+      OAN_WEB_BASE_URL: `http://127.0.0.1:${edge}`,
       PG_PORT: String(pg),
       S3_PORT: String(s3),
       S3_PUBLIC_ENDPOINT: `http://127.0.0.1:${s3}`,

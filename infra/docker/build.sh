@@ -138,7 +138,7 @@ build_app() {
   local files
   # What the root Dockerfile copies (the context minus .dockerignore's entries), tracked or not.
   mapfile -t files < <(cd "$ROOT" && git ls-files -co --exclude-standard -- Dockerfile .dockerignore package.json \
-    package-lock.json libs services schemas | grep -vE '(^|/)node_modules/')
+    package-lock.json libs services schemas web infra/web.ts docs/openapi.json | grep -vE '(^|/)(node_modules|dist)/')
   build app "$(hash_inputs "${HASH[node]}" "${files[@]}")" "$ROOT" --build-arg "NODE_IMAGE=$REPO/node:${HASH[node]}"
 }
 
