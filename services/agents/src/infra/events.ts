@@ -1,4 +1,4 @@
-import { transaction, type MikroORM } from '@oan/db';
+import { sql, transaction, type MikroORM } from '@oan/db';
 import { agentStreamId, type AgentAnnounced, type AgentDeparted, type AgentEvent } from '@oan/domain';
 import { ConcurrencyError, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
@@ -10,7 +10,10 @@ export const createAgentStore = () =>
 /**
  * Appends one event to the agent's stream (keyed by its address: one partition orders an agent's
  * announcements and departures). Two replicas may append to one address at once (a reconnect lands
- * elsewhere while the old socket closes): a version conflict is simply retried.
+ * elsewhere while the old socket closes, an agent reconnecting in a loop): the appends of one address
+ * take a transaction-scoped advisory lock on its stream first, so they queue instead of racing for the
+ * same version (five immediate retries were not enough in CI: the announce failed, and its agent never
+ * got ANNOUNCE_OK). A conflict is still retried, with a short jittered pause.
  */
 export class AgentLog {
   constructor(
@@ -29,19 +32,21 @@ export class AgentLog {
   private async append(event: AgentEvent, address: string, occurredAt: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await transaction(this.orm, (em) =>
-          this.store.append(em, [
+        await transaction(this.orm, async (em) => {
+          await sql(em, 'select pg_advisory_xact_lock(hashtext(?))', [agentStreamId(address)]);
+          return this.store.append(em, [
             {
               streamId: agentStreamId(address),
               expectedVersion: 'any',
               events: [{ type: event.type, data: event.data, accountId: address, occurredAt }],
             },
-          ]),
-        );
+          ]);
+        });
         this.store.committed(this.orm);
         return;
       } catch (err) {
-        if (!(err instanceof ConcurrencyError) || attempt >= 5) throw err;
+        if (!(err instanceof ConcurrencyError) || attempt >= 10) throw err;
+        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
       }
     }
   }

@@ -14,7 +14,12 @@ export function serveAgent(hub: Hub, ws: WebSocket, conn: string): void {
   const link: AgentLink = { conn, ws, sessions: new Map(), lastFrameAt: Date.now(), departReason: 'closed' };
   hub.agents.set(conn, link);
   let content: string | undefined;
-  const run = serially((err) => hub.logger.warn({ err, conn }, 'agent frame failed'));
+  // A frame that failed for a reason of ours (the store, Redis) leaves the agent unsure what holds: the
+  // socket is closed as an internal error (1011), and the agent reconnects and announces afresh.
+  const run = serially((err) => {
+    hub.logger.warn({ err, conn }, 'agent frame failed; closing its socket');
+    if (ws.readyState === ws.OPEN) ws.close(1011, 'internal error');
+  });
 
   const announce = async (msg: Record<string, unknown>) => {
     const parsed = parseAnnounce(msg, Math.floor(Date.now() / 1000));
