@@ -135,7 +135,9 @@ describe('fifty long-polls held at once', () => {
       expect((await c.rest('GET', '/events/cursor')).status).toBe(200);
       expect(Date.now() - started).toBeLessThan(1000);
       await new Promise((r) => setTimeout(r, 2000));
-      expect(await backends(db)).toBeLessThanOrEqual(holding + 1);
+      // Held polls take no connection as time passes (fifty would add fifty); the fleet's other processes
+      // (reactors, the agent relay's sweeps) may open one or two of their own meanwhile (CI saw +2).
+      expect(await backends(db)).toBeLessThanOrEqual(holding + 5);
       expect(await held()).toBe(50);
 
       // Clients that go away release their holds at the gateways at once, not at the end of the wait.
