@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, need, type ApiKey } from '../api/client';
 import { ErrorLine, when } from '../components/Layout';
+import { ConfirmButton } from '../components/ConfirmButton';
 
 /** §2.3–2.4: the account's connector keys (metadata only) with revoke, and a pairing code to paste. */
 export function ConnectorsPage() {
@@ -86,24 +87,15 @@ export function ConnectorsPage() {
                   <td>{when(k.createdAt)}</td>
                   <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
                   <td>
-                    {confirming === k.id ? (
-                      <>
-                        <button type="button" class="danger" onClick={() => void revoke(k.id)}>
-                          Revoke {k.name} now
-                        </button>{' '}
-                        <button type="button" onClick={() => setConfirming(null)}>
-                          Keep
-                        </button>
-                      </>
-                    ) : (
-                      <button
-                        type="button"
-                        onClick={() => setConfirming(k.id)}
-                        aria-label={`Revoke ${k.name}`}
-                      >
-                        Revoke
-                      </button>
-                    )}
+                    <ConfirmButton
+                      id={k.id}
+                      name={k.name}
+                      action="Revoke"
+                      confirmText={`Revoke ${k.name} now`}
+                      confirming={confirming}
+                      setConfirming={setConfirming}
+                      onConfirm={() => void revoke(k.id)}
+                    />
                   </td>
                 </tr>
               ))}

@@ -3,6 +3,7 @@ import { api, need, type Envelope, type Gofer } from '../api/client';
 import { ErrorLine } from '../components/Layout';
 import { useEventCount, useLive } from '../live';
 import { navigate } from '../router';
+import { ConfirmButton } from '../components/ConfirmButton';
 
 const STATUS: Record<string, string> = {
   in_discovery: 'In discovery',
@@ -138,24 +139,15 @@ export function HomePage() {
                   <td>{STATUS[g.discoveryStatus] ?? g.discoveryStatus}</td>
                   <td>{new Date(g.createdAt).toLocaleDateString()}</td>
                   <td>
-                    {confirming === g.goferId ? (
-                      <>
-                        <button type="button" class="danger" onClick={() => void remove(g.goferId)}>
-                          Delete {g.name} for good
-                        </button>{' '}
-                        <button type="button" onClick={() => setConfirming(null)}>
-                          Keep
-                        </button>
-                      </>
-                    ) : (
-                      <button
-                        type="button"
-                        onClick={() => setConfirming(g.goferId)}
-                        aria-label={`Delete ${g.name}`}
-                      >
-                        Delete
-                      </button>
-                    )}
+                    <ConfirmButton
+                      id={g.goferId}
+                      name={g.name}
+                      action="Delete"
+                      confirmText={`Delete ${g.name} for good`}
+                      confirming={confirming}
+                      setConfirming={setConfirming}
+                      onConfirm={() => void remove(g.goferId)}
+                    />
                   </td>
                 </tr>
               ))}
