@@ -36,6 +36,12 @@ const hosted = async (relayUrl: string, summary?: string) => {
 };
 const client = (agent: string, relayUrl: string) => connect(agent, { relayUrl, keys: coAddress.generate() });
 const lookup = (agent: string, path = 'api/agents') => fetch(`${fleet.url}/${path}/${agent}`);
+/**
+ * How often a test polls a lookup: GET_AGENT is limited to 100 a minute per client address (seed 001),
+ * and every lookup here comes from 127.0.0.1, so a 50 ms poll would spend the minute's budget in five
+ * seconds and then see only 429s (CI did).
+ */
+const LOOKUP_POLL_MS = 1500;
 
 /** A raw socket to a relay path, its frames collected. */
 async function rawSocket(url: string) {
@@ -62,7 +68,7 @@ describe('when an agent announces on one replica and the public client calls it 
           const res = await lookup(agent.address, path);
           return res.status === 200 && ((await res.json()) as Record<string, unknown>);
         },
-        { what: 'the directory to list the agent', timeoutMs: 20_000 },
+        { what: 'the directory to list the agent', timeoutMs: 20_000, intervalMs: LOOKUP_POLL_MS },
       );
       expect(body).toMatchObject({
         address: agent.address,
@@ -182,7 +188,10 @@ describe('when a relay replica is killed -9', () => {
     } finally {
       redis.disconnect();
     }
-    await waitFor(async () => (await lookup(stranded.address)).status === 200, { what: 'stranded listed' });
+    await waitFor(async () => (await lookup(stranded.address)).status === 200, {
+      what: 'stranded listed',
+      intervalMs: LOOKUP_POLL_MS,
+    });
     const before = mobile.announcedOk;
 
     await fleet.kill('agents2');
@@ -193,6 +202,7 @@ describe('when a relay replica is killed -9', () => {
     await waitFor(async () => (await lookup(stranded.address)).status === 404, {
       what: 'the stranded agent to leave the directory',
       timeoutMs: 20_000,
+      intervalMs: LOOKUP_POLL_MS,
     });
     expect((await survivorClient.input('after', { timeoutMs: 20_000 })).text).toBe('echo: after (turn 2)');
 
@@ -201,6 +211,7 @@ describe('when a relay replica is killed -9', () => {
     await waitFor(async () => (await lookup(stranded.address)).status === 200, {
       what: 'the stranded agent back after the restart',
       timeoutMs: 60_000,
+      intervalMs: LOOKUP_POLL_MS,
     });
   }, 150_000);
 });
