@@ -191,6 +191,17 @@ interface KnexClientLike {
 }
 
 /**
+ * A `text[]` parameter: `sql()` expands a JS array into a value list (a new statement text per length,
+ * which Postgres cannot keep prepared), so arrays travel as JSON text (`JSON.stringify(values)`) and
+ * become `text[]` here.
+ */
+export const TEXT_ARRAY = 'array(select jsonb_array_elements_text(?::jsonb))';
+
+/** A timestamptz column as the protocol's ISO-8601 text: UTC, milliseconds, `Z`. */
+export const isoUtc = (column: string) =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
  * Raw SQL with `?` placeholders, inside `em`'s transaction when it has one. Sent straight to the
  * node-postgres connection the ORM's pool (or the transaction) holds, as a named prepared statement
  * with its parameters bound, never interpolated into the text: Postgres parses and plans each

@@ -1,4 +1,4 @@
-import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import type { ConversationEvent, MessageAttachment } from '@oan/domain';
 import { projection, type NotificationSpec, type StoredEvent } from './types';
 
@@ -207,7 +207,7 @@ export interface ConversationMessageRow {
 // Attachments resolved from the ids in the message's order; deleted files drop out (§4.7).
 const MESSAGES = `select m.id, m.sender_account_id as "senderAccountId", m.content,
     m.change_sequence as "changeSequence",
-    to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt",
+    ${isoUtc('m.created_at')} as "createdAt",
     (select jsonb_agg(jsonb_build_object('attachmentId', a.id, 'kind', a.kind, 'name', a.name,
                       'mimeType', a.mime_type, 'size', a.size, 'width', a.width, 'height', a.height)
                       order by x.ord)

@@ -1,16 +1,10 @@
-import { sql, type EntityManager } from '@oan/db';
+import { sql, TEXT_ARRAY, type EntityManager } from '@oan/db';
 
 /**
  * What discovery (services/matching) reads of the Gofer and thread read models. Its own index
  * (`matching.discovery_terms`) is joined with the Gofers through `LIVE_GOFERS`, a relation whose
  * text stays here with the table.
  */
-
-/**
- * A `text[]` parameter passed as JSON text (`JSON.stringify(values)`): a JS array would be expanded
- * into a value list, a new statement text per length that Postgres cannot keep prepared.
- */
-const TEXT_ARRAY = 'array(select jsonb_array_elements_text(?::jsonb))';
 
 /** The thread statuses that count as an open pairing against the caps. */
 export const OPEN_THREAD_STATUSES = ['awaiting_confirmation', 'active'] as const;

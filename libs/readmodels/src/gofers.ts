@@ -1,4 +1,4 @@
-import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import type { DiscoveryStatus, GoferEvent, RagStatus } from '@oan/domain';
 import { projection, type NotificationSpec, type StoredEvent } from './types';
 
@@ -176,8 +176,6 @@ async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>):
 // ---------------------------------------------------------------------------------------------------
 // Queries other code may run on these tables (no service writes its own SQL against them).
 
-const ISO = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /** One Gofer of an account's list (§4.4 (12)), its columns named as the API names them. */
 export interface GoferListRow {
   goferId: string;
@@ -192,7 +190,7 @@ export function goferList(em: EntityManager, accountId: string): Promise<GoferLi
   return sql<GoferListRow>(
     em,
     `select g.id as "goferId", g.name, g.description, g.discovery_status as "discoveryStatus",
-            ${ISO('g.created_at')} as "createdAt"
+            ${isoUtc('g.created_at')} as "createdAt"
        from read.gofers g
       where g.account_id = ? and g.deleted_at is null
       order by g.created_at, g.id`,
@@ -298,7 +296,7 @@ export interface GoferMessageRow {
 }
 
 const MESSAGES = `select m.id, m.role, m.content, m.kind, m.pairing, m.created_at as ts, m.position,
-    ${ISO('m.created_at')} as "createdAt",
+    ${isoUtc('m.created_at')} as "createdAt",
     (select jsonb_agg(jsonb_build_object('id', a.id, 'kind', a.kind, 'name', a.name, 'mimeType', a.mime_type,
                                          'size', a.size, 'ragStatus', a.rag_status) order by x.ord)
        from jsonb_array_elements_text(m.attachment_ids) with ordinality as x(aid, ord)

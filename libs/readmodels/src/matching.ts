@@ -1,4 +1,4 @@
-import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import type { ThreadEvent } from '@oan/domain';
 import { projection, type NotificationSpec, type ProjectionContext, type StoredEvent } from './types';
 
@@ -459,8 +459,6 @@ async function matchDecided(
 // ---------------------------------------------------------------------------------------------------
 // Queries other code may run on these tables (no service writes its own SQL against them).
 
-const ISO = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /**
  * One side's `PairingSummaryCard` (§4.4 (18)), whitelisted: no documents, cursors, action items,
  * account ids or card payload. Title and preview stay null while the card is pending, whatever the
@@ -488,7 +486,7 @@ export interface PairingCardRow {
 
 const CARDS = `select c.id, c.thread_id as "threadId", c.gofer_id as "roleId", c.role_name as "roleName",
     c.pairing_status as "pairingStatus", c.dynamic_status as "dynamicStatus",
-    ${ISO('c.paired_at')} as "pairedAt", ${ISO('c.updated_at')} as "updatedAt",
+    ${isoUtc('c.paired_at')} as "pairedAt", ${isoUtc('c.updated_at')} as "updatedAt",
     case when c.dynamic_status = 'pending' then null else c.card_title end as "cardTitle",
     case when c.dynamic_status = 'pending' then null else c.summary_preview end as "summaryPreview",
     c.opponent_role_name as "opponentRoleName", c.opponent_user_name as "opponentUserName",
@@ -541,7 +539,7 @@ export async function acceptedMatchOfConversation(
     em,
     `select thread_id as "threadId", match_id as "matchId", requester_account_id as "requesterAccountId",
             requester_gofer_id as "requesterGoferId", recipient_account_id as "recipientAccountId",
-            recipient_gofer_id as "recipientGoferId", ${ISO('decided_at')} as "decidedAt"
+            recipient_gofer_id as "recipientGoferId", ${isoUtc('decided_at')} as "decidedAt"
        from read.match_requests where conversation_id = ? and status = 'accepted' and match_id is not null
       limit 1`,
     [conversationId],

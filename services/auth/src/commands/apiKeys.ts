@@ -1,4 +1,4 @@
-import { sql } from '@oan/db';
+import { isoUtc, sql } from '@oan/db';
 import { handleCommand } from '@oan/eventstore';
 import { accountDecider, decideAccount, type AccountState } from '../domain/account';
 import { projectCredentials } from '../infra/credentialsProjection';
@@ -14,14 +14,12 @@ export interface ApiKeyListItem {
   lastUsedAt: string | null;
 }
 
-const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /** §4.2 (6): the caller's keys from the credential view; never key material or hashes. */
 export async function listApiKeys(ctx: AuthContext, accountId: string): Promise<ApiKeyListItem[]> {
   return sql<ApiKeyListItem>(
     ctx.orm.em.fork(),
-    `select id::text as id, name, ${iso('created_at')} as "createdAt", ${iso('expires_at')} as "expiresAt",
-            ${iso('last_used_at')} as "lastUsedAt"
+    `select id::text as id, name, ${isoUtc('created_at')} as "createdAt", ${isoUtc('expires_at')} as "expiresAt",
+            ${isoUtc('last_used_at')} as "lastUsedAt"
        from auth.api_keys where account_id = ? order by created_at, id`,
     [accountId],
   );

@@ -1,4 +1,4 @@
-import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+import { Migration, sql, TEXT_ARRAY, type EntityManager, type MigrationDef } from '@oan/db';
 import { demandTerms, offerTerms, type PublicProfile } from '../domain/discovery';
 import { LIVE_GOFERS } from '@oan/readmodels';
 
@@ -66,12 +66,6 @@ export async function recordReadiness(em: EntityManager, goferId: string, ready:
     [goferId, ready],
   );
 }
-
-/**
- * A `text[]` parameter: the driver layer expands JS arrays into value lists, so arrays travel as
- * JSON text (`JSON.stringify(values)`) and become `text[]` here.
- */
-export const TEXT_ARRAY = 'array(select jsonb_array_elements_text(?::jsonb))';
 
 /** A tsvector lexeme is at most 2 KiB; a longer "word" can never be shared anyway. */
 const lexemes = (terms: string[]) => terms.filter((t) => Buffer.byteLength(t) < 2046);

@@ -1,4 +1,4 @@
-import { sql, type EntityManager } from '@oan/db';
+import { sql, TEXT_ARRAY, type EntityManager } from '@oan/db';
 import {
   startReactorLoop,
   type KafkaHandle,
@@ -29,7 +29,6 @@ import {
   recordReadiness,
   refreshDiscoveryTerms,
   strings,
-  TEXT_ARRAY,
   upsertDiscoveryTerms,
 } from '../infra/discoveryIndex';
 
