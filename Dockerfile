@@ -21,14 +21,14 @@ COPY libs libs
 COPY docs/openapi.json docs/openapi.json
 COPY infra/web.ts infra/web.ts
 COPY web web
-RUN npx tsx infra/web.ts
+RUN node infra/web.ts
 
 FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY --from=manifests /app ./
-# Production dependencies only (tsx, which runs the TypeScript, is one of them); no dev tooling.
+# Production dependencies only, no dev tooling: Node 24 runs the TypeScript itself (ADR 0001).
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY schemas schemas
 COPY libs libs

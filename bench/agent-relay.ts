@@ -4,14 +4,14 @@
  * the same run. Paths: the agent and the client on one replica; on two replicas (frames cross through
  * Redis pub/sub); both through the edge. The agent is the tests' RelayAgent answering each INPUT with
  * an OUTPUT. Usage:
- *   npx tsx bench/agent-relay.ts [roundTrips=1000] [seconds=5] [window=64]
+ *   bash infra/node.sh node bench/agent-relay.ts [roundTrips=1000] [seconds=5] [window=64]
  */
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import WebSocket, { WebSocketServer } from 'ws';
 import { TestFleet } from '@oan/testing';
-import { RelayAgent } from '../test/relayAgent';
-import { fmt, percentiles } from './stats';
+import { RelayAgent } from '../test/relayAgent.ts';
+import { fmt, percentiles } from './stats.ts';
 
 const ROUND_TRIPS = Number(process.argv[2] ?? 1000);
 const SECONDS = Number(process.argv[3] ?? 5);

@@ -3,7 +3,7 @@
  * profiles drawn from a 3,000-term vocabulary), then times `discoverFor` for fresh seeds — the full
  * path: ranking query (GIN on both term vectors, symmetric score in SQL), caps, and the proposal
  * append (up to 3 per seed, the default cap).
- *   npx tsx bench/discovery.ts [gofers=100000] [seeds=50]
+ *   bash infra/node.sh node bench/discovery.ts [gofers=100000] [seeds=50]
  * Writes docs/bench/discovery.svg.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -11,13 +11,13 @@ import { Redis } from 'ioredis';
 import { dropDatabase, openDatabase, sql } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
-import { createMatchingContext } from '../services/matching/src/app';
-import { loadMatchingConfig } from '../services/matching/src/config';
-import { discoveryIndexMigrations } from '../services/matching/src/infra/discoveryIndex';
-import { createMatchingStore, matchingMigrations } from '../services/matching/src/infra/store';
-import { discoverFor } from '../services/matching/src/reactors/discovery';
-import { barChart } from './chart';
-import { fmt, percentiles } from './stats';
+import { createMatchingContext } from '../services/matching/src/app.ts';
+import { loadMatchingConfig } from '../services/matching/src/config.ts';
+import { discoveryIndexMigrations } from '../services/matching/src/infra/discoveryIndex.ts';
+import { createMatchingStore, matchingMigrations } from '../services/matching/src/infra/store.ts';
+import { discoverFor } from '../services/matching/src/reactors/discovery.ts';
+import { barChart } from './chart.ts';
+import { fmt, percentiles } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 100_000);
 const SEEDS = Number(process.argv[3] ?? 50);

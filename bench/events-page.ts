@@ -4,14 +4,14 @@
  * with as many pooled connections. One account holds `events` envelopes among `others` × 200 rows of
  * other accounts; the page is a full one from the middle of its history. Prints the plan (it must be
  * an index scan on the (account_id, seq) primary key), latencies, requests/s and the ratios. Usage:
- *   npx tsx bench/events-page.ts [events=10000] [others=500] [seconds=10] [connections=10]
+ *   bash infra/node.sh node bench/events-page.ts [events=10000] [others=500] [seconds=10] [connections=10]
  * Writes docs/bench/events-page.svg.
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { joinAccount, TestFleet } from '@oan/testing';
-import { barChart } from './chart';
-import { fmt, percentiles } from './stats';
+import { barChart } from './chart.ts';
+import { fmt, percentiles } from './stats.ts';
 
 const EVENTS = Number(process.argv[2] ?? 10_000);
 const OTHERS = Number(process.argv[3] ?? 500);

@@ -4,7 +4,7 @@
  * the same client libraries: kafkajs produce → consume on the same broker, and a bare Socket.IO
  * emit → receive on loopback. Steps up the rate until the pipeline saturates (p50 over 500 ms or the
  * envelopes not all delivered within the drain timeout). Usage:
- *   npx tsx bench/pipeline-latency.ts [rates=50,100,200,400,800] [seconds=5]
+ *   bash infra/node.sh node bench/pipeline-latency.ts [rates=50,100,200,400,800] [seconds=5]
  * Prints p50/p95/p99 per rate and the pipeline/raw ratios; writes docs/bench/pipeline-latency.svg.
  */
 import { loadavg } from 'node:os';
@@ -13,10 +13,10 @@ import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, TestFleet, waitFor } from '@oan/testing';
-import { saveChart, type Row } from './chart';
-import { benchNotice } from './fleet';
-import { rawKafkaHop, rawSocketHop, type Percentiles } from './raw';
-import { fmt, paced, percentiles } from './stats';
+import { saveChart, type Row } from './chart.ts';
+import { benchNotice } from './fleet.ts';
+import { rawKafkaHop, rawSocketHop, type Percentiles } from './raw.ts';
+import { fmt, paced, percentiles } from './stats.ts';
 
 const rates = (process.argv[2] ?? '50,100,200,400,800').split(',').map(Number);
 const seconds = Number(process.argv[3] ?? 5);

@@ -9,7 +9,7 @@ import { Server } from 'socket.io';
 import { io } from 'socket.io-client';
 import { createKafka, runConsumer, silentLogger } from '@oan/kafka';
 import { waitFor } from '@oan/testing';
-import { paced, percentiles } from './stats';
+import { paced, percentiles } from './stats.ts';
 
 export type Percentiles = ReturnType<typeof percentiles>;
 

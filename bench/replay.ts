@@ -3,7 +3,7 @@
  * several accounts (event store → relay → `auth.events` → projector → `oan.events`), waits until the
  * projector has written all N envelopes, stops the projector and times `npm run replay`
  * (services/projector/src/replay.ts) against the same topics and database. Usage:
- *   npx tsx bench/replay.ts [events=20000] [accounts=8] [partitions=4]
+ *   bash infra/node.sh node bench/replay.ts [events=20000] [accounts=8] [partitions=4]
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
  * over the command's wall-clock time; writes docs/bench/replay.svg.
  */
@@ -15,8 +15,8 @@ import pg from 'pg';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { joinAccount, REPO_ROOT, waitFor } from '@oan/testing';
-import { barChart } from './chart';
-import { benchNotice, partitionedFleet } from './fleet';
+import { barChart } from './chart.ts';
+import { benchNotice, partitionedFleet } from './fleet.ts';
 
 const N = Number(process.argv[2] ?? 20_000);
 const ACCOUNTS = Number(process.argv[3] ?? 8);
@@ -83,7 +83,7 @@ try {
     `npm run replay: ${records} records (domain + OAN topics) in ${seconds.toFixed(1)} s → ${rate} records/s`,
   );
   console.log(
-    `wall clock of the command (tsx start-up, truncate included): ${wall.toFixed(1)} s → ` +
+    `wall clock of the command (start-up and truncate included): ${wall.toFixed(1)} s → ` +
       `${Math.round(N / wall)} domain events/s (each also rebuilding its envelope)`,
   );
   const file = await barChart(

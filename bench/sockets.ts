@@ -7,7 +7,7 @@
  * Then, with the gateways' sockets closed, as many sockets as one gateway held are opened to a bare
  * Socket.IO server (bench/bareSocketServer.ts, its own process) and the gateway's RSS per socket is
  * printed as a ratio to the bare server's.
- *   npx tsx bench/sockets.ts [accounts=1000] [perAccount=10] [gateways=2]
+ *   bash infra/node.sh node bench/sockets.ts [accounts=1000] [perAccount=10] [gateways=2]
  * One file descriptor per socket in this process (and its share in each gateway): `ulimit -n`
  * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000, not raisable).
  */
@@ -30,8 +30,8 @@ import {
   waitReady,
   type RunningProcess,
 } from '@oan/testing';
-import { saveChart, type Row } from './chart';
-import { fmt, percentiles } from './stats';
+import { saveChart, type Row } from './chart.ts';
+import { fmt, percentiles } from './stats.ts';
 
 const ACCOUNTS = Number(process.argv[2] ?? 1000);
 const PER = Number(process.argv[3] ?? 10);
@@ -210,7 +210,7 @@ try {
   sockets.length = 0;
   const perGateway = TOTAL / GATEWAYS;
   const barePort = await freePort();
-  const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bareSocketServer.ts'], {
+  const bare = spawn(process.execPath, ['bench/bareSocketServer.ts'], {
     env: { ...process.env, PORT: String(barePort) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

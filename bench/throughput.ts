@@ -6,7 +6,7 @@
  * (each becomes a `system_notice` envelope). In the same run, the raw Kafka throughput with the same
  * client (kafkajs, idempotent producer, acks=-1, batches) on a topic with as many partitions as the
  * fleet's. Usage:
- *   npx tsx bench/throughput.ts [accounts=24] [commands=1200] [concurrency=24] [partitions=4] [appenders=32]
+ *   bash infra/node.sh node bench/throughput.ts [accounts=24] [commands=1200] [concurrency=24] [partitions=4] [appenders=32]
  * Writes docs/bench/throughput.svg.
  */
 import { randomUUID } from 'node:crypto';
@@ -19,10 +19,10 @@ import { EventStore } from '@oan/eventstore';
 import { createKafka, silentLogger } from '@oan/kafka';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, REPO_ROOT, waitFor, type JoinedAccount } from '@oan/testing';
-import { barChart } from './chart';
-import { costReport, costSnapshot, enableStatementStats } from './cost';
-import { benchNotice, partitionedFleet } from './fleet';
-import { rawKafkaHop } from './raw';
+import { barChart } from './chart.ts';
+import { costReport, costSnapshot, enableStatementStats } from './cost.ts';
+import { benchNotice, partitionedFleet } from './fleet.ts';
+import { rawKafkaHop } from './raw.ts';
 
 const ACCOUNTS = Number(process.argv[2] ?? 24);
 const COMMANDS = Number(process.argv[3] ?? 1200);

@@ -5,7 +5,7 @@
  * `system_notice` envelope). Both paths are fed by the same envelopes in the same run: prints
  * envelopes/s delivered to the sockets and to the webhooks (first append → last delivery), and the
  * webhook delivery lag quantiles (envelope createdAt → receipt). Usage:
- *   npx tsx bench/webhooks.ts [accounts=24] [events=1200] [partitions=4] [appenders=32]
+ *   bash infra/node.sh node bench/webhooks.ts [accounts=24] [events=1200] [partitions=4] [appenders=32]
  * Writes docs/bench/webhooks.json and docs/bench/webhooks.svg.
  */
 import { randomUUID } from 'node:crypto';
@@ -17,9 +17,9 @@ import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, waitFor, type JoinedAccount } from '@oan/testing';
-import { barChart } from './chart';
-import { benchNotice, partitionedFleet } from './fleet';
-import { fmt, percentiles } from './stats';
+import { barChart } from './chart.ts';
+import { benchNotice, partitionedFleet } from './fleet.ts';
+import { fmt, percentiles } from './stats.ts';
 
 const ACCOUNTS = Number(process.argv[2] ?? 24);
 const EVENTS = Number(process.argv[3] ?? 1200);

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Mailbox, planFleet, REPO_ROOT, startProcess, waitReady, type RunningProcess } from '@oan/testing';
-import { buildWeb } from './web';
+import { buildWeb } from './web.ts';
 
 execFileSync('bash', [join(REPO_ROOT, 'infra/up.sh')], { stdio: 'inherit' });
 // The web frontend the edge serves at `/` (issue 14), rebuilt when its inputs changed.

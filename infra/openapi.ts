@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mergedOpenApi, REPO_ROOT, TestFleet } from '@oan/testing';
-import { writeApiTypes } from './web';
+import { writeApiTypes } from './web.ts';
 
 const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
 try {

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 source infra/node.sh
 bash infra/up.sh
 # The web frontend's build and the browser its tests drive (issue 14); both skip when already there.
-npx tsx infra/web.ts
+node infra/web.ts
 bash infra/chromium.sh >/dev/null
 export OAN_INFRA_READY=1
 npx vitest run --project unit

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extraKey, form, png, REPO_ROOT, TestFleet, type JoinedAccount } from '@oan/testing';
-import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support';
+import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support.ts';
 
 /**
  * Issue 7, the access matrix: every route of docs/openapi.json × every credential variant × (for

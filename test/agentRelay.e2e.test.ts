@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestFleet, waitFor } from '@oan/testing';
-import { RelayAgent } from './relayAgent';
+import { RelayAgent } from './relayAgent.ts';
 
 /**
  * Issue 16: the ConnectOnion agent relay. The caller is the unmodified npm `connectonion` client

@@ -3,9 +3,9 @@ import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { postJson, TestConnector, waitFor } from '@oan/testing';
-import { ComposeFleet, composeTestWanted } from './composeFleet';
-import { readTablesOf } from './faults/database';
-import { dumpEventTable, dumpTables } from './support';
+import { ComposeFleet, composeTestWanted } from './composeFleet.ts';
+import { readTablesOf } from './faults/database.ts';
+import { dumpEventTable, dumpTables } from './support.ts';
 
 // Issue 17: the docker-compose fleet on local images, through the edge's published loopback port.
 const wanted = composeTestWanted();
@@ -152,8 +152,6 @@ describe.skipIf(!wanted.run)('the docker-compose fleet on local images (issue 17
       '-T',
       'projector',
       'node',
-      '--import',
-      'tsx',
       'services/projector/src/replay.ts',
     ]);
     expect(out).toMatch(/replayed \d+ records/);

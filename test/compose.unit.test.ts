@@ -4,15 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { z } from 'zod';
 import { planFleet, REPO_ROOT } from '@oan/testing';
-import { agentsEnv } from '../services/agents/src/config';
-import { authEnv } from '../services/auth/src/config';
-import { conversationsEnv } from '../services/conversations/src/config';
-import { edgeEnv } from '../services/edge/src/config';
-import { gatewayEnv } from '../services/gateway/src/config';
-import { gofersEnv } from '../services/gofers/src/config';
-import { matchingEnv } from '../services/matching/src/config';
-import { projectorEnv } from '../services/projector/src/config';
-import { relayEnv } from '../services/relay/src/config';
+import { agentsEnv } from '../services/agents/src/config.ts';
+import { authEnv } from '../services/auth/src/config.ts';
+import { conversationsEnv } from '../services/conversations/src/config.ts';
+import { edgeEnv } from '../services/edge/src/config.ts';
+import { gatewayEnv } from '../services/gateway/src/config.ts';
+import { gofersEnv } from '../services/gofers/src/config.ts';
+import { matchingEnv } from '../services/matching/src/config.ts';
+import { projectorEnv } from '../services/projector/src/config.ts';
+import { relayEnv } from '../services/relay/src/config.ts';
 
 /** The env schema each service validates at start: the names it can read. */
 const schemas: Record<string, z.ZodObject> = {

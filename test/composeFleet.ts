@@ -30,14 +30,27 @@ export interface ContainerState {
 }
 
 export class ComposeFleet {
+  readonly project: string;
+  readonly url: string;
+  readonly databaseUrl: string;
+  readonly loginCode: string;
+  private readonly env: Record<string, string>;
+  private environment: StartedDockerComposeEnvironment | undefined;
   private constructor(
-    readonly project: string,
-    readonly url: string,
-    readonly databaseUrl: string,
-    readonly loginCode: string,
-    private readonly env: Record<string, string>,
-    private environment: StartedDockerComposeEnvironment | undefined,
-  ) {}
+    project: string,
+    url: string,
+    databaseUrl: string,
+    loginCode: string,
+    env: Record<string, string>,
+    environment: StartedDockerComposeEnvironment | undefined,
+  ) {
+    this.project = project;
+    this.url = url;
+    this.databaseUrl = databaseUrl;
+    this.loginCode = loginCode;
+    this.env = env;
+    this.environment = environment;
+  }
 
   static async start(email: string): Promise<ComposeFleet> {
     // Engine and images, idempotently (seconds when nothing changed).

@@ -12,7 +12,7 @@ import {
   waitFor,
   type JoinedAccount,
 } from '@oan/testing';
-import { corrupt, dumpEventTable, dumpTables, matchTwoAccounts, type Answer, type Match } from './support';
+import { corrupt, dumpEventTable, dumpTables, matchTwoAccounts, type Answer, type Match } from './support.ts';
 
 /** Messages each side sends, all at once with the other side; every ATTACH_EVERY-th carries files. */
 const PER_SIDE = 500;
@@ -344,7 +344,7 @@ describe('two matched accounts in their conversation (§4.7, §8.6)', () => {
       `update read.conversations set status = 'closed', closed_at = now()`,
       `delete from read.oan_event where type = 'relay_message' and seq % 2 = 0`,
     ]);
-    execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+    execFileSync(process.execPath, ['services/projector/src/replay.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...fleet.env },
       stdio: 'pipe',

@@ -10,7 +10,7 @@ import {
   type ChatReply,
   type ChatRequest,
 } from '@oan/testing';
-import { awaitEnvelope, type Answer } from './support';
+import { awaitEnvelope, type Answer } from './support.ts';
 
 /**
  * Issue 7, ARCHITECTURE §5: counterpart content is never placed in a system prompt. The whole fleet

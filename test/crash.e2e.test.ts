@@ -11,7 +11,7 @@ import {
 } from '@oan/kafka';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { dumpEventTable } from './support';
+import { dumpEventTable } from './support.ts';
 
 let fleet: TestFleet;
 let kafka: KafkaHandle;
@@ -121,7 +121,7 @@ describe('when the projector and a gateway are killed in the middle of a burst',
     const before = await dumpEventTable(fleet.env.DATABASE_URL!);
     expect(before.length).toBeGreaterThanOrEqual(BURST);
     await fleet.kill('projector');
-    execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+    execFileSync(process.execPath, ['services/projector/src/replay.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...fleet.env },
       stdio: 'pipe',

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { extraKey, joinAccount, openSocket, TestConnector, TestFleet, waitFor } from '@oan/testing';
-import { banAccount, gatewayOf, recordSocket } from './support';
+import { banAccount, gatewayOf, recordSocket } from './support.ts';
 
 let fleet: TestFleet;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdf, png, REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
-import { matchTwoAccounts, openStateProbe, type Match, type StateProbe } from './support';
+import { matchTwoAccounts, openStateProbe, type Match, type StateProbe } from './support.ts';
 
 /**
  * Issue 7, fuzzing: fast-check requests over every route of docs/openapi.json, against the fleet,
@@ -149,17 +149,22 @@ function baseBody(r: Route): Obj | undefined {
 // ---- JSON with literals JSON.stringify cannot write (1e400, 2^53 + 1, 10k levels) --------------------
 
 class Raw {
-  constructor(
-    readonly text: string,
-    readonly label = text.length > 60 ? `${text.slice(0, 24)}…(${text.length} chars)` : text,
-  ) {}
+  readonly text: string;
+  readonly label;
+  constructor(text: string, label = text.length > 60 ? `${text.slice(0, 24)}…(${text.length} chars)` : text) {
+    this.text = text;
+    this.label = label;
+  }
   [fc.toStringMethod]() {
     return `raw(${this.label})`;
   }
 }
 /** An object as entries: `__proto__` and duplicate keys go out as written. */
 class Obj {
-  constructor(readonly entries: [string, J][]) {}
+  readonly entries: [string, J][];
+  constructor(entries: [string, J][]) {
+    this.entries = entries;
+  }
   [fc.toStringMethod]() {
     return `{${this.entries.map(([k, v]) => `${JSON.stringify(k)}: ${fc.stringify(v)}`).join(', ')}}`;
   }

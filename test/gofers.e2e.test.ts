@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
-import { corrupt, dumpTables } from './support';
+import { corrupt, dumpTables } from './support.ts';
 
 let fleet: TestFleet;
 let owner: JoinedAccount;
@@ -269,7 +269,7 @@ describe('a connector working with a Gofer (issue 3)', () => {
          source_platform, discovery_status, human_review_triggers, "values", demands, created_at,
          updated_at, deleted_at from read.gofers`,
     ]);
-    execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+    execFileSync(process.execPath, ['services/projector/src/replay.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...fleet.env },
       stdio: 'pipe',

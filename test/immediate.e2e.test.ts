@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { form, png, TestFleet } from '@oan/testing';
-import { matchTwoAccounts, type Answer } from './support';
+import { matchTwoAccounts, type Answer } from './support.ts';
 
 /**
  * Issue 12, point 1: an answer holds the moment it is given, across services. A connector acts on a

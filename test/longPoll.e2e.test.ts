@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
-import { gatewayOf } from './support';
+import { gatewayOf } from './support.ts';
 
 /** Issue 15, part 2: `GET /api/v1/events?wait=N` through the edge, as a connector without a socket. */
 let fleet: TestFleet;

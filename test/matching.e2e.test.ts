@@ -3,7 +3,7 @@ import type { OanEventEnvelope } from '@oan/protocol';
 import { TestFleet, waitFor } from '@oan/testing';
 import { execFileSync } from 'node:child_process';
 import { REPO_ROOT } from '@oan/testing';
-import { corrupt, dumpTables, matchTwoAccounts, type Match } from './support';
+import { corrupt, dumpTables, matchTwoAccounts, type Match } from './support.ts';
 
 type Digest = {
   events: OanEventEnvelope[];
@@ -130,7 +130,7 @@ describe('two accounts whose Gofers need each other (issue 4)', () => {
       `update read.threads set status = 'corrupted'`,
       `delete from read.match_requests`,
     ]);
-    execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+    execFileSync(process.execPath, ['services/projector/src/replay.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...fleet.env },
       stdio: 'pipe',

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { form, png, TestFleet, waitFor } from '@oan/testing';
-import { matchTwoAccounts, type Answer, type Match } from './support';
+import { matchTwoAccounts, type Answer, type Match } from './support.ts';
 
 /**
  * Issue 12, point 1, as a connector lives it: every follow-up is sent the instant the answer it

@@ -37,10 +37,9 @@ export class RelayAgent {
   private stopped = false;
   private relayUrl: string;
 
-  constructor(
-    relayUrl: string,
-    readonly summary = 'echo agent',
-  ) {
+  readonly summary;
+  constructor(relayUrl: string, summary = 'echo agent') {
+    this.summary = summary;
     const { publicKey, privateKey } = generateKeyPairSync('ed25519');
     this.key = privateKey;
     const x = publicKey.export({ format: 'jwk' }).x!;

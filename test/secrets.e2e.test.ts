@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { extraKey, png, postJson, TestFleet, waitFor } from '@oan/testing';
-import { matchTwoAccounts, type Match } from './support';
+import { matchTwoAccounts, type Match } from './support.ts';
 
 /**
  * Issue 7, "Secrets": the whole journey (join → Gofers → discovery, session, match → conversation

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { contentDisposition, S3Storage } from '@oan/storage';
 import { ensureInfra, pdf, TestFleet, waitFor } from '@oan/testing';
-import { matchTwoAccounts, type Answer, type Match } from './support';
+import { matchTwoAccounts, type Answer, type Match } from './support.ts';
 
 /**
  * The fleet on STORAGE_DRIVER=s3 against S3Proxy (infra/s3proxy, a real S3-compatible server on

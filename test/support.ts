@@ -320,7 +320,7 @@ export function recordSocket(socket: Socket): string[] {
 
 /** `npm run ban -- <accountId>` against the fleet, as an operator runs it. */
 export function banAccount(fleet: TestFleet, accountId: string): void {
-  execFileSync(process.execPath, ['--import', 'tsx', 'services/auth/src/cli/ban.ts', accountId], {
+  execFileSync(process.execPath, ['services/auth/src/cli/ban.ts', accountId], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...fleet.env },
     stdio: 'pipe',

@@ -22,7 +22,10 @@ export class WebhookReceiver {
   private readonly scripts = new Map<string, Behaviour[]>();
   private readonly held = new Set<ServerResponse>();
 
-  private constructor(private readonly server: Server) {}
+  private readonly server: Server;
+  private constructor(server: Server) {
+    this.server = server;
+  }
 
   static async start(): Promise<WebhookReceiver> {
     const server = createServer();

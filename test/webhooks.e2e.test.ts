@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
-import { WebhookReceiver } from './webhookReceiver';
+import { WebhookReceiver } from './webhookReceiver.ts';
 
 /**
  * Issue 15, part 1: signed webhooks through the edge, delivered to a real receiver on loopback. The

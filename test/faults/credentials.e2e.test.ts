@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { extraKey, joinAccount, openSocket, TestConnector, TestFleet, waitFor } from '@oan/testing';
-import { banAccount, gatewayOf, recordSocket } from '../support';
-import { OwnRedis } from './redisServer';
+import { banAccount, gatewayOf, recordSocket } from '../support.ts';
+import { OwnRedis } from './redisServer.ts';
 
 /**
  * Issue 12: ban and revoke never depend on a best-effort signal. The ban's notice (through the

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { READ_SCHEMA_TABLES, readModelsOf } from '@oan/projection';
 import { waitFor } from '@oan/testing';
-import { dumpTables } from '../support';
+import { dumpTables } from '../support.ts';
 
 /** The tables a replay rebuilds: every read model (as the replay finds them, `readModelTables`). */
 export async function readTablesOf(databaseUrl: string): Promise<string[]> {

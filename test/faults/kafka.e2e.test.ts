@@ -4,8 +4,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { freePort, joinAccount, REPO_ROOT, TestFleet } from '@oan/testing';
-import { openParty } from './parties';
-import { expectNothingLost, underLoad, type Scene } from './scenario';
+import { openParty } from './parties.ts';
+import { expectNothingLost, underLoad, type Scene } from './scenario.ts';
 
 /**
  * A broker of this file's own (infra/kafka/start.sh on free ports and its own data directory), so

@@ -1,5 +1,5 @@
 import type { OanEventEnvelope } from '@oan/protocol';
-import type { FaultConnector, Outcome } from './connector';
+import type { FaultConnector, Outcome } from './connector.ts';
 
 /** One side of the load: an account, its Gofer and (when matched) the conversation it writes to. */
 export interface Party {

@@ -1,5 +1,5 @@
-import { call, FaultConnector } from './connector';
-import type { Party } from './load';
+import { call, FaultConnector } from './connector.ts';
+import type { Party } from './load.ts';
 
 /**
  * One party of the load: two SDK-like connectors for the account (round robin puts them on both

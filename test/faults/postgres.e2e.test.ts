@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LoadRun } from './load';
-import { OwnPostgres } from './postgresServer';
+import type { LoadRun } from './load.ts';
+import { OwnPostgres } from './postgresServer.ts';
 import {
   closeScene,
   expectFailuresAre503,
@@ -10,7 +10,7 @@ import {
   openScene,
   underLoad,
   type Scene,
-} from './scenario';
+} from './scenario.ts';
 
 /**
  * A PostgreSQL server of this file's own (postgresServer.ts), so crashing it disturbs no other fleet

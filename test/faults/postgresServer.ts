@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, waitFor } from '@oan/testing';
-import { exitOf, untilServing } from './serverProcess';
+import { exitOf, untilServing } from './serverProcess.ts';
 
 const run = promisify(execFile);
 
@@ -38,12 +38,21 @@ export class OwnPostgres {
   private child: ChildProcess | undefined;
   private exited: Promise<unknown> = Promise.resolve();
 
+  readonly port: number;
+  readonly dir: string;
+  private readonly bin: string;
+  private readonly user: { uid: number; gid: number } | undefined;
   private constructor(
-    readonly port: number,
-    readonly dir: string,
-    private readonly bin: string,
-    private readonly user: { uid: number; gid: number } | undefined,
-  ) {}
+    port: number,
+    dir: string,
+    bin: string,
+    user: { uid: number; gid: number } | undefined,
+  ) {
+    this.port = port;
+    this.dir = dir;
+    this.bin = bin;
+    this.user = user;
+  }
 
   static async start(): Promise<OwnPostgres> {
     const dir = mkdtempSync(join(tmpdir(), 'oan-faults-pg-'));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { ProcessName } from '@oan/testing';
-import { refuseConnections } from './database';
-import type { LoadRun } from './load';
+import { refuseConnections } from './database.ts';
+import type { LoadRun } from './load.ts';
 import {
   closeScene,
   expectFailuresAre503,
@@ -10,7 +10,7 @@ import {
   openScene,
   underLoad,
   type Scene,
-} from './scenario';
+} from './scenario.ts';
 
 /** One fleet for the whole file: two matched accounts talking, chatting with their Gofers, reading. */
 let scene: Scene;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@oan/testing';
-import { OwnRedis } from './redisServer';
+import { OwnRedis } from './redisServer.ts';
 import {
   closeScene,
   expectNothingLost,
@@ -10,7 +10,7 @@ import {
   openScene,
   underLoad,
   type Scene,
-} from './scenario';
+} from './scenario.ts';
 
 /**
  * How long the server stays down. An outage is this experiment's parameter, not a wait on a

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '@oan/testing';
-import { exitOf, untilServing } from './serverProcess';
+import { exitOf, untilServing } from './serverProcess.ts';
 
 const run = promisify(execFile);
 
@@ -17,10 +17,12 @@ export class OwnRedis {
   private child: ChildProcess | undefined;
   private exited: Promise<unknown> = Promise.resolve();
 
-  private constructor(
-    readonly port: number,
-    readonly dir: string,
-  ) {}
+  readonly port: number;
+  readonly dir: string;
+  private constructor(port: number, dir: string) {
+    this.port = port;
+    this.dir = dir;
+  }
 
   static async start(): Promise<OwnRedis> {
     const redis = new OwnRedis(await freePort(), mkdtempSync(join(tmpdir(), 'oan-faults-redis-')));

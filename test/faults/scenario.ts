@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { expect } from 'vitest';
 import { REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
-import { dumpTables, matchTwoAccounts } from '../support';
-import { openParty } from './parties';
-import { readTablesOf, waitQuiet } from './database';
-import { ok, startLoad, tally, unclean, type LoadRun, type Party, type Sent } from './load';
-import { awaitChatRows, awaitRelays, seqViolations, socketViolations, storeViolations } from './verify';
+import { dumpTables, matchTwoAccounts } from '../support.ts';
+import { openParty } from './parties.ts';
+import { readTablesOf, waitQuiet } from './database.ts';
+import { ok, startLoad, tally, unclean, type LoadRun, type Party, type Sent } from './load.ts';
+import { awaitChatRows, awaitRelays, seqViolations, socketViolations, storeViolations } from './verify.ts';
 
 /** What one fault file shares across its tests: its fleet, the parties of the load, a report. */
 export interface Scene {
@@ -95,7 +95,7 @@ export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
   await waitQuiet(db, tables);
   await fleet.kill('projector');
   const before = await dumpTables(db, tables);
-  execFileSync(process.execPath, ['--import', 'tsx', 'services/projector/src/replay.ts'], {
+  execFileSync(process.execPath, ['services/projector/src/replay.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...fleet.env },
     stdio: 'pipe',

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { waitFor } from '@oan/testing';
-import { allEvents } from './connector';
-import { ok, type LoadRun, type Party } from './load';
+import { allEvents } from './connector.ts';
+import { ok, type LoadRun, type Party } from './load.ts';
 
 async function query<T extends pg.QueryResultRow>(databaseUrl: string, sql: string, params: unknown[] = []) {
   const client = new pg.Client({ connectionString: databaseUrl });

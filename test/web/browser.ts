@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT, waitFor, type ProcessName } from '@oan/testing';
-import { buildWeb } from '../../infra/web';
+import { buildWeb } from '../../infra/web.ts';
 
 /**
  * The processes the pages use (a fleet started with these only): the whole v1 fleet behind the edge.

@@ -10,7 +10,7 @@ import {
   tokenOf,
   WEB_FLEET,
   type Tab,
-} from './browser';
+} from './browser.ts';
 
 const EMAIL = 'operator@web.test';
 const CODE = '246810';

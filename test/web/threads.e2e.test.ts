@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { extraKey, postJson, TestConnector, TestFleet } from '@oan/testing';
-import { awaitEnvelope, interviewToReady } from '../support';
+import { awaitEnvelope, interviewToReady } from '../support.ts';
 import {
   axeFindings,
   openTab,
@@ -13,7 +13,7 @@ import {
   tokenOf,
   WEB_FLEET,
   type Tab,
-} from './browser';
+} from './browser.ts';
 
 const CODE = '135790';
 const TEAM = 'team@web.test';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { API_TYPES, generateApiTypes } from '../../infra/web';
-import type { Envelope } from '../../web/src/api/events';
+import { API_TYPES, generateApiTypes } from '../../infra/web.ts';
+import type { Envelope } from '../../web/src/api/events.ts';
 
 /** Issue 14, ADR 0020: the web frontend's API types are the OpenAPI document's and the protocol's. */
 describe('the web frontend’s API types', () => {

@@ -1,6 +1,6 @@
 import { sql, type MikroORM } from '@oan/db';
-import { hashApiKey, isApiKey } from './apiKey';
-import { InvalidJwtError, verifyJwt } from './jwt';
+import { hashApiKey, isApiKey } from './apiKey.ts';
+import { InvalidJwtError, verifyJwt } from './jwt.ts';
 
 export type Principal =
   | { accountId: string; via: 'jwt'; realm: string }
@@ -17,8 +17,10 @@ export type AuthFailure = 'invalidApiKey' | 'invalidToken' | 'realmNotAllowed';
 /** Why a credential was refused; the hooks and the socket gateway map it to their wire forms. */
 export class AuthError extends Error {
   override readonly name = 'AuthError';
-  constructor(readonly reason: AuthFailure) {
+  readonly reason: AuthFailure;
+  constructor(reason: AuthFailure) {
     super(reason);
+    this.reason = reason;
   }
 }
 

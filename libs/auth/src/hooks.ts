@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { forbidden, HttpError, unauthorized } from '@oan/http';
 import { ErrorCodes, ErrorKeys, OAN_REALM, type ApiKeyPermission } from '@oan/protocol';
-import { isApiKey } from './apiKey';
-import { AuthError, type AuthenticatedPrincipal, type Authenticator } from './authenticator';
+import { isApiKey } from './apiKey.ts';
+import { AuthError, type AuthenticatedPrincipal, type Authenticator } from './authenticator.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

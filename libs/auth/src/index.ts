@@ -1,7 +1,7 @@
-export { signOanJwt, verifyJwt, InvalidJwtError, type OanJwtOptions, type VerifiedJwt } from './jwt';
-export { generateApiKey, hashApiKey, isApiKey } from './apiKey';
-export { credentialsMigration } from './migration';
-export { checkCredentials, registeredPlatformOf, type CredentialCheck } from './credentialView';
+export { signOanJwt, verifyJwt, InvalidJwtError, type OanJwtOptions, type VerifiedJwt } from './jwt.ts';
+export { generateApiKey, hashApiKey, isApiKey } from './apiKey.ts';
+export { credentialsMigration } from './migration.ts';
+export { checkCredentials, registeredPlatformOf, type CredentialCheck } from './credentialView.ts';
 export {
   createAuthenticator,
   AuthError,
@@ -12,7 +12,7 @@ export {
   type AuthFailure,
   type AuthenticatedPrincipal,
   type Principal,
-} from './authenticator';
+} from './authenticator.ts';
 export {
   requireAuth,
   principalOf,
@@ -22,5 +22,5 @@ export {
   accountBanned,
   type AuthMode,
   type RequireAuthOptions,
-} from './hooks';
-export { createServiceApp, type ServiceAppOptions } from './serviceApp';
+} from './hooks.ts';
+export { createServiceApp, type ServiceAppOptions } from './serviceApp.ts';

@@ -1,6 +1,6 @@
 import { sql, type MikroORM } from '@oan/db';
 import { createHttpApp, type Logger } from '@oan/http';
-import { createAuthenticator, type Authenticator } from './authenticator';
+import { createAuthenticator, type Authenticator } from './authenticator.ts';
 
 export interface ServiceAppOptions {
   /** The service's name (logs, metrics) and its OpenAPI title `OAN <name>`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateApiKey, hashApiKey, isApiKey } from '../src/index';
+import { generateApiKey, hashApiKey, isApiKey } from '../src/index.ts';
 
 describe('a generated API key', () => {
   it('is gofers_ + 43 base64url characters the adapter can recover from pasted text (§2.3)', () => {

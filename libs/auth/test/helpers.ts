@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { dropDatabase, openDatabase, type MikroORM } from '@oan/db';
-import { credentialsMigration } from '../src/index';
+import { credentialsMigration } from '../src/index.ts';
 
 export const JWT_SECRET = 'lib-auth-test-secret-lib-auth-test-secret';
 

@@ -8,8 +8,8 @@ import {
   signOanJwt,
   type AuthMode,
   type Authenticator,
-} from '../src/index';
-import { insertAccount, insertApiKey, JWT_SECRET, openTestDb, type TestDb } from './helpers';
+} from '../src/index.ts';
+import { insertAccount, insertApiKey, JWT_SECRET, openTestDb, type TestDb } from './helpers.ts';
 
 const MODES: AuthMode[] = ['multi+realm', 'jwt-strict', 'multi-open'];
 const UNAUTHORIZED = { status: 401, code: 'UNAUTHORIZED' };

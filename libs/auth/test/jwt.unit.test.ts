@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
-import { InvalidJwtError, signOanJwt, verifyJwt } from '../src/index';
+import { InvalidJwtError, signOanJwt, verifyJwt } from '../src/index.ts';
 
 const secret = 'unit-test-secret-unit-test-secret-0001';
 const key = new TextEncoder().encode(secret);

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from '@oan/db';
-import { authenticateSocketToken, createAuthenticator, signOanJwt, type Authenticator } from '../src/index';
-import { insertAccount, insertApiKey, JWT_SECRET, openTestDb, type TestDb } from './helpers';
+import {
+  authenticateSocketToken,
+  createAuthenticator,
+  signOanJwt,
+  type Authenticator,
+} from '../src/index.ts';
+import { insertAccount, insertApiKey, JWT_SECRET, openTestDb, type TestDb } from './helpers.ts';
 
 let db: TestDb;
 let authenticator: Authenticator;

@@ -22,12 +22,10 @@ export type CompletionMessage = OpenAI.Chat.Completions.ChatCompletionMessagePar
  * name statuses, JSON paths and issue codes only, never the prompt or the reply's values.
  */
 export class JsonCompletionError extends Error {
-  constructor(
-    readonly kind: 'upstream' | 'invalidOutput',
-    message: string,
-    options?: ErrorOptions,
-  ) {
+  readonly kind: 'upstream' | 'invalidOutput';
+  constructor(kind: 'upstream' | 'invalidOutput', message: string, options?: ErrorOptions) {
     super(message, options);
+    this.kind = kind;
     this.name = 'JsonCompletionError';
   }
 }
@@ -36,7 +34,9 @@ export class JsonCompletionError extends Error {
 export class JsonCompletions {
   private readonly client: OpenAI;
 
-  constructor(private readonly opts: JsonCompletionsOptions) {
+  private readonly opts: JsonCompletionsOptions;
+  constructor(opts: JsonCompletionsOptions) {
+    this.opts = opts;
     this.client = new OpenAI({
       baseURL: opts.baseUrl,
       apiKey: opts.apiKey,

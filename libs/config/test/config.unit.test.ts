@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, commonEnv, loadConfig } from '../src';
+import { ConfigError, commonEnv, loadConfig } from '../src/index.ts';
 
 const base = { JWT_SECRET: 'x'.repeat(32) };
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropDatabase, Migration, openDatabase, sql, type MikroORM } from '../src';
+import { dropDatabase, Migration, openDatabase, sql, type MikroORM } from '../src/index.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 const opened: MikroORM[] = [];

@@ -4,11 +4,10 @@
  * and `{error, code}` body the spec requires, in one place. Nothing here knows about HTTP.
  */
 export abstract class CodedError<C extends string> extends Error {
-  constructor(
-    readonly code: C,
-    message: string,
-  ) {
+  readonly code: C;
+  constructor(code: C, message: string) {
     super(message);
+    this.code = code;
     this.name = new.target.name;
   }
 }

@@ -1,2 +1,2 @@
-export * from './errors';
-export * from './events';
+export * from './errors.ts';
+export * from './events/index.ts';

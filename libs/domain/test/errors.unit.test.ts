@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CodedError, ForbiddenError, NotFoundError } from '../src';
+import { CodedError, ForbiddenError, NotFoundError } from '../src/index.ts';
 
 class GoferForbidden extends ForbiddenError<'GOFER_FORBIDDEN'> {}
 class GoferNotFound extends NotFoundError<'GOFER_NOT_FOUND'> {}

@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@oan/db';
-import type { EventStore } from './store';
-import { ConcurrencyError, type NewEvent, type StoredEvent } from './types';
+import type { EventStore } from './store.ts';
+import { ConcurrencyError, type NewEvent, type StoredEvent } from './types.ts';
 
 export interface Decider<State, Event> {
   initialState: () => State;

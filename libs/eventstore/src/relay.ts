@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { StoredEvent } from './types';
+import type { StoredEvent } from './types.ts';
 
 export interface RelayMessage {
   key: string;

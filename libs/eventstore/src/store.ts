@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Migration, sql, type EntityManager, type MigrationDef, type MikroORM } from '@oan/db';
-import { ConcurrencyError, type EventValidator, type StoredEvent, type StreamAppend } from './types';
+import { ConcurrencyError, type EventValidator, type StoredEvent, type StreamAppend } from './types.ts';
 
 interface EventRow {
   position: string;
@@ -20,10 +20,11 @@ export class EventStore {
   private waking = false;
   private wakeAgain = false;
 
-  constructor(
-    readonly schema: string,
-    private readonly validator?: EventValidator,
-  ) {
+  readonly schema: string;
+  private readonly validator?: EventValidator;
+  constructor(schema: string, validator?: EventValidator) {
+    this.schema = schema;
+    this.validator = validator;
     if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`Bad schema name ${schema}`);
   }
 

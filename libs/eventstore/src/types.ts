@@ -35,8 +35,10 @@ export interface StreamAppend {
 
 export class ConcurrencyError extends Error {
   override readonly name = 'ConcurrencyError';
-  constructor(readonly streamId: string) {
+  readonly streamId: string;
+  constructor(streamId: string) {
     super(`Stream ${streamId} changed concurrently`);
+    this.streamId = streamId;
   }
 }
 

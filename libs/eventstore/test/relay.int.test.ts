@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { createKafka, runConsumer, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { ensureInfra, waitFor } from '@oan/testing';
-import { domainHeaders, EventStore, startOutboxRelay } from '../src';
+import { domainHeaders, EventStore, startOutboxRelay } from '../src/index.ts';
 
 const id = randomBytes(4).toString('hex');
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${id}`;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { ConcurrencyError, EventStore, handleCommand, handleMultiStreamCommand } from '../src';
+import { ConcurrencyError, EventStore, handleCommand, handleMultiStreamCommand } from '../src/index.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 const store = new EventStore('es_test');

@@ -16,8 +16,8 @@ import {
   hasZodFastifySchemaValidationErrors,
 } from 'fastify-type-provider-zod';
 import { ErrorCodes } from '@oan/protocol';
-import { HttpError } from './errors';
-import { createLogger, loggableError } from './logger';
+import { HttpError } from './errors.ts';
+import { createLogger, loggableError } from './logger.ts';
 
 export interface HttpAppOptions {
   name: string;

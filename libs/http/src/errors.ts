@@ -2,12 +2,12 @@ import { ErrorCodes, type ErrorBody } from '@oan/protocol';
 
 /** A coded failure mapped in one place (the error handler) to its status and `{error, code}` body. */
 export class HttpError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    message: string,
-  ) {
+  readonly statusCode: number;
+  readonly code: string;
+  constructor(statusCode: number, code: string, message: string) {
     super(message);
+    this.statusCode = statusCode;
+    this.code = code;
     this.name = 'HttpError';
   }
 

@@ -1,7 +1,7 @@
-export * from './app';
-export * from './errors';
-export * from './limits';
-export * from './logger';
+export * from './app.ts';
+export * from './errors.ts';
+export * from './limits.ts';
+export * from './logger.ts';
 export type { ZodTypeProvider } from 'fastify-type-provider-zod';
-export * from './multipart';
-export * from './schemas';
+export * from './multipart.ts';
+export * from './schemas.ts';

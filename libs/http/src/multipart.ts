@@ -8,8 +8,8 @@ import {
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ErrorCodes } from '@oan/protocol';
-import { HttpError, validation } from './errors';
-import { MAX_UPLOAD_BYTES, UPLOAD_BODY_LIMIT } from './limits';
+import { HttpError, validation } from './errors.ts';
+import { MAX_UPLOAD_BYTES, UPLOAD_BODY_LIMIT } from './limits.ts';
 
 /** At most this many parts (the file and a few small fields) in one upload. */
 const MAX_PARTS = 20;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createHttpApp, loggableError, unauthorized } from '../src';
+import { createHttpApp, loggableError, unauthorized } from '../src/index.ts';
 
 describe('the error handler', () => {
   it('answers every failure with {error, code} and hides 5xx details behind a trace id', async () => {

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createHttpApp } from '../src';
+import { createHttpApp } from '../src/index.ts';
 
 /** Issue 7: whatever a client sends, the answer is a 4xx with the `{error, code}` body. */
 let app: Awaited<ReturnType<typeof createHttpApp>>;

@@ -6,7 +6,7 @@ import {
   readFilePart,
   registerUploadScope,
   UPLOAD_BODY_LIMIT,
-} from '../src';
+} from '../src/index.ts';
 
 /** readFilePart through a route, with multipart bodies written out byte by byte. */
 let app: Awaited<ReturnType<typeof createHttpApp>>;

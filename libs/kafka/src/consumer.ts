@@ -6,8 +6,8 @@ import { Gauge } from 'prom-client';
 // OffsetCommitter sends the latest offset of every partition at most once per interval (and on
 // stop), so a group costs a handful of commit requests a second however many messages it handles.
 import type { Consumer, ConsumerGroupJoinEvent, KafkaMessage } from 'kafkajs';
-import type { KafkaHandle } from './kafka';
-import { headersToStrings, keyToString } from './message';
+import type { KafkaHandle } from './kafka.ts';
+import { headersToStrings, keyToString } from './message.ts';
 
 export interface ConsumedMessage {
   key: string | null;
@@ -88,12 +88,21 @@ class OffsetCommitter {
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
 
+  private readonly consumer: Pick<Consumer, 'commitOffsets'>;
+  private readonly groupId: string;
+  private readonly log: CommitLogger;
+  private readonly intervalMs;
   constructor(
-    private readonly consumer: Pick<Consumer, 'commitOffsets'>,
-    private readonly groupId: string,
-    private readonly log: CommitLogger,
-    private readonly intervalMs = COMMIT_INTERVAL_MS,
-  ) {}
+    consumer: Pick<Consumer, 'commitOffsets'>,
+    groupId: string,
+    log: CommitLogger,
+    intervalMs = COMMIT_INTERVAL_MS,
+  ) {
+    this.consumer = consumer;
+    this.groupId = groupId;
+    this.log = log;
+    this.intervalMs = intervalMs;
+  }
 
   /** `offset` and everything before it on the partition is handled. */
   mark(topic: string, partition: number, offset: string): void {

@@ -1,5 +1,5 @@
 // @oan/kafka — the only wrapper over kafkajs in this repo (nothing else imports kafkajs).
-export { brokersFromEnv, createKafka, needsNewProducer } from './kafka';
+export { brokersFromEnv, createKafka, needsNewProducer } from './kafka.ts';
 export type {
   ConsumerOptions,
   CreateKafkaOptions,
@@ -7,24 +7,24 @@ export type {
   ProducerOptions,
   Sender,
   TopicSpec,
-} from './kafka';
-export { kafkajsLogCreator, silentLogger, stderrLogger } from './logger';
-export type { LogLevelName, LogSink } from './logger';
-export { HEADER_SCHEMA_VERSION, HEADER_TYPE, SchemaRegistry, loadSchemaDir } from './schema-registry';
-export type { EncodedValue, LoadedSchema } from './schema-registry';
-export { SCHEMAS_DIR } from './schemas-dir';
-export { fromKafkaMessage, headersToStrings, toKafkaMessage } from './message';
-export type { LogRecord, OutgoingRecord, RawMessage } from './message';
-export { runConsumer } from './consumer';
+} from './kafka.ts';
+export { kafkajsLogCreator, silentLogger, stderrLogger } from './logger.ts';
+export type { LogLevelName, LogSink } from './logger.ts';
+export { HEADER_SCHEMA_VERSION, HEADER_TYPE, SchemaRegistry, loadSchemaDir } from './schema-registry.ts';
+export type { EncodedValue, LoadedSchema } from './schema-registry.ts';
+export { SCHEMAS_DIR } from './schemas-dir.ts';
+export { fromKafkaMessage, headersToStrings, toKafkaMessage } from './message.ts';
+export type { LogRecord, OutgoingRecord, RawMessage } from './message.ts';
+export { runConsumer } from './consumer.ts';
 export type {
   Assignment,
   BatchContext,
   ConsumedMessage,
   RunConsumerOptions,
   RunningConsumer,
-} from './consumer';
-export { InvalidMessageError, SchemaLoadError, SchemaValidationError, UnknownSchemaError } from './errors';
+} from './consumer.ts';
+export { InvalidMessageError, SchemaLoadError, SchemaValidationError, UnknownSchemaError } from './errors.ts';
 // kafkajs client types, so callers can name what the handle returns without importing kafkajs.
 export type { Admin, Consumer, Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
-export { avroEventValidator, EventSchemaError } from './validator';
-export { startReactorLoop, type ReactorLoop, type RunningReactor } from './reactor';
+export { avroEventValidator, EventSchemaError } from './validator.ts';
+export { startReactorLoop, type ReactorLoop, type RunningReactor } from './reactor.ts';

@@ -3,8 +3,8 @@
 import { Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Consumer, ITopicConfig, Producer, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { Counter } from 'prom-client';
-import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger';
-import type { LogLevelName, LogSink } from './logger';
+import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger.ts';
+import type { LogLevelName, LogSink } from './logger.ts';
 
 export interface CreateKafkaOptions {
   brokers: string[];

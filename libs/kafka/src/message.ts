@@ -1,8 +1,8 @@
 // Between our records ({ key, type, version, data }) and kafkajs messages (Avro value + oan-* headers).
 import type { IHeaders, Message } from 'kafkajs';
-import { InvalidMessageError } from './errors';
-import { HEADER_SCHEMA_VERSION, HEADER_TYPE } from './schema-registry';
-import type { SchemaRegistry } from './schema-registry';
+import { InvalidMessageError } from './errors.ts';
+import { HEADER_SCHEMA_VERSION, HEADER_TYPE } from './schema-registry.ts';
+import type { SchemaRegistry } from './schema-registry.ts';
 
 export interface OutgoingRecord<T = unknown> {
   /** Partitioning key (e.g. accountId); null = no key. */

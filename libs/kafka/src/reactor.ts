@@ -1,8 +1,8 @@
-import { runConsumer, type BatchContext, type RunningConsumer } from './consumer';
-import type { KafkaHandle } from './kafka';
-import type { LogSink } from './logger';
-import { fromKafkaMessage, type LogRecord } from './message';
-import { HEADER_TYPE, type SchemaRegistry } from './schema-registry';
+import { runConsumer, type BatchContext, type RunningConsumer } from './consumer.ts';
+import type { KafkaHandle } from './kafka.ts';
+import type { LogSink } from './logger.ts';
+import { fromKafkaMessage, type LogRecord } from './message.ts';
+import { HEADER_TYPE, type SchemaRegistry } from './schema-registry.ts';
 
 export interface ReactorLoop {
   kafka: KafkaHandle;

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import avsc from 'avsc';
 import type { Type } from 'avsc';
-import { SchemaLoadError, SchemaValidationError, UnknownSchemaError } from './errors';
+import { SchemaLoadError, SchemaValidationError, UnknownSchemaError } from './errors.ts';
 
 export const HEADER_TYPE = 'oan-type';
 export const HEADER_SCHEMA_VERSION = 'oan-schema-version';

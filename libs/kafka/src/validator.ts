@@ -1,5 +1,5 @@
 import avro from 'avsc';
-import type { SchemaRegistry } from './schema-registry';
+import type { SchemaRegistry } from './schema-registry.ts';
 
 export class EventSchemaError extends Error {
   override readonly name = 'EventSchemaError';

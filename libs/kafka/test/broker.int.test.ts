@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Admin, Consumer, Producer } from 'kafkajs';
-import { brokersFromEnv, ensureBroker, uniqueSuffix as suffix, waitUntil } from './helpers';
+import { brokersFromEnv, ensureBroker, uniqueSuffix as suffix, waitUntil } from './helpers.ts';
 
 const kafka = new Kafka({
   clientId: 'broker-int-test',

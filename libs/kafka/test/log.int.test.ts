@@ -9,9 +9,9 @@ import {
   fromKafkaMessage,
   runConsumer,
   toKafkaMessage,
-} from '../src/index';
-import type { KafkaHandle, LogRecord, LogSink, RunningConsumer } from '../src/index';
-import { ensureBroker, uniqueSuffix, waitUntil } from './helpers';
+} from '../src/index.ts';
+import type { KafkaHandle, LogRecord, LogSink, RunningConsumer } from '../src/index.ts';
+import { ensureBroker, uniqueSuffix, waitUntil } from './helpers.ts';
 
 const registry = new SchemaRegistry(fileURLToPath(new URL('./fixtures/schemas/good', import.meta.url)));
 const errors: string[] = [];

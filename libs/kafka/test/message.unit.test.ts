@@ -7,8 +7,8 @@ import {
   headersToStrings,
   kafkajsLogCreator,
   toKafkaMessage,
-} from '../src/index';
-import type { LogSink } from '../src/index';
+} from '../src/index.ts';
+import type { LogSink } from '../src/index.ts';
 
 const registry = new SchemaRegistry(fileURLToPath(new URL('./fixtures/schemas/good', import.meta.url)));
 

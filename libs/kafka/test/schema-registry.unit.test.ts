@@ -9,7 +9,7 @@ import {
   SchemaValidationError,
   UnknownSchemaError,
   loadSchemaDir,
-} from '../src/index';
+} from '../src/index.ts';
 
 const fixture = (name: string): string =>
   fileURLToPath(new URL(`./fixtures/schemas/${name}`, import.meta.url));

@@ -28,13 +28,24 @@ export class PushTail {
   private stopped = false;
   private loop: Promise<void> | undefined;
 
+  private readonly redis: Redis;
+  private readonly key: string;
+  private readonly onEntry: (entry: PushEntry) => void;
+  private readonly log: PushTailLog;
+  private readonly blockMs;
   constructor(
-    private readonly redis: Redis,
-    private readonly key: string,
-    private readonly onEntry: (entry: PushEntry) => void,
-    private readonly log: PushTailLog,
-    private readonly blockMs = 5000,
-  ) {}
+    redis: Redis,
+    key: string,
+    onEntry: (entry: PushEntry) => void,
+    log: PushTailLog,
+    blockMs = 5000,
+  ) {
+    this.redis = redis;
+    this.key = key;
+    this.onEntry = onEntry;
+    this.log = log;
+    this.blockMs = blockMs;
+  }
 
   /** Resolves once the start position is fixed: entries appended after this are delivered. */
   async start(): Promise<void> {

@@ -147,11 +147,11 @@ function withScripts(redis: Redis): TrackerRedis {
 export class WriteTracker {
   private readonly redis: TrackerRedis;
 
-  constructor(
-    redis: Redis,
-    private readonly prefix: string,
-    private readonly ttlSeconds = 3600,
-  ) {
+  private readonly prefix: string;
+  private readonly ttlSeconds;
+  constructor(redis: Redis, prefix: string, ttlSeconds = 3600) {
+    this.prefix = prefix;
+    this.ttlSeconds = ttlSeconds;
     this.redis = withScripts(redis);
   }
 

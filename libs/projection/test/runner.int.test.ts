@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { applyBatch, deadLetter, projectorMigration, storedOffsets, type ProjectionRecord } from '../src';
+import {
+  applyBatch,
+  deadLetter,
+  projectorMigration,
+  storedOffsets,
+  type ProjectionRecord,
+} from '../src/index.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 let orm: MikroORM;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OAN_EVENT_TYPES, OAN_MESSAGE_SOURCES } from './constants';
+import { OAN_EVENT_TYPES, OAN_MESSAGE_SOURCES } from './constants.ts';
 
 export const responseConstraintsSchema = z.looseObject({
   format: z.enum(['freestyle', 'boolean', 'enum', 'json_schema']),

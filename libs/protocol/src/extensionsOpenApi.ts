@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_RETENTION_SECONDS } from './constants';
-import { ErrorCodes } from './errors';
-import { limitsResponse } from './limits';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_RETENTION_SECONDS } from './constants.ts';
+import { ErrorCodes } from './errors.ts';
+import { limitsResponse } from './limits.ts';
 
 /**
  * The OpenAPI description of what the edge adds to every route (issue 15,

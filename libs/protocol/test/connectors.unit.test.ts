@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OAN_CONNECTOR_RELEASES } from '@oan/protocol';
-import { compareConnectorVersions, findOutdatedConnector, parseClientInfo } from '../src';
+import { compareConnectorVersions, findOutdatedConnector, parseClientInfo } from '../src/index.ts';
 
 const dsh = '@openagentnetwork/dsh-plugin';
 const decl = (version: string, name = dsh) => ({ name, version });

@@ -1,6 +1,6 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import type { AuthEvent } from '@oan/domain';
-import { projection } from './types';
+import { projection } from './types.ts';
 
 class CreateAccountsReadModel extends Migration {
   override async up(): Promise<void> {

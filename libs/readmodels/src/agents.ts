@@ -1,6 +1,6 @@
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import type { AgentEvent } from '@oan/domain';
-import { projection } from './types';
+import { projection } from './types.ts';
 
 /**
  * The agents context's read model (issue 16, docs/agent-relay.md): the ConnectOnion relay's

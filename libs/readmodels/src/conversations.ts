@@ -1,6 +1,6 @@
 import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import type { ConversationEvent, MessageAttachment } from '@oan/domain';
-import { projection, type NotificationSpec, type StoredEvent } from './types';
+import { projection, type NotificationSpec, type StoredEvent } from './types.ts';
 
 /**
  * The conversations context's read models (§4.7): the post-match channels, their uploads and their

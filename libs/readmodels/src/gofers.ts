@@ -1,6 +1,6 @@
 import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import type { DiscoveryStatus, GoferEvent, RagStatus } from '@oan/domain';
-import { projection, type NotificationSpec, type StoredEvent } from './types';
+import { projection, type NotificationSpec, type StoredEvent } from './types.ts';
 
 class CreateGofersReadModels extends Migration {
   override async up(): Promise<void> {

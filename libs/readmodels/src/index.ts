@@ -10,15 +10,15 @@ import {
   oanExpectedMigration,
   projectorMigration,
 } from '@oan/projection';
-import { accountsDropped, accountsTables, authProjection } from './accounts';
-import { agentsProjection, agentsTables } from './agents';
-import { conversationsProjection, conversationsTables } from './conversations';
-import { gofersProjection, gofersTables } from './gofers';
-import { matchingProjection, matchingTables } from './matching';
-import type { Projection } from './types';
+import { accountsDropped, accountsTables, authProjection } from './accounts.ts';
+import { agentsProjection, agentsTables } from './agents.ts';
+import { conversationsProjection, conversationsTables } from './conversations.ts';
+import { gofersProjection, gofersTables } from './gofers.ts';
+import { matchingProjection, matchingTables } from './matching.ts';
+import type { Projection } from './types.ts';
 
-export * from './types';
-export { SUMMARY_PREVIEW_LENGTH } from './matching';
+export * from './types.ts';
+export { SUMMARY_PREVIEW_LENGTH } from './matching.ts';
 
 // The queries others may run on the read models: no service writes SQL against `read.*` itself.
 export {
@@ -34,7 +34,7 @@ export {
   type GoferListRow,
   type GoferMessageRow,
   type GoferProfileRow,
-} from './gofers';
+} from './gofers.ts';
 export {
   acceptedMatchOfConversation,
   pairingCardOf,
@@ -42,8 +42,8 @@ export {
   threadIdsOfGofer,
   type AcceptedMatchRow,
   type PairingCardRow,
-} from './matching';
-export { conversationHistoryPage, type ConversationMessageRow } from './conversations';
+} from './matching.ts';
+export { conversationHistoryPage, type ConversationMessageRow } from './conversations.ts';
 export {
   discoverySeed,
   discoverySeeds,
@@ -52,9 +52,9 @@ export {
   threadLoads,
   type DiscoverySeedRow,
   type ThreadLoadRow,
-} from './discovery';
-export { openDecisionEnvelopes, openQuestionEnvelopes, type OpenEnvelopeRow } from './digest';
-export { onlineAgent, onlineAgents, type AgentRow } from './agents';
+} from './discovery.ts';
+export { openDecisionEnvelopes, openQuestionEnvelopes, type OpenEnvelopeRow } from './digest.ts';
+export { onlineAgent, onlineAgents, type AgentRow } from './agents.ts';
 
 /** Every context's projection. */
 export const projections: Projection[] = [

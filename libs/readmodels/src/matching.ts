@@ -1,6 +1,6 @@
 import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import type { ThreadEvent } from '@oan/domain';
-import { projection, type NotificationSpec, type ProjectionContext, type StoredEvent } from './types';
+import { projection, type NotificationSpec, type ProjectionContext, type StoredEvent } from './types.ts';
 
 /**
  * The matching context's read models (docs/adr/0012): threads with both sides' public snapshots,

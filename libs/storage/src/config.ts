@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { ConfigError, envBool, envPort, z } from '@oan/config';
-import { FilesystemStorage } from './filesystem';
-import { startFileListener, type FileListener } from './listener';
-import { S3Storage } from './s3';
-import type { ObjectStorage } from './types';
+import { FilesystemStorage } from './filesystem.ts';
+import { startFileListener, type FileListener } from './listener.ts';
+import { S3Storage } from './s3.ts';
+import type { ObjectStorage } from './types.ts';
 
 /** Unset and empty are the same thing (`FOO=` in an env file). */
 const optional = <T extends z.ZodType>(schema: T) =>

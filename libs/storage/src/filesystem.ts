@@ -13,7 +13,7 @@ import {
   type PutOptions,
   type SignedUrl,
   type SignedUrlOptions,
-} from './types';
+} from './types.ts';
 
 export interface FilesystemStorageOptions {
   /** Root directory: `objects/<key>` holds the bytes, `meta/<key>.json` their type and name. */

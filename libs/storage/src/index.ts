@@ -9,15 +9,15 @@ export {
   type PutOptions,
   type SignedUrl,
   type SignedUrlOptions,
-} from './types';
+} from './types.ts';
 export {
   FilesystemStorage,
   type FilesystemStorageOptions,
   type OpenedObject,
   type SignatureCheck,
-} from './filesystem';
-export { startFileListener, type FileListener, type FileListenerOptions } from './listener';
-export { S3Storage, type S3StorageOptions } from './s3';
+} from './filesystem.ts';
+export { startFileListener, type FileListener, type FileListenerOptions } from './listener.ts';
+export { S3Storage, type S3StorageOptions } from './s3.ts';
 export {
   createStorage,
   deriveSigningSecret,
@@ -26,7 +26,7 @@ export {
   type CreateStorageOptions,
   type StorageEnv,
   type StorageSetup,
-} from './config';
+} from './config.ts';
 export {
   contentMatches,
   declaredMime,
@@ -39,4 +39,4 @@ export {
   type DocumentMime,
   type PhotoMime,
   type UploadMime,
-} from './sniff';
+} from './sniff.ts';

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import type { FilesystemStorage } from './filesystem';
-import { contentDisposition } from './types';
+import type { FilesystemStorage } from './filesystem.ts';
+import { contentDisposition } from './types.ts';
 
 export interface FileListenerOptions {
   storage: FilesystemStorage;

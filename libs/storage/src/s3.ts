@@ -10,7 +10,7 @@ import {
   type PutOptions,
   type SignedUrl,
   type SignedUrlOptions,
-} from './types';
+} from './types.ts';
 
 export interface S3StorageOptions {
   /** An S3-compatible endpoint (MinIO, …); omitted for AWS itself. */

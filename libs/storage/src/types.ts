@@ -34,8 +34,10 @@ export interface ObjectStorage {
 
 export class ObjectNotFoundError extends Error {
   override readonly name = 'ObjectNotFoundError';
-  constructor(readonly key: string) {
+  readonly key: string;
+  constructor(key: string) {
     super(`No stored object for key ${key}`);
+    this.key = key;
   }
 }
 

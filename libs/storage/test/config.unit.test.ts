@@ -10,7 +10,7 @@ import {
   refineStorageEnv,
   S3Storage,
   storageEnv,
-} from '../src';
+} from '../src/index.ts';
 
 const JWT_SECRET = 'storage-config-test-secret-storage-config';
 const schema = storageEnv.extend({ HOST: z.string().default('127.0.0.1') }).superRefine(refineStorageEnv);

@@ -11,7 +11,7 @@ import {
   ObjectNotFoundError,
   startFileListener,
   type FileListener,
-} from '../src';
+} from '../src/index.ts';
 
 const SECRET = 'storage-test-secret-storage-test-secret';
 let dir: string;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { assertValidKey, contentDisposition, InvalidKeyError, isValidKey, sanitizeFileName } from '../src';
+import {
+  assertValidKey,
+  contentDisposition,
+  InvalidKeyError,
+  isValidKey,
+  sanitizeFileName,
+} from '../src/index.ts';
 
 describe('storage keys', () => {
   it('accepts the `<goferId>/<uuid>` keys callers generate', () => {

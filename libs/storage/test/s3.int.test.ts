@@ -10,7 +10,7 @@ import {
   ListObjectsV2Command,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contentDisposition, ObjectNotFoundError, S3Storage, type S3StorageOptions } from '../src';
+import { contentDisposition, ObjectNotFoundError, S3Storage, type S3StorageOptions } from '../src/index.ts';
 
 /**
  * The S3 adapter against a real S3-compatible server: S3Proxy (org.gaul:s3proxy from Maven Central,

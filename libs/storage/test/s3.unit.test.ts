@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { S3Storage } from '../src';
+import { S3Storage } from '../src/index.ts';
 
 // The presigned URL's SigV4 shape, computed offline (no server; the hosts below do not exist). The
 // object calls, and what a real S3-compatible server makes of these URLs, are s3.int.test.ts's (S3Proxy).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { declaredMime } from '../src';
+import { declaredMime } from '../src/index.ts';
 
 describe('declaredMime (A11)', () => {
   it.each([

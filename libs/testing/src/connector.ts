@@ -34,7 +34,10 @@ export class TestConnector {
   private stopped = false;
   private generation = 0;
 
-  constructor(protected readonly opts: ConnectorOptions) {}
+  protected readonly opts: ConnectorOptions;
+  constructor(opts: ConnectorOptions) {
+    this.opts = opts;
+  }
 
   async rest<T = unknown>(
     method: string,

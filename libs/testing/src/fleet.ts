@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, waitFor } from './ports';
+import { freePort, waitFor } from './ports.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -149,6 +149,14 @@ export interface RunningProcess {
   lastLines: string[];
 }
 
+/**
+ * How node runs our TypeScript: Node 24 erases the types itself (the default, ADR 0001), or
+ * `OAN_TS_LOADER=tsx` puts tsx's loader in front, as before (bench/startup.ts measures both).
+ */
+export function loaderArgs(): string[] {
+  return process.env.OAN_TS_LOADER === 'tsx' ? ['--import', 'tsx'] : [];
+}
+
 /** Starts one process of the plan with its output appended to `<logDir>/<name>.log`. */
 export function startProcess(
   spec: ProcessSpec,
@@ -159,7 +167,7 @@ export function startProcess(
   const log: WriteStream = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
   // OAN_NODE_ARGS: extra node flags for every process of the fleet (e.g. `--cpu-prof --cpu-prof-dir=…`).
   const nodeArgs = (process.env.OAN_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', spec.entry], {
+  const child = spawn(process.execPath, [...nodeArgs, ...loaderArgs(), spec.entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],

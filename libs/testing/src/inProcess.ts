@@ -5,8 +5,8 @@ import { dropDatabase, openDatabase, sql, type MigrationDef, type MikroORM } fro
 import { domainHeaders, startOutboxRelay, type StoredEvent } from '@oan/eventstore';
 import { createLogger, type Logger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/kafka';
-import { insertAccount, insertApiKey } from './credentials';
-import { ensureInfra } from './testFleet';
+import { insertAccount, insertApiKey } from './credentials.ts';
+import { ensureInfra } from './testFleet.ts';
 
 /**
  * The projector's parts a service test runs in-process (passed in: a library never imports a

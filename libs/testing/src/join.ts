@@ -1,4 +1,4 @@
-import type { Mailbox } from './mailbox';
+import type { Mailbox } from './mailbox.ts';
 
 export interface JoinedAccount {
   email: string;

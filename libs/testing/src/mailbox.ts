@@ -1,5 +1,5 @@
 import { SMTPServer } from 'smtp-server';
-import { waitFor } from './ports';
+import { waitFor } from './ports.ts';
 
 export interface ReceivedMail {
   to: string[];
@@ -8,11 +8,14 @@ export interface ReceivedMail {
 
 /** A local SMTP sink: the auth service sends its codes here in tests (no mailbox on the internet). */
 export class Mailbox {
-  private constructor(
-    private readonly server: SMTPServer,
-    readonly port: number,
-    readonly messages: ReceivedMail[],
-  ) {}
+  private readonly server: SMTPServer;
+  readonly port: number;
+  readonly messages: ReceivedMail[];
+  private constructor(server: SMTPServer, port: number, messages: ReceivedMail[]) {
+    this.server = server;
+    this.port = port;
+    this.messages = messages;
+  }
 
   static async start(): Promise<Mailbox> {
     const messages: ReceivedMail[] = [];

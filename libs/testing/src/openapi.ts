@@ -1,5 +1,5 @@
 import { extensionsOpenApi } from '@oan/protocol';
-import type { TestFleet } from './testFleet';
+import type { TestFleet } from './testFleet.ts';
 
 interface OpenApiDoc {
   openapi: string;

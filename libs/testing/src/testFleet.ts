@@ -12,8 +12,8 @@ import {
   type FleetPlan,
   type ProcessName,
   type RunningProcess,
-} from './fleet';
-import { Mailbox } from './mailbox';
+} from './fleet.ts';
+import { Mailbox } from './mailbox.ts';
 
 export interface TestFleetOptions {
   enableOpenApi?: boolean;
@@ -33,12 +33,16 @@ export interface TestFleetOptions {
 export class TestFleet {
   readonly running = new Map<ProcessName, RunningProcess>();
   readonly lines: string[] = [];
-  private constructor(
-    readonly plan: FleetPlan,
-    readonly mailbox: Mailbox,
-    readonly id: string,
-    readonly logDir: string,
-  ) {}
+  readonly plan: FleetPlan;
+  readonly mailbox: Mailbox;
+  readonly id: string;
+  readonly logDir: string;
+  private constructor(plan: FleetPlan, mailbox: Mailbox, id: string, logDir: string) {
+    this.plan = plan;
+    this.mailbox = mailbox;
+    this.id = id;
+    this.logDir = logDir;
+  }
 
   static async start(opts: TestFleetOptions = {}): Promise<TestFleet> {
     ensureInfra();

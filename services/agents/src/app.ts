@@ -1,14 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { MikroORM } from '@oan/db';
 import { createHttpApp, type Logger } from '@oan/http';
-import type { AgentsConfig } from './config';
-import { agentRoutes } from './http/routes';
-import { Bus } from './infra/bus';
-import { AgentLog, createAgentStore } from './infra/events';
-import { Registry } from './infra/registry';
-import { Directory } from './relay/directory';
-import { Hub } from './relay/hub';
-import { attachRelaySockets } from './relay/server';
+import type { AgentsConfig } from './config.ts';
+import { agentRoutes } from './http/routes.ts';
+import { Bus } from './infra/bus.ts';
+import { AgentLog, createAgentStore } from './infra/events.ts';
+import { Registry } from './infra/registry.ts';
+import { Directory } from './relay/directory.ts';
+import { Hub } from './relay/hub.ts';
+import { attachRelaySockets } from './relay/server.ts';
 
 export interface AgentsDeps {
   config: AgentsConfig;

@@ -2,9 +2,9 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { buildApp } from './app';
-import { loadAgentsConfig } from './config';
-import { createAgentStore } from './infra/events';
+import { buildApp } from './app.ts';
+import { loadAgentsConfig } from './config.ts';
+import { createAgentStore } from './infra/events.ts';
 
 const config = loadAgentsConfig();
 const logger = createLogger('agents', config.LOG_LEVEL);

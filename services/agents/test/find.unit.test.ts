@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rankAgents, type Listed } from '../src/domain/find';
+import { rankAgents, type Listed } from '../src/domain/find.ts';
 
 const agent = (n: number, summary: string, lastSeen: number): Listed => ({
   address: `0x${String(n).padStart(64, '0')}`,

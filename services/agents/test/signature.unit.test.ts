@@ -1,8 +1,8 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseAnnounce } from '../src/domain/announce';
-import { ANNOUNCE_STYLE, canonicalJson, COMMAND_STYLE } from '../src/domain/canonical';
-import { verifyBy } from '../src/infra/signature';
+import { parseAnnounce } from '../src/domain/announce.ts';
+import { ANNOUNCE_STYLE, canonicalJson, COMMAND_STYLE } from '../src/domain/canonical.ts';
+import { verifyBy } from '../src/infra/signature.ts';
 
 // spec/connectonion-relay.md §3, worked example: seed = 32 zero bytes, ts = 1700000000.
 const ADDRESS = '0x3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29';

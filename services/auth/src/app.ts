@@ -3,17 +3,17 @@ import { createAuthenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
 import { BODY_LIMITS, createHttpApp, type Logger } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
-import type { AuthContext } from './commands/context';
-import type { AuthConfig } from './config';
-import { EmailCodeStore } from './infra/emailCodes';
-import { FailedAttemptLimiter } from './infra/failedAttempts';
-import { createGoogleVerifier, type GoogleVerifier } from './infra/google';
-import type { Mailer } from './infra/mailer';
-import { createRedisRevocationPublisher } from './infra/push';
-import { createAuthStore } from './infra/store';
-import { internalRoutes, openApiRoutes } from './http/routes';
-import { webhookRoutes } from './http/webhooks';
-import { urlPolicy } from './webhooks';
+import type { AuthContext } from './commands/context.ts';
+import type { AuthConfig } from './config.ts';
+import { EmailCodeStore } from './infra/emailCodes.ts';
+import { FailedAttemptLimiter } from './infra/failedAttempts.ts';
+import { createGoogleVerifier, type GoogleVerifier } from './infra/google.ts';
+import type { Mailer } from './infra/mailer.ts';
+import { createRedisRevocationPublisher } from './infra/push.ts';
+import { createAuthStore } from './infra/store.ts';
+import { internalRoutes, openApiRoutes } from './http/routes.ts';
+import { webhookRoutes } from './http/webhooks.ts';
+import { urlPolicy } from './webhooks/index.ts';
 
 export interface AuthAppDeps {
   config: AuthConfig;

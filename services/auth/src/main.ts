@@ -1,11 +1,11 @@
 import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
-import { buildApp } from './app';
-import { loadAuthConfig } from './config';
-import { createSmtpMailer } from './infra/mailer';
-import { authMigrations, createAuthStore } from './infra/store';
-import { startWebhookDelivery } from './webhooks';
+import { buildApp } from './app.ts';
+import { loadAuthConfig } from './config.ts';
+import { createSmtpMailer } from './infra/mailer.ts';
+import { authMigrations, createAuthStore } from './infra/store.ts';
+import { startWebhookDelivery } from './webhooks/index.ts';
 
 const config = loadAuthConfig();
 const orm = await openDatabase({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accountDecider, decideAccount, type AccountCommand, type Timed } from '../src/domain/account';
+import { accountDecider, decideAccount, type AccountCommand, type Timed } from '../src/domain/account.ts';
 import type { AccountEvent } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 

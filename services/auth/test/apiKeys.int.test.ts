@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
-import { banAccount } from '../src/commands/accountAdmin';
-import { createAuthStore } from '../src/infra/store';
-import { bearer, body, expectError, join, JWT_SECRET, startAuthFleet, type AuthFleet } from './helpers';
+import { banAccount } from '../src/commands/accountAdmin.ts';
+import { createAuthStore } from '../src/infra/store.ts';
+import { bearer, body, expectError, join, JWT_SECRET, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {

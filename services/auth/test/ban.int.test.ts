@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { bearer, body, expectError, join, post, startAuthFleet, type AuthFleet } from './helpers';
+import { bearer, body, expectError, join, post, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let fleet: AuthFleet;

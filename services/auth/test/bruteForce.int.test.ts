@@ -9,7 +9,7 @@ import {
   startAuthFleet,
   uniqueEmail,
   type AuthFleet,
-} from './helpers';
+} from './helpers.ts';
 
 /** Issue 7: codes cannot be guessed from one client address. The limit is 3 here (default 30). */
 let fleet: AuthFleet;

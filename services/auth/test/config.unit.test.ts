@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@oan/config';
-import { loadAuthConfig } from '../src/config';
+import { loadAuthConfig } from '../src/config.ts';
 
 const base = { JWT_SECRET: 's'.repeat(32) };
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeJwt } from 'jose';
 import { sql } from '@oan/db';
-import { accountIdForEmail, sha256Hex } from '../src/infra/ids';
+import { accountIdForEmail, sha256Hex } from '../src/infra/ids.ts';
 import {
   body,
   expectError,
@@ -12,7 +12,7 @@ import {
   startAuthFleet,
   uniqueEmail,
   type AuthFleet,
-} from './helpers';
+} from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {

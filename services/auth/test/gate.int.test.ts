@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { body, join, QA_CODE, QA_EMAIL, startAuthFleet, type AuthFleet } from './helpers';
+import { body, join, QA_CODE, QA_EMAIL, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 let closed: AuthFleet['app'];

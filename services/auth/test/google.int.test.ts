@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair, SignJWT, decodeJwt, type CryptoKey } from 'jose';
-import { accountIdForEmail } from '../src/infra/ids';
-import { body, expectError, signInByEmail, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers';
+import { accountIdForEmail } from '../src/infra/ids.ts';
+import { body, expectError, signInByEmail, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 const CLIENT_ID = 'oan-test.apps.googleusercontent.com';
 let fleet: AuthFleet;

@@ -4,10 +4,10 @@ import pino from 'pino';
 import { expect } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { REDACT_PATHS } from '@oan/http';
-import { buildApp, type AuthAppDeps } from '../src/app';
-import { loadAuthConfig, type AuthConfig } from '../src/config';
-import { createSmtpMailer, type Mailer } from '../src/infra/mailer';
-import { authMigrations, createAuthStore } from '../src/infra/store';
+import { buildApp, type AuthAppDeps } from '../src/app.ts';
+import { loadAuthConfig, type AuthConfig } from '../src/config.ts';
+import { createSmtpMailer, type Mailer } from '../src/infra/mailer.ts';
+import { authMigrations, createAuthStore } from '../src/infra/store.ts';
 import { Mailbox } from '@oan/testing';
 
 export const JWT_SECRET = 'auth-service-test-secret-auth-service-test';

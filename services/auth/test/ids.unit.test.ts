@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { accountIdForEmail, uuidv5 } from '../src/infra/ids';
-import { isDisposableEmail } from '../src/infra/disposable';
+import { accountIdForEmail, uuidv5 } from '../src/infra/ids.ts';
+import { isDisposableEmail } from '../src/infra/disposable.ts';
 
 describe('uuidv5', () => {
   it('matches the RFC 4122 reference value', () => {

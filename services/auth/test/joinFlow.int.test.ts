@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, body, post, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers';
+import { bearer, body, post, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { body, expectError, join, startAuthFleet, type AuthFleet } from './helpers';
+import { body, expectError, join, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {

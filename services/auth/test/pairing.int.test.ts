@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
-import { pairingCodeHash } from '../src/infra/ids';
+import { pairingCodeHash } from '../src/infra/ids.ts';
 import {
   bearer,
   body,
@@ -12,7 +12,7 @@ import {
   signInByEmail,
   startAuthFleet,
   type AuthFleet,
-} from './helpers';
+} from './helpers.ts';
 
 let fleet: AuthFleet;
 let token: string;

@@ -4,8 +4,8 @@ import {
   pairingCodeDecider,
   type PairingCodeCommand,
   type PairingCodeState,
-} from '../src/domain/pairingCode';
-import type { Timed } from '../src/domain/account';
+} from '../src/domain/pairingCode.ts';
+import type { Timed } from '../src/domain/account.ts';
 import type { PairingCodeEvent } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@oan/config';
-import { loadAuthConfig } from '../src/config';
-import { classifyAddress, refuseAddress, refuseUrl } from '../src/webhooks/addresses';
-import { afterFailure, retryDelayMs } from '../src/webhooks/schedule';
+import { loadAuthConfig } from '../src/config.ts';
+import { classifyAddress, refuseAddress, refuseUrl } from '../src/webhooks/addresses.ts';
+import { afterFailure, retryDelayMs } from '../src/webhooks/schedule.ts';
 
 const strict = { allowLoopback: false };
 const qa = { allowLoopback: true };

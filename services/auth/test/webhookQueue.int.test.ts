@@ -2,9 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { oanEventMigration } from '@oan/projection';
-import { insertWebhook } from '../src/infra/webhookStore';
-import { authMigrations, createAuthStore } from '../src/infra/store';
-import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById } from '../src/webhooks/queue';
+import { insertWebhook } from '../src/infra/webhookStore.ts';
+import { authMigrations, createAuthStore } from '../src/infra/store.ts';
+import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById } from '../src/webhooks/queue.ts';
 
 /** Issue 15: the delivery loop's queries against a real database (ADR 0018). */
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(6).toString('hex')}`;

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookSender } from '../src/webhooks/sender';
+import { WebhookSender } from '../src/webhooks/sender.ts';
 
 /** Issue 15: the sender against a real server on loopback, in production mode (no QA switch). */
 let server: Server;

@@ -8,11 +8,11 @@ import type { Logger } from '@oan/http';
 import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { ObjectStorage } from '@oan/storage';
-import type { ConversationContext } from './commands/context';
-import type { ConversationsConfig } from './config';
-import { attachmentRoutes } from './http/attachments';
-import { messageRoutes } from './http/messages';
-import { createConversationStore } from './infra/store';
+import type { ConversationContext } from './commands/context.ts';
+import type { ConversationsConfig } from './config.ts';
+import { attachmentRoutes } from './http/attachments.ts';
+import { messageRoutes } from './http/messages.ts';
+import { createConversationStore } from './infra/store.ts';
 
 export interface ConversationContextDeps {
   config: Pick<ConversationsConfig, 'REDIS_PREFIX'>;

@@ -4,10 +4,10 @@ import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
-import { buildApp, createConversationContext } from './app';
-import { loadConversationsConfig } from './config';
-import { conversationMigrations, createConversationStore } from './infra/store';
-import { startGoferDeleted, startOpener } from './reactors/lifecycle';
+import { buildApp, createConversationContext } from './app.ts';
+import { loadConversationsConfig } from './config.ts';
+import { conversationMigrations, createConversationStore } from './infra/store.ts';
+import { startGoferDeleted, startOpener } from './reactors/lifecycle.ts';
 
 const config = loadConversationsConfig();
 const logger = createLogger('conversations', config.LOG_LEVEL);

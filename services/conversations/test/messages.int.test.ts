@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
 import { waitFor } from '@oan/testing';
-import { rebuildWriteState } from '../src/infra/store';
+import { rebuildWriteState } from '../src/infra/store.ts';
 import {
   body,
   expectError,
@@ -10,7 +10,7 @@ import {
   type ConversationFleet,
   type Match,
   type Res,
-} from './helpers';
+} from './helpers.ts';
 
 interface Message {
   id: string;

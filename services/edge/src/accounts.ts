@@ -11,7 +11,10 @@ import { AuthError, bearerToken, type Authenticator } from '@oan/auth';
 export class AccountResolver {
   private readonly resolved = new WeakMap<FastifyRequest, Promise<string | null>>();
 
-  constructor(private readonly authenticator: Authenticator) {}
+  private readonly authenticator: Authenticator;
+  constructor(authenticator: Authenticator) {
+    this.authenticator = authenticator;
+  }
 
   /** Memoized per request: the rate limit and the idempotency check share one lookup. */
   accountOf(req: FastifyRequest): Promise<string | null> {

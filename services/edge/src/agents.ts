@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayPool } from './gateways';
-import { registerProxy } from './proxy';
+import { GatewayPool } from './gateways.ts';
+import { registerProxy } from './proxy.ts';
 
 /** The agent relay's sockets (spec/connectonion-relay.md §1, and seed 001's `/announce`, `/lookup`). */
 const RELAY_SOCKETS = ['/ws/announce', '/ws/input', '/ws/lookup', '/announce', '/lookup'];

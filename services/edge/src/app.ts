@@ -5,16 +5,16 @@ import { createAuthenticator } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
 import { createHttpApp } from '@oan/http';
 import { IDEMPOTENCY_RETENTION_SECONDS } from '@oan/protocol';
-import { AccountResolver } from './accounts';
-import { registerAgentRelay } from './agents';
-import type { EdgeConfig } from './config';
-import { GatewayPool } from './gateways';
-import { Idempotency, IdempotencyStore } from './idempotency';
-import { registerLimits } from './limits';
-import { registerProxy } from './proxy';
-import { ReleasingDispatcher } from './releasing';
-import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes';
-import { registerWeb } from './web';
+import { AccountResolver } from './accounts.ts';
+import { registerAgentRelay } from './agents.ts';
+import type { EdgeConfig } from './config.ts';
+import { GatewayPool } from './gateways.ts';
+import { Idempotency, IdempotencyStore } from './idempotency/index.ts';
+import { registerLimits } from './limits.ts';
+import { registerProxy } from './proxy.ts';
+import { ReleasingDispatcher } from './releasing.ts';
+import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes.ts';
+import { registerWeb } from './web.ts';
 
 const isLongPoll = (url: string) => url.startsWith('/api/v1/events?') && /[?&]wait=/.test(url);
 

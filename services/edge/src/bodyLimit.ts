@@ -13,8 +13,10 @@ import { ErrorCodes } from '@oan/protocol';
 /** Marks the upstream request failed because the body outgrew its limit (see `limitedBody`). */
 export class BodyTooLargeError extends Error {
   readonly code = 'OAN_BODY_TOO_LARGE';
-  constructor(readonly limit: number) {
+  readonly limit: number;
+  constructor(limit: number) {
     super(`request body larger than ${limit} bytes`);
+    this.limit = limit;
   }
 }
 

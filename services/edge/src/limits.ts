@@ -11,7 +11,7 @@ import {
   limitsResponse,
   type LimitsResponse,
 } from '@oan/protocol';
-import type { AccountResolver } from './accounts';
+import type { AccountResolver } from './accounts.ts';
 
 const WINDOW_MS = 60_000;
 

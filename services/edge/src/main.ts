@@ -1,8 +1,8 @@
 import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
-import { buildApp } from './app';
-import { loadEdgeConfig } from './config';
+import { buildApp } from './app.ts';
+import { loadEdgeConfig } from './config.ts';
 
 const config = loadEdgeConfig();
 // Issue 15's extensions read the credential view (auth's tables) and keep their records in Redis; the

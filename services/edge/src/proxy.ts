@@ -3,10 +3,10 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import httpProxy, { type FastifyHttpProxyOptions } from '@fastify/http-proxy';
 import { ErrorCodes } from '@oan/protocol';
-import { TOO_LARGE, isBodyTooLarge, limitedBody, refuseDeclaredOverLimit } from './bodyLimit';
+import { TOO_LARGE, isBodyTooLarge, limitedBody, refuseDeclaredOverLimit } from './bodyLimit.ts';
 import { Agent } from 'undici';
-import type { Idempotency, Upstream } from './idempotency';
-import type { ReleasingDispatcher } from './releasing';
+import type { Idempotency, Upstream } from './idempotency/index.ts';
+import type { ReleasingDispatcher } from './releasing.ts';
 
 export interface ProxyRoute {
   prefix: string;

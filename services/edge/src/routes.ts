@@ -1,5 +1,5 @@
 import { BODY_LIMITS, UPLOAD_BODY_LIMIT } from '@oan/http';
-import type { EdgeConfig } from './config';
+import type { EdgeConfig } from './config.ts';
 
 /** Where a route group goes: one service's URL, or the gateway pool (round robin). */
 export type Upstream = 'AUTH_URL' | 'GOFERS_URL' | 'MATCHING_URL' | 'CONVERSATIONS_URL' | 'GATEWAYS';

@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpApp, readFilePart, registerUploadScope } from '@oan/http';
 import { freePort } from '@oan/testing';
-import { buildApp } from '../src/app';
-import { loadEdgeConfig } from '../src/config';
+import { buildApp } from '../src/app.ts';
+import { loadEdgeConfig } from '../src/config.ts';
 import { UPLOAD_BODY_LIMIT } from '@oan/http';
 
 const KiB = 1024;

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { BodyTooLargeError, isBodyTooLarge, limitedBody } from '../src/bodyLimit';
+import { BodyTooLargeError, isBodyTooLarge, limitedBody } from '../src/bodyLimit.ts';
 
 const request = (headers: Record<string, string> = {}) => ({ headers }) as unknown as FastifyRequest;
 const chunks = (...parts: string[]) => Readable.from(parts.map((p) => Buffer.from(p)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadEdgeConfig } from '../src/config';
-import { GatewayPool, type GatewayProbe } from '../src/gateways';
+import { loadEdgeConfig } from '../src/config.ts';
+import { GatewayPool, type GatewayProbe } from '../src/gateways.ts';
 
 /** A DNS name whose addresses and replicas' /health the test sets (GATEWAY_DNS mode). */
 function fakeNetwork() {

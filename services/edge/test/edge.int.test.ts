@@ -14,9 +14,9 @@ import {
   type Fleet,
   type RunningGateway,
   type TestClient,
-} from '../../gateway/test/helpers';
-import { buildApp } from '../src/app';
-import { loadEdgeConfig } from '../src/config';
+} from '../../gateway/test/helpers.ts';
+import { buildApp } from '../src/app.ts';
+import { loadEdgeConfig } from '../src/config.ts';
 
 /** A stand-in for the auth service that echoes what reached it. */
 async function stubAuth(): Promise<{ app: FastifyInstance; url: string }> {

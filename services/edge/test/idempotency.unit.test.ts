@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { requestFingerprint } from '../src/idempotency/fingerprint';
-import { parseIdempotencyKey } from '../src/idempotency/key';
+import { requestFingerprint } from '../src/idempotency/fingerprint.ts';
+import { parseIdempotencyKey } from '../src/idempotency/key.ts';
 
 describe('parseIdempotencyKey', () => {
   it('takes the draft’s sf-string, unescaping \\" and \\\\', () => {

@@ -10,9 +10,9 @@ import {
   startGateway,
   type Fleet,
   type RunningGateway,
-} from '../../gateway/test/helpers';
-import { buildApp } from '../src/app';
-import { loadEdgeConfig } from '../src/config';
+} from '../../gateway/test/helpers.ts';
+import { buildApp } from '../src/app.ts';
+import { loadEdgeConfig } from '../src/config.ts';
 
 let fleet: Fleet;
 let gw: RunningGateway;

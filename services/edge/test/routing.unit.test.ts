@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loadEdgeConfig } from '../src/config';
-import { GatewayPool } from '../src/gateways';
+import { loadEdgeConfig } from '../src/config.ts';
+import { GatewayPool } from '../src/gateways.ts';
 import { UPLOAD_BODY_LIMIT } from '@oan/http';
-import { API_ROUTES, bodyLimitFor } from '../src/routes';
+import { API_ROUTES, bodyLimitFor } from '../src/routes.ts';
 
 describe('GatewayPool', () => {
   const pool = () => new GatewayPool(['http://a', 'http://b', 'http://c']);

@@ -4,14 +4,14 @@ import { sql, type MikroORM } from '@oan/db';
 import { BODY_LIMITS, createHttpApp } from '@oan/http';
 import { PushTail, WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
-import type { GatewayConfig } from './config';
-import { eventRoutes } from './http/events';
-import { LongPolls } from './http/longPoll';
-import type { OpenItemsProvider } from './http/openItems';
-import { connectorNoticeClient, type NotifyOutdated } from './infra/connectorNotices';
-import { gatewayMetrics } from './infra/metrics';
-import { Delivery } from './socket/delivery';
-import { createSocketServer } from './socket/server';
+import type { GatewayConfig } from './config.ts';
+import { eventRoutes } from './http/events.ts';
+import { LongPolls } from './http/longPoll.ts';
+import type { OpenItemsProvider } from './http/openItems.ts';
+import { connectorNoticeClient, type NotifyOutdated } from './infra/connectorNotices.ts';
+import { gatewayMetrics } from './infra/metrics.ts';
+import { Delivery } from './socket/delivery.ts';
+import { createSocketServer } from './socket/server.ts';
 
 export interface GatewayDeps {
   config: GatewayConfig;

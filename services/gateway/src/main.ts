@@ -1,10 +1,10 @@
 import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
-import { buildApp } from './app';
-import { openDecisions } from './http/openDecisions';
-import { openQuestions } from './http/openQuestions';
-import { loadGatewayConfig } from './config';
+import { buildApp } from './app.ts';
+import { openDecisions } from './http/openDecisions.ts';
+import { openQuestions } from './http/openQuestions.ts';
+import { loadGatewayConfig } from './config.ts';
 
 const config = loadGatewayConfig();
 // The gateway only reads the projector's tables (through @oan/projection and @oan/readmodels); the

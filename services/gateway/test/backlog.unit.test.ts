@@ -6,7 +6,7 @@ import {
   MAX_QUEUED_PACKETS,
   measureBacklog,
   type EngineConn,
-} from '../src/socket/backlog';
+} from '../src/socket/backlog.ts';
 
 /** An engine.io socket with `packets` queued packets of `size` characters and `buffered` bytes in ws. */
 function conn(packets: number, size: number, buffered?: number): EngineConn {

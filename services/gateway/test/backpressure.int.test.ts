@@ -1,7 +1,7 @@
 import type { Socket as TcpSocket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { MAX_BUFFERED_BYTES, MAX_QUEUED_PACKETS } from '../src/socket/backlog';
+import { MAX_BUFFERED_BYTES, MAX_QUEUED_PACKETS } from '../src/socket/backlog.ts';
 import {
   commitAndPublish,
   connect,
@@ -14,7 +14,7 @@ import {
   type Fleet,
   type RunningGateway,
   type TestClient,
-} from './helpers';
+} from './helpers.ts';
 
 let fleet: Fleet;
 let g: RunningGateway;

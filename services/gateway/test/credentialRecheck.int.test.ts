@@ -10,7 +10,7 @@ import {
   waitFor,
   type Fleet,
   type RunningGateway,
-} from './helpers';
+} from './helpers.ts';
 
 /**
  * Issue 12: a socket never outlives its credential by more than a bounded time, even when the signal

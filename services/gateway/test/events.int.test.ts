@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, sql } from '@oan/db';
 import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
-import { openQuestions } from '../src/http/openQuestions';
+import { openQuestions } from '../src/http/openQuestions.ts';
 import {
   envelope,
   insertAccount,
@@ -13,7 +13,7 @@ import {
   startGateway,
   type Fleet,
   type RunningGateway,
-} from './helpers';
+} from './helpers.ts';
 
 let fleet: Fleet;
 let gw: RunningGateway;

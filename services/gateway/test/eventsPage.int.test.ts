@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { observeStatements, sql } from '@oan/db';
-import { insertAccount, jwtFor, openFleet, startGateway, type Fleet, type RunningGateway } from './helpers';
+import {
+  insertAccount,
+  jwtFor,
+  openFleet,
+  startGateway,
+  type Fleet,
+  type RunningGateway,
+} from './helpers.ts';
 
 /**
  * ARCHITECTURE §3 / issue 6: GET /events is a keyset query on (account_id, seq). With many

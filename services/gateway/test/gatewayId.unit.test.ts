@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { autoGatewayId, loadGatewayConfig } from '../src/config';
+import { autoGatewayId, loadGatewayConfig } from '../src/config.ts';
 
 const env = { JWT_SECRET: 'x'.repeat(32) };
 

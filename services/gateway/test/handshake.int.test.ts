@@ -14,10 +14,10 @@ import {
   waitFor,
   type Fleet,
   type RunningGateway,
-} from './helpers';
+} from './helpers.ts';
 import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
-import { loadGatewayConfig } from '../src/config';
+import { loadGatewayConfig } from '../src/config.ts';
 
 /** A stand-in for the auth service's internal notice endpoint (§10.14), counting what it gets. */
 async function fakeAuth(): Promise<{

@@ -11,8 +11,8 @@ import { credentialsMigration, signOanJwt } from '@oan/auth';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { oanEventMigration } from '@oan/projection';
 import { serializeEnvelope, type OanEventEnvelope } from '@oan/protocol';
-import { buildApp, type GatewayDeps } from '../src/app';
-import { loadGatewayConfig } from '../src/config';
+import { buildApp, type GatewayDeps } from '../src/app.ts';
+import { loadGatewayConfig } from '../src/config.ts';
 
 export const JWT_SECRET = 'gateway-test-secret-gateway-test-secret';
 

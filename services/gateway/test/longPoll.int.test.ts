@@ -11,7 +11,7 @@ import {
   waitFor,
   type Fleet,
   type RunningGateway,
-} from './helpers';
+} from './helpers.ts';
 
 let fleet: Fleet;
 let gw: RunningGateway;

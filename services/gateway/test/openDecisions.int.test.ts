@@ -2,14 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, sql } from '@oan/db';
 import { threadKey, threadStreamId, type ThreadEvent, type ThreadSide } from '@oan/domain';
-import { threadDecider, type ThreadCommand } from '../../matching/src/domain/thread';
+import { threadDecider, type ThreadCommand } from '../../matching/src/domain/thread.ts';
 import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
 import { projections, type DomainEvent } from '@oan/readmodels';
-import { projectDomainEvents } from '../../projector/src/stages/domain';
-import { writeEnvelopes, type CommittedEnvelope } from '../../projector/src/stages/oan';
-import { openDecisions } from '../src/http/openDecisions';
-import { openQuestions } from '../src/http/openQuestions';
-import { insertAccount, jwtFor, openFleet, startGateway, type Fleet, type RunningGateway } from './helpers';
+import { projectDomainEvents } from '../../projector/src/stages/domain.ts';
+import { writeEnvelopes, type CommittedEnvelope } from '../../projector/src/stages/oan.ts';
+import { openDecisions } from '../src/http/openDecisions.ts';
+import { openQuestions } from '../src/http/openQuestions.ts';
+import {
+  insertAccount,
+  jwtFor,
+  openFleet,
+  startGateway,
+  type Fleet,
+  type RunningGateway,
+} from './helpers.ts';
 
 let fleet: Fleet;
 let gw: RunningGateway;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from '@oan/db';
-import { Delivery } from '../src/socket/delivery';
+import { Delivery } from '../src/socket/delivery.ts';
 import {
   commitAndPublish,
   connect,
@@ -16,7 +16,7 @@ import {
   type Fleet,
   type RunningGateway,
   type TestClient,
-} from './helpers';
+} from './helpers.ts';
 
 let fleet: Fleet;
 let g1: RunningGateway;

@@ -16,7 +16,7 @@ import {
   startGateway,
   type Fleet,
   type RunningGateway,
-} from './helpers';
+} from './helpers.ts';
 
 /**
  * Invariant 4 on the gateway's routes: an account whose command returned sees its effects in

@@ -8,13 +8,13 @@ import type { Logger } from '@oan/http';
 import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { ObjectStorage } from '@oan/storage';
-import type { GoferContext } from './commands/context';
-import type { GofersConfig } from './config';
-import { chatRoutes } from './http/chat';
-import { goferRoutes } from './http/gofers';
-import { pairingRoutes } from './http/pairings';
-import { uploadRoutes } from './http/uploads';
-import { createGoferStore } from './infra/store';
+import type { GoferContext } from './commands/context.ts';
+import type { GofersConfig } from './config.ts';
+import { chatRoutes } from './http/chat.ts';
+import { goferRoutes } from './http/gofers.ts';
+import { pairingRoutes } from './http/pairings.ts';
+import { uploadRoutes } from './http/uploads.ts';
+import { createGoferStore } from './infra/store.ts';
 
 export interface GoferContextDeps {
   config: Pick<GofersConfig, 'REDIS_PREFIX' | 'OAN_WEB_BASE_URL'>;

@@ -14,14 +14,14 @@ import {
 } from '@oan/kafka';
 import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
-import { ScriptedBrain, type BrainInput, type BrainProvider } from '../src/brain';
-import type { GoferContext } from '../src/commands/context';
-import { createGofer } from '../src/commands/createGofer';
-import { deleteGofer } from '../src/commands/deleteGofer';
-import { postUserMessage } from '../src/commands/postUserMessage';
-import { createGoferStore } from '../src/infra/store';
-import { openGofersDatabase } from './helpers';
-import { startBrain, type RunningBrain } from '../src/reactors/brain';
+import { ScriptedBrain, type BrainInput, type BrainProvider } from '../src/brain/index.ts';
+import type { GoferContext } from '../src/commands/context.ts';
+import { createGofer } from '../src/commands/createGofer.ts';
+import { deleteGofer } from '../src/commands/deleteGofer.ts';
+import { postUserMessage } from '../src/commands/postUserMessage.ts';
+import { createGoferStore } from '../src/infra/store.ts';
+import { openGofersDatabase } from './helpers.ts';
+import { startBrain, type RunningBrain } from '../src/reactors/brain.ts';
 
 const id = randomBytes(4).toString('hex');
 const dbUrl = `postgres://postgres@127.0.0.1:5432/oan_t_${id}`;

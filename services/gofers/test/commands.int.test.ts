@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addAssistantTurn } from '../src/commands/assistantTurn';
-import { runGoferCommand, WRITE_SOURCE } from '../src/commands/context';
-import { createGofer } from '../src/commands/createGofer';
-import { deleteGofer } from '../src/commands/deleteGofer';
-import { postUserMessage } from '../src/commands/postUserMessage';
+import { addAssistantTurn } from '../src/commands/assistantTurn.ts';
+import { runGoferCommand, WRITE_SOURCE } from '../src/commands/context.ts';
+import { createGofer } from '../src/commands/createGofer.ts';
+import { deleteGofer } from '../src/commands/deleteGofer.ts';
+import { postUserMessage } from '../src/commands/postUserMessage.ts';
 import type { GoferEvent } from '@oan/domain';
-import { placeholderTexts } from '../src/domain/gofer';
-import { startGoferFleet, type GoferFleet } from './helpers';
+import { placeholderTexts } from '../src/domain/gofer.ts';
+import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
 let fleet: GoferFleet;
 beforeAll(async () => {

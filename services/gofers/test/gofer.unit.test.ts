@@ -9,8 +9,8 @@ import {
   placeholderTexts,
   type GoferCommand,
   type GoferState,
-} from '../src/domain/gofer';
-import { parseSince } from '../src/http/chat';
+} from '../src/domain/gofer.ts';
+import { parseSince } from '../src/http/chat.ts';
 
 const NOW = '2026-11-29T08:00:00.000Z';
 const OWNER = 'acc-owner';

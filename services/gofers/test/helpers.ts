@@ -3,13 +3,13 @@ import { expect } from 'vitest';
 import { credentialsMigration } from '@oan/auth';
 import { openDatabase, type MikroORM } from '@oan/db';
 import { startInProcessFleet, type RawStoredEvent } from '@oan/testing';
-import { loadProjectorConfig, topicNames } from '../../projector/src/config';
+import { loadProjectorConfig, topicNames } from '../../projector/src/config.ts';
 import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
-import { startPipeline } from '../../projector/src/pipeline';
-import { buildApp, createGoferContext, type GoferAppDeps } from '../src/app';
-import type { GoferContext } from '../src/commands/context';
-import { loadGofersConfig, type GofersConfig } from '../src/config';
-import { createGoferStore, goferMigrations } from '../src/infra/store';
+import { startPipeline } from '../../projector/src/pipeline.ts';
+import { buildApp, createGoferContext, type GoferAppDeps } from '../src/app.ts';
+import type { GoferContext } from '../src/commands/context.ts';
+import { loadGofersConfig, type GofersConfig } from '../src/config.ts';
+import { createGoferStore, goferMigrations } from '../src/infra/store.ts';
 
 export const JWT_SECRET = 'gofers-service-test-secret-gofers-service';
 

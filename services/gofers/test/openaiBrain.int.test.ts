@@ -11,7 +11,7 @@ import {
   type BrainInput,
   type BrainOutput,
   type OpenAiBrainOptions,
-} from '../src/brain';
+} from '../src/brain/index.ts';
 
 let fake: FakeChatCompletions;
 let baseUrl: string;

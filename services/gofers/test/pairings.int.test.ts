@@ -13,13 +13,13 @@ import {
 } from '@oan/kafka';
 import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
-import type { GoferContext } from '../src/commands/context';
-import { createGofer } from '../src/commands/createGofer';
-import { deleteGofer } from '../src/commands/deleteGofer';
-import { pairingMessageIdFor } from '../src/domain/pairing';
-import { createGoferStore } from '../src/infra/store';
-import { openGofersDatabase } from './helpers';
-import { startPairings, type RunningPairings } from '../src/reactors/pairings';
+import type { GoferContext } from '../src/commands/context.ts';
+import { createGofer } from '../src/commands/createGofer.ts';
+import { deleteGofer } from '../src/commands/deleteGofer.ts';
+import { pairingMessageIdFor } from '../src/domain/pairing.ts';
+import { createGoferStore } from '../src/infra/store.ts';
+import { openGofersDatabase } from './helpers.ts';
+import { startPairings, type RunningPairings } from '../src/reactors/pairings.ts';
 
 const id = randomBytes(4).toString('hex');
 const dbUrl = `postgres://postgres@127.0.0.1:5432/oan_t_${id}`;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { body, expectError, startGoferFleet, type GoferFleet } from './helpers';
+import { body, expectError, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /**
  * §4.4 (18), (19), §6: the pairing cards of one Gofer, read from `read.pairing_cards`

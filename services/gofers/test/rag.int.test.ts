@@ -15,8 +15,8 @@ import {
   parseAttachment,
   startRagReactor,
   type RunningRagReactor,
-} from '../src/reactors/rag';
-import { body, startGoferFleet, type GoferFleet } from './helpers';
+} from '../src/reactors/rag.ts';
+import { body, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 let fleet: GoferFleet;
 let storage: FilesystemStorage;

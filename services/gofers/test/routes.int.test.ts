@@ -4,11 +4,11 @@ import { signOanJwt } from '@oan/auth';
 import { observeStatements, sql } from '@oan/db';
 import type { ObjectStorage } from '@oan/storage';
 import { waitFor } from '@oan/testing';
-import { addAssistantTurn } from '../src/commands/assistantTurn';
-import { runGoferCommand } from '../src/commands/context';
+import { addAssistantTurn } from '../src/commands/assistantTurn.ts';
+import { runGoferCommand } from '../src/commands/context.ts';
 import type { ChatMessageAdded, GoferEvent } from '@oan/domain';
-import { placeholderTexts } from '../src/domain/gofer';
-import { body, expectError, JWT_SECRET, startGoferFleet, type GoferFleet } from './helpers';
+import { placeholderTexts } from '../src/domain/gofer.ts';
+import { body, expectError, JWT_SECRET, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /** In-memory object storage: records deletions, fails them on demand. */
 function memoryStorage() {

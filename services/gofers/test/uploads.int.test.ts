@@ -6,7 +6,7 @@ import { EventStore } from '@oan/eventstore';
 import { FilesystemStorage, startFileListener, type FileListener } from '@oan/storage';
 import { MAX_UPLOAD_BYTES } from '@oan/http';
 import { cfb, docx, elf, form, jpeg, pdf, pe, png, webp, zip } from '@oan/testing';
-import { body, expectError, startGoferFleet, type GoferFleet } from './helpers';
+import { body, expectError, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 

@@ -8,13 +8,13 @@ import type { Logger } from '@oan/http';
 import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { ObjectStorage } from '@oan/storage';
-import type { MatchingContext } from './commands/context';
-import { ThreadWrites } from './commands/writes';
-import type { MatchingConfig } from './config';
-import { counterpartAttachmentRoutes } from './http/counterpartAttachments';
-import { matchRequestRoutes } from './http/matchRequests';
-import { threadRoutes } from './http/threads';
-import { createMatchingStore } from './infra/store';
+import type { MatchingContext } from './commands/context.ts';
+import { ThreadWrites } from './commands/writes.ts';
+import type { MatchingConfig } from './config.ts';
+import { counterpartAttachmentRoutes } from './http/counterpartAttachments.ts';
+import { matchRequestRoutes } from './http/matchRequests.ts';
+import { threadRoutes } from './http/threads.ts';
+import { createMatchingStore } from './infra/store.ts';
 
 export interface MatchingContextDeps {
   config: Pick<MatchingConfig, 'REDIS_PREFIX'>;

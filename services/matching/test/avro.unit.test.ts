@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { avroEventValidator, EventSchemaError, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { MATCHING_EVENT_TYPES, threadKey, threadStreamId, type ThreadEvent } from '@oan/domain';
-import { conversationIdFor, matchIdFor, summaryMessageIdFor } from '../src/domain/ids';
-import { journey } from './journey';
+import { conversationIdFor, matchIdFor, summaryMessageIdFor } from '../src/domain/ids.ts';
+import { journey } from './journey.ts';
 import {
   A,
   B,
@@ -16,7 +16,7 @@ import {
   proposed,
   requested,
   sessionEnded,
-} from './fixtures';
+} from './fixtures.ts';
 
 const registry = new SchemaRegistry(SCHEMAS_DIR);
 const { requestedAt: _, ...requestSides } = (

@@ -9,10 +9,17 @@ import { API_KEY_PERMISSIONS } from '@oan/protocol';
 import { loadConfig, z } from '@oan/config';
 import { createStorage, storageEnv, type StorageSetup } from '@oan/storage';
 import { readModelMigrations as migrations } from '@oan/readmodels';
-import type { buildApp } from '../src/app';
-import { loadMatchingConfig } from '../src/config';
-import { COUNTERPART_URL_TTL_SECONDS } from '../src/http/counterpartAttachments';
-import { body, expectError, JWT_SECRET, startMatchingFleet, type MatchingFleet, type Side } from './helpers';
+import type { buildApp } from '../src/app.ts';
+import { loadMatchingConfig } from '../src/config.ts';
+import { COUNTERPART_URL_TTL_SECONDS } from '../src/http/counterpartAttachments.ts';
+import {
+  body,
+  expectError,
+  JWT_SECRET,
+  startMatchingFleet,
+  type MatchingFleet,
+  type Side,
+} from './helpers.ts';
 
 /**
  * §4.5 (24), §4.8, §6, A28. The files are stored and served as the gofers process does

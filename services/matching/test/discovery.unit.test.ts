@@ -9,8 +9,8 @@ import {
   tokenize,
   underCaps,
   type PairingLoad,
-} from '../src/domain/discovery';
-import { hiring, piano, seeker } from './fixtures';
+} from '../src/domain/discovery.ts';
+import { hiring, piano, seeker } from './fixtures.ts';
 
 const NOW = '2026-11-29T08:00:00.000Z';
 const hoursAgo = (h: number) => new Date(Date.parse(NOW) - h * 3_600_000).toISOString();

@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
-import type { PublicProfile } from '../src/domain/discovery';
+import type { PublicProfile } from '../src/domain/discovery.ts';
 import type { ThreadEvent, ThreadSide } from '@oan/domain';
-import { threadIdFor } from '../src/domain/ids';
-import { threadDecider, type ThreadCommand } from '../src/domain/thread';
-import type { ThreadState } from '../src/domain/threadState';
+import { threadIdFor } from '../src/domain/ids.ts';
+import { threadDecider, type ThreadCommand } from '../src/domain/thread.ts';
+import type { ThreadState } from '../src/domain/threadState.ts';
 import { deciderSpec } from '@oan/testing';
 
 export const NOW = '2026-11-29T08:00:00.000Z';

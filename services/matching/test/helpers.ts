@@ -3,12 +3,12 @@ import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { sql, type MikroORM } from '@oan/db';
 import { startInProcessFleet } from '@oan/testing';
-import { buildApp, createMatchingContext, type MatchingAppDeps } from '../src/app';
-import { runThreadCommand, type MatchingContext } from '../src/commands/context';
-import { loadMatchingConfig, type MatchingConfig } from '../src/config';
+import { buildApp, createMatchingContext, type MatchingAppDeps } from '../src/app.ts';
+import { runThreadCommand, type MatchingContext } from '../src/commands/context.ts';
+import { loadMatchingConfig, type MatchingConfig } from '../src/config.ts';
 import { threadStreamId, type PairingMode, type ThreadEvent, type ThreadSide } from '@oan/domain';
-import { threadIdFor } from '../src/domain/ids';
-import { createMatchingStore, matchingMigrations } from '../src/infra/store';
+import { threadIdFor } from '../src/domain/ids.ts';
+import { createMatchingStore, matchingMigrations } from '../src/infra/store.ts';
 
 export const JWT_SECRET = 'matching-service-test-secret-matching';
 

@@ -1,7 +1,7 @@
 import type { ThreadEvent } from '@oan/domain';
-import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/scriptedSession';
-import { threadDecider, type ThreadCommand } from '../src/domain/thread';
-import { A, B, NOW, hiring, seeker } from './fixtures';
+import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/scriptedSession.ts';
+import { threadDecider, type ThreadCommand } from '../src/domain/thread.ts';
+import { A, B, NOW, hiring, seeker } from './fixtures.ts';
 
 /**
  * The life of a thread as the services will drive it: discovery proposes, both sides confirm, the

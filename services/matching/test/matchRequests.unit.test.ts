@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ThreadEvent, ThreadSide } from '@oan/domain';
-import { conversationIdFor, matchIdFor } from '../src/domain/ids';
-import { threadDecider, type ThreadCommand } from '../src/domain/thread';
-import { matchStatusFor, type ExistingThread } from '../src/domain/threadState';
+import { conversationIdFor, matchIdFor } from '../src/domain/ids.ts';
+import { threadDecider, type ThreadCommand } from '../src/domain/thread.ts';
+import { matchStatusFor, type ExistingThread } from '../src/domain/threadState.ts';
 import {
   A,
   B,
@@ -15,7 +15,7 @@ import {
   requested,
   running,
   sessionEnded,
-} from './fixtures';
+} from './fixtures.ts';
 
 const request = (
   side: { goferId: string; accountId: string },

@@ -7,7 +7,7 @@ import {
 } from '@oan/testing';
 import client from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadMatchingConfig } from '../src/config';
+import { loadMatchingConfig } from '../src/config.ts';
 import {
   COUNTERPART_LABEL,
   OpenAiSessionProvider,
@@ -17,8 +17,8 @@ import {
   type NextTurnInput,
   type OpenAiSessionOptions,
   type SummaryCardInput,
-} from '../src/sessionProviders';
-import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/scriptedSession';
+} from '../src/sessionProviders/index.ts';
+import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/scriptedSession.ts';
 
 let fake: FakeChatCompletions;
 let baseUrl: string;

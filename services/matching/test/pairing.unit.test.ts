@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { NOT_WAITING_FOR_CONFIRMATION } from '../src/domain/errors';
-import { threadIdFor } from '../src/domain/ids';
-import { assertParticipant, threadDecider, type ThreadCommand } from '../src/domain/thread';
+import { NOT_WAITING_FOR_CONFIRMATION } from '../src/domain/errors.ts';
+import { threadIdFor } from '../src/domain/ids.ts';
+import { assertParticipant, threadDecider, type ThreadCommand } from '../src/domain/thread.ts';
 import {
   A,
   B,
@@ -14,7 +14,7 @@ import {
   proposed,
   running,
   sessionEnded,
-} from './fixtures';
+} from './fixtures.ts';
 
 const propose = (mode: 'confirm' | 'auto', sides = [B, A] as const): ThreadCommand => ({
   type: 'ProposePairing',

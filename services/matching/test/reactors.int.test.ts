@@ -15,19 +15,23 @@ import {
 import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { readModelMigrations as readMigrations } from '@oan/readmodels';
-import { loadThread, runThreadCommand, type MatchingContext } from '../src/commands/context';
-import { ThreadWrites } from '../src/commands/writes';
-import { relevance, type PublicProfile } from '../src/domain/discovery';
+import { loadThread, runThreadCommand, type MatchingContext } from '../src/commands/context.ts';
+import { ThreadWrites } from '../src/commands/writes.ts';
+import { relevance, type PublicProfile } from '../src/domain/discovery.ts';
 import { threadStreamId, type SummaryCardRecorded, type ThreadEvent, type ThreadSide } from '@oan/domain';
-import { threadIdFor } from '../src/domain/ids';
-import { discoveryIndexMigrations, refreshDiscoveryTerms } from '../src/infra/discoveryIndex';
-import { createMatchingStore, matchingMigrations } from '../src/infra/store';
-import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery';
-import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted';
-import { SessionGenerationError, runSession, startSession } from '../src/reactors/session';
-import { ScriptedSessionProvider, sessionMetrics, type SessionProvider } from '../src/sessionProviders';
+import { threadIdFor } from '../src/domain/ids.ts';
+import { discoveryIndexMigrations, refreshDiscoveryTerms } from '../src/infra/discoveryIndex.ts';
+import { createMatchingStore, matchingMigrations } from '../src/infra/store.ts';
+import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery.ts';
+import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted.ts';
+import { SessionGenerationError, runSession, startSession } from '../src/reactors/session.ts';
+import {
+  ScriptedSessionProvider,
+  sessionMetrics,
+  type SessionProvider,
+} from '../src/sessionProviders/index.ts';
 import type { RunningReactor } from '@oan/kafka';
-import { hiring, piano, seeker } from './fixtures';
+import { hiring, piano, seeker } from './fixtures.ts';
 
 const id = randomBytes(4).toString('hex');
 const dbUrl = `postgres://postgres@127.0.0.1:5432/oan_t_${id}`;

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
 import { API_KEY_PERMISSIONS } from '@oan/protocol';
-import { runThreadCommand } from '../src/commands/context';
-import { WRITE_SOURCE } from '../src/commands/writes';
-import { NOT_WAITING_FOR_CONFIRMATION } from '../src/domain/errors';
-import { conversationIdFor, matchIdFor } from '../src/domain/ids';
-import { body, expectError, JWT_SECRET, startMatchingFleet, type MatchingFleet } from './helpers';
+import { runThreadCommand } from '../src/commands/context.ts';
+import { WRITE_SOURCE } from '../src/commands/writes.ts';
+import { NOT_WAITING_FOR_CONFIRMATION } from '../src/domain/errors.ts';
+import { conversationIdFor, matchIdFor } from '../src/domain/ids.ts';
+import { body, expectError, JWT_SECRET, startMatchingFleet, type MatchingFleet } from './helpers.ts';
 
 let fleet: MatchingFleet;
 beforeAll(async () => {

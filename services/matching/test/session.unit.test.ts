@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ThreadEvent } from '@oan/domain';
-import { sessionTurnIdFor, summaryMessageIdFor } from '../src/domain/ids';
-import { cardDocuments, cardPhotos, type SessionCardFields } from '../src/domain/summaryCard';
-import type { ThreadCommand } from '../src/domain/thread';
-import { SESSION_MAX_TURNS } from '../src/domain/threadState';
-import { A, B, NOW, STRANGER, THREAD, closed, given, proposed, running, sessionEnded } from './fixtures';
+import { sessionTurnIdFor, summaryMessageIdFor } from '../src/domain/ids.ts';
+import { cardDocuments, cardPhotos, type SessionCardFields } from '../src/domain/summaryCard.ts';
+import type { ThreadCommand } from '../src/domain/thread.ts';
+import { SESSION_MAX_TURNS } from '../src/domain/threadState.ts';
+import { A, B, NOW, STRANGER, THREAD, closed, given, proposed, running, sessionEnded } from './fixtures.ts';
 
 const turn = (turnIndex: number, sender = turnIndex % 2 === 0 ? A : B): ThreadCommand => ({
   type: 'AddSessionTurn',

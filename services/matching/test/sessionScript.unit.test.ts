@@ -4,9 +4,9 @@ import {
   scriptSession,
   summarizeSession,
   type SessionParty,
-} from '../src/domain/scriptedSession';
-import { SESSION_MAX_TURNS } from '../src/domain/threadState';
-import { hiring, piano, seeker } from './fixtures';
+} from '../src/domain/scriptedSession.ts';
+import { SESSION_MAX_TURNS } from '../src/domain/threadState.ts';
+import { hiring, piano, seeker } from './fixtures.ts';
 
 const team: SessionParty = { goferId: 'g-a', profile: hiring };
 const engineer: SessionParty = { goferId: 'g-b', profile: seeker };

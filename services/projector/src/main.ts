@@ -3,9 +3,9 @@ import { Redis } from 'ioredis';
 import { openDatabase, sql } from '@oan/db';
 import { createHttpApp, createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
-import { loadProjectorConfig, topicNames } from './config';
+import { loadProjectorConfig, topicNames } from './config.ts';
 import { readModelMigrations as migrations } from '@oan/readmodels';
-import { startPipeline } from './pipeline';
+import { startPipeline } from './pipeline.ts';
 
 const cfg = loadProjectorConfig();
 const logger = createLogger('projector', cfg.LOG_LEVEL);

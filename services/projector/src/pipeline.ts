@@ -12,12 +12,12 @@ import { applyBatch, deadLetter, recordProgress, type ApplyFn, type ProjectionRe
 import type { Logger } from '@oan/http';
 import type { BatchContext, ConsumedMessage } from '@oan/kafka';
 import type { Redis } from 'ioredis';
-import { topicNames, type ProjectorConfig } from './config';
-import type { Notification } from './notifications';
+import { topicNames, type ProjectorConfig } from './config.ts';
+import type { Notification } from './notifications.ts';
 import { projections, type DomainEvent } from '@oan/readmodels';
-import { projectDomainEvents } from './stages/domain';
-import { writeEnvelopes, type CommittedEnvelope } from './stages/oan';
-import { metrics, recordLag } from './metrics';
+import { projectDomainEvents } from './stages/domain.ts';
+import { writeEnvelopes, type CommittedEnvelope } from './stages/oan.ts';
+import { metrics, recordLag } from './metrics.ts';
 
 /**
  * A member killed with -9 keeps its partitions until the broker's session timeout expires: short, so

@@ -1,7 +1,7 @@
 /** `npm run replay`: rebuilds every read model and the OAN event table from the topics (invariant 3). */
 import { SingleBar, Presets } from 'cli-progress';
-import { loadProjectorConfig } from './config';
-import { runReplay } from './replayRun';
+import { loadProjectorConfig } from './config.ts';
+import { runReplay } from './replayRun.ts';
 
 const bar = new SingleBar(
   { format: 'replay [{bar}] {percentage}% | {value}/{total} records | {eta_formatted} left' },

@@ -3,9 +3,9 @@ import { openDatabase, sql } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { forgetKnownOffsets, readModelTables } from '@oan/projection';
-import { topicNames, type ProjectorConfig } from './config';
+import { topicNames, type ProjectorConfig } from './config.ts';
 import { readModelMigrations as migrations } from '@oan/readmodels';
-import { startPipeline } from './pipeline';
+import { startPipeline } from './pipeline.ts';
 
 export interface ReplayProgress {
   done: number;

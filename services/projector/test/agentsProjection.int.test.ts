@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { readModelMigrations as migrations, projections, type DomainEvent } from '@oan/readmodels';
-import { projectDomainEvents } from '../src/stages/domain';
+import { projectDomainEvents } from '../src/stages/domain.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 let orm: MikroORM;

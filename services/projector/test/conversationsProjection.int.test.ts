@@ -6,8 +6,8 @@ import { envelopeSchema } from '@oan/protocol';
 import { readModelTables } from '@oan/projection';
 import { readModelMigrations as migrations } from '@oan/readmodels';
 import { projections, type DomainEvent } from '@oan/readmodels';
-import { projectDomainEvents } from '../src/stages/domain';
-import { envelopeText, toEnvelope, type Notification } from '../src/notifications';
+import { projectDomainEvents } from '../src/stages/domain.ts';
+import { envelopeText, toEnvelope, type Notification } from '../src/notifications.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 let orm: MikroORM;

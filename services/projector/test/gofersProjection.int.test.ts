@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { readModelMigrations as migrations } from '@oan/readmodels';
 import { projections, type DomainEvent } from '@oan/readmodels';
-import { projectDomainEvents } from '../src/stages/domain';
-import { toEnvelope } from '../src/notifications';
+import { projectDomainEvents } from '../src/stages/domain.ts';
+import { toEnvelope } from '../src/notifications.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 let orm: MikroORM;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { envelopeSchema } from '@oan/protocol';
-import { envelopeEventId, envelopeText, toEnvelope, toNotification } from '../src/notifications';
+import { envelopeEventId, envelopeText, toEnvelope, toNotification } from '../src/notifications.ts';
 
 const spec = {
   recipient: 'acc-1',

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { fetchEvents } from '@oan/projection';
 import { readModelMigrations as migrations } from '@oan/readmodels';
-import { toNotification, type Notification } from '../src/notifications';
-import { writeEnvelopes } from '../src/stages/oan';
+import { toNotification, type Notification } from '../src/notifications.ts';
+import { writeEnvelopes } from '../src/stages/oan.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 let orm: MikroORM;

@@ -12,10 +12,10 @@ import {
   type KafkaHandle,
 } from '@oan/kafka';
 import { ensureInfra, waitFor } from '@oan/testing';
-import { loadProjectorConfig, topicNames, type ProjectorConfig } from '../src/config';
+import { loadProjectorConfig, topicNames, type ProjectorConfig } from '../src/config.ts';
 import { readModelMigrations as migrations } from '@oan/readmodels';
-import { startPipeline, type Pipeline } from '../src/pipeline';
-import { runReplay } from '../src/replayRun';
+import { startPipeline, type Pipeline } from '../src/pipeline.ts';
+import { runReplay } from '../src/replayRun.ts';
 
 const id = randomBytes(4).toString('hex');
 let cfg: ProjectorConfig;

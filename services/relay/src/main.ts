@@ -3,7 +3,7 @@ import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventsto
 import { createHttpApp, createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { Counter, Gauge } from 'prom-client';
-import { loadRelayConfig } from './config';
+import { loadRelayConfig } from './config.ts';
 
 const cfg = loadRelayConfig();
 const logger = createLogger('relay', cfg.LOG_LEVEL);

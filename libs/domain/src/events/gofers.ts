@@ -3,7 +3,7 @@
  * `gofer-<goferId>`, keyed by the owner's accountId. Nullable fields are always present (null).
  * JSON-valued fields (`pairing`, `responseConstraints`) travel as JSON text.
  */
-import type { AttachmentKind } from './common';
+import type { AttachmentKind } from './common.ts';
 export type ChatRole = 'user' | 'assistant' | 'system';
 export type DiscoveryStatus = 'in_discovery' | 'ready_for_pairing';
 export type RagStatus = 'processing' | 'ready' | 'failed' | 'unsupported';

@@ -3,9 +3,9 @@
  * domain, the projector and the tests import them from. A union names each event's `type` and the
  * shape of its `data` (the Avro schema under schemas/<context>/ is its wire form).
  */
-export * from './common';
-export * from './auth';
-export * from './gofers';
-export * from './matching';
-export * from './conversations';
-export * from './agents';
+export * from './common.ts';
+export * from './auth.ts';
+export * from './gofers.ts';
+export * from './matching.ts';
+export * from './conversations.ts';
+export * from './agents.ts';

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { ADDRESS } from '../domain/announce';
-import { LIMITS, NOT_FOUND } from '../domain/limits';
-import type { Registry } from '../infra/registry';
-import { agentJson, type Directory } from '../relay/directory';
+import { ADDRESS } from '../domain/announce.ts';
+import { LIMITS, NOT_FOUND } from '../domain/limits.ts';
+import type { Registry } from '../infra/registry.ts';
+import { agentJson, type Directory } from '../relay/directory.ts';
 
 /**
  * The HTTP lookups the clients make (spec §1): `GET /api/agents/{address}` (Python) and

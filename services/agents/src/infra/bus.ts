@@ -20,10 +20,11 @@ export interface BusMessage {
 export class Bus {
   private readonly sub: Redis;
 
-  constructor(
-    private readonly pub: Redis,
-    private readonly channelOf: (replica: string) => string,
-  ) {
+  private readonly pub: Redis;
+  private readonly channelOf: (replica: string) => string;
+  constructor(pub: Redis, channelOf: (replica: string) => string) {
+    this.pub = pub;
+    this.channelOf = channelOf;
     this.sub = pub.duplicate();
   }
 

@@ -16,10 +16,12 @@ export const createAgentStore = () =>
  * got ANNOUNCE_OK). A conflict is still retried, with a short jittered pause.
  */
 export class AgentLog {
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly store: EventStore,
-  ) {}
+  private readonly orm: MikroORM;
+  private readonly store: EventStore;
+  constructor(orm: MikroORM, store: EventStore) {
+    this.orm = orm;
+    this.store = store;
+  }
 
   announced(data: AgentAnnounced): Promise<void> {
     return this.append({ type: 'AgentAnnounced', data }, data.address, data.announcedAt);

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { RateLimit } from '../domain/limits';
+import type { RateLimit } from '../domain/limits.ts';
 
 /** Where an agent's latest socket is: the replica holding it, and the socket. */
 export interface Owner {
@@ -37,11 +37,14 @@ const parseOwner = (v: string | null | undefined): Owner | undefined => {
  * directory is the read model; this is rebuilt by agents reconnecting.
  */
 export class Registry {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-    readonly replicaId: string,
-  ) {}
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  readonly replicaId: string;
+  constructor(redis: Redis, prefix: string, replicaId: string) {
+    this.redis = redis;
+    this.prefix = prefix;
+    this.replicaId = replicaId;
+  }
 
   private key = (...parts: string[]) => `${this.prefix}agents:${parts.join(':')}`;
 

@@ -1,9 +1,9 @@
 import type WebSocket from 'ws';
-import { announceContent, parseAnnounce } from '../domain/announce';
-import { errorFrame, LIMITS } from '../domain/limits';
-import { verifyBy } from '../infra/signature';
-import type { AgentLink, Hub } from './hub';
-import { frameText, parseFrame, serially } from './frames';
+import { announceContent, parseAnnounce } from '../domain/announce.ts';
+import { errorFrame, LIMITS } from '../domain/limits.ts';
+import { verifyBy } from '../infra/signature.ts';
+import type { AgentLink, Hub } from './hub.ts';
+import { frameText, parseFrame, serially } from './frames.ts';
 
 /**
  * An agent's /ws/announce socket (spec §4). The first valid ANNOUNCE binds the socket to its address

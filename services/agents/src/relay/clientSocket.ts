@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
-import { ADDRESS } from '../domain/announce';
-import { errorFrame, NOT_FOUND, SESSION_ID } from '../domain/limits';
-import { frameText, parseFrame, serially } from './frames';
-import type { ClientLink, Hub } from './hub';
+import { ADDRESS } from '../domain/announce.ts';
+import { errorFrame, NOT_FOUND, SESSION_ID } from '../domain/limits.ts';
+import { frameText, parseFrame, serially } from './frames.ts';
+import type { ClientLink, Hub } from './hub.ts';
 
 /**
  * A client's /ws/input socket (spec §5): the first frame's `to` picks the agent; the relay keeps the

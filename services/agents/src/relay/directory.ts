@@ -1,7 +1,7 @@
 import type { MikroORM } from '@oan/db';
 import { onlineAgent, onlineAgents, type AgentRow } from '@oan/readmodels';
-import { rankAgents, type Listed } from '../domain/find';
-import type { Registry } from '../infra/registry';
+import { rankAgents, type Listed } from '../domain/find.ts';
+import type { Registry } from '../infra/registry.ts';
 
 const listed = (r: AgentRow): Listed => ({
   address: r.address,
@@ -16,10 +16,12 @@ const listed = (r: AgentRow): Listed => ({
  * (the read model follows its departure a projector step later).
  */
 export class Directory {
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly registry: Registry,
-  ) {}
+  private readonly orm: MikroORM;
+  private readonly registry: Registry;
+  constructor(orm: MikroORM, registry: Registry) {
+    this.orm = orm;
+    this.registry = registry;
+  }
 
   async get(address: string): Promise<Listed | undefined> {
     const row = await onlineAgent(this.orm.em.fork(), address);

@@ -1,9 +1,9 @@
 import type { Logger } from '@oan/http';
 import type WebSocket from 'ws';
-import { errorFrame, MAX_BUFFERED_BYTES, NOT_FOUND } from '../domain/limits';
-import type { Bus, BusMessage } from '../infra/bus';
-import type { AgentLog } from '../infra/events';
-import type { Owner, Registry } from '../infra/registry';
+import { errorFrame, MAX_BUFFERED_BYTES, NOT_FOUND } from '../domain/limits.ts';
+import type { Bus, BusMessage } from '../infra/bus.ts';
+import type { AgentLog } from '../infra/events.ts';
+import type { Owner, Registry } from '../infra/registry.ts';
 
 /** An agent's announce socket on this replica. */
 export interface AgentLink {
@@ -48,13 +48,18 @@ export class Hub {
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
 
-  constructor(
-    readonly registry: Registry,
-    private readonly bus: Bus,
-    readonly log: AgentLog,
-    readonly logger: Logger,
-    readonly staleMs: number,
-  ) {}
+  readonly registry: Registry;
+  private readonly bus: Bus;
+  readonly log: AgentLog;
+  readonly logger: Logger;
+  readonly staleMs: number;
+  constructor(registry: Registry, bus: Bus, log: AgentLog, logger: Logger, staleMs: number) {
+    this.registry = registry;
+    this.bus = bus;
+    this.log = log;
+    this.logger = logger;
+    this.staleMs = staleMs;
+  }
 
   get me(): string {
     return this.registry.replicaId;

@@ -1,9 +1,9 @@
 import type WebSocket from 'ws';
-import { ADDRESS } from '../domain/announce';
-import { errorFrame, LIMITS, NOT_FOUND, type RateLimit } from '../domain/limits';
-import { agentJson, type Directory } from './directory';
-import { frameText, parseFrame, serially } from './frames';
-import type { Hub } from './hub';
+import { ADDRESS } from '../domain/announce.ts';
+import { errorFrame, LIMITS, NOT_FOUND, type RateLimit } from '../domain/limits.ts';
+import { agentJson, type Directory } from './directory.ts';
+import { frameText, parseFrame, serially } from './frames.ts';
+import type { Hub } from './hub.ts';
 
 /**
  * Seed 001's /lookup socket: GET_AGENT → AGENT_INFO, FIND → AGENTS, rate-limited per requester

@@ -1,13 +1,13 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { MAX_FRAME_BYTES, MAX_PENDING_SOCKETS } from '../domain/limits';
-import { FIRST_FRAME_MS } from '../domain/limits';
-import { serveAgent } from './agentSocket';
-import { serveClient } from './clientSocket';
-import type { Directory } from './directory';
-import type { Hub } from './hub';
-import { serveLookup } from './lookupSocket';
+import { MAX_FRAME_BYTES, MAX_PENDING_SOCKETS } from '../domain/limits.ts';
+import { FIRST_FRAME_MS } from '../domain/limits.ts';
+import { serveAgent } from './agentSocket.ts';
+import { serveClient } from './clientSocket.ts';
+import type { Directory } from './directory.ts';
+import type { Hub } from './hub.ts';
+import { serveLookup } from './lookupSocket.ts';
 
 /** The relay's socket paths: the clients' (spec §1) and seed 001's. */
 const ROLES: Record<string, 'agent' | 'client' | 'lookup'> = {

@@ -5,9 +5,9 @@
  */
 import { commonEnv, loadConfig, z } from '@oan/config';
 import { openDatabase } from '@oan/db';
-import { banAccount } from '../commands/accountAdmin';
-import { NotFoundError } from '../domain/errors';
-import { authMigrations, createAuthStore } from '../infra/store';
+import { banAccount } from '../commands/accountAdmin.ts';
+import { NotFoundError } from '../domain/errors.ts';
+import { authMigrations, createAuthStore } from '../infra/store.ts';
 
 const [target, ...reasonWords] = process.argv.slice(2);
 if (!target) {

@@ -1,8 +1,8 @@
 import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountCommand, type AccountState } from '../domain/account';
-import { projectCredentials } from '../infra/credentialsProjection';
-import { accountIdForEmail, accountStream } from '../infra/ids';
-import { toNewEvents, type AuthContext } from './context';
+import { accountDecider, decideAccount, type AccountCommand, type AccountState } from '../domain/account.ts';
+import { projectCredentials } from '../infra/credentialsProjection.ts';
+import { accountIdForEmail, accountStream } from '../infra/ids.ts';
+import { toNewEvents, type AuthContext } from './context.ts';
 
 async function run(ctx: AuthContext, accountId: string, command: AccountCommand): Promise<boolean> {
   const { appended } = await handleCommand(

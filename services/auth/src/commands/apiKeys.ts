@@ -1,10 +1,10 @@
 import { isoUtc, sql } from '@oan/db';
 import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountState } from '../domain/account';
-import { projectCredentials } from '../infra/credentialsProjection';
-import { accountStream } from '../infra/ids';
-import type { RevocationPublisher } from '../infra/push';
-import { toNewEvents, type AuthContext } from './context';
+import { accountDecider, decideAccount, type AccountState } from '../domain/account.ts';
+import { projectCredentials } from '../infra/credentialsProjection.ts';
+import { accountStream } from '../infra/ids.ts';
+import type { RevocationPublisher } from '../infra/push.ts';
+import { toNewEvents, type AuthContext } from './context.ts';
 
 export interface ApiKeyListItem {
   id: string;

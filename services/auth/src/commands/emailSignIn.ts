@@ -1,8 +1,8 @@
-import { RejectedError, UnavailableError } from '../domain/errors';
-import { isDisposableEmail } from '../infra/disposable';
-import { type EmailCodeStore, hashesEqual, newEmailCode } from '../infra/emailCodes';
-import { sha256Hex } from '../infra/ids';
-import type { Mailer } from '../infra/mailer';
+import { RejectedError, UnavailableError } from '../domain/errors.ts';
+import { isDisposableEmail } from '../infra/disposable.ts';
+import { type EmailCodeStore, hashesEqual, newEmailCode } from '../infra/emailCodes.ts';
+import { sha256Hex } from '../infra/ids.ts';
+import type { Mailer } from '../infra/mailer.ts';
 
 export interface EmailSignInDeps {
   codes: EmailCodeStore;

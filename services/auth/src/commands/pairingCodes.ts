@@ -2,17 +2,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { generateApiKey, hashApiKey } from '@oan/auth';
 import { handleCommand, handleMultiStreamCommand } from '@oan/eventstore';
 import { API_KEY_PERMISSIONS } from '@oan/protocol';
-import { accountDecider, decideAccount } from '../domain/account';
-import { IllegalStateError } from '../domain/errors';
+import { accountDecider, decideAccount } from '../domain/account.ts';
+import { IllegalStateError } from '../domain/errors.ts';
 import {
   decidePairingCode,
   PAIRING_CODE_TTL_MS,
   pairingCodeDecider,
   type PairingCodeState,
-} from '../domain/pairingCode';
-import { projectCredentials } from '../infra/credentialsProjection';
-import { accountStream, pairingCodeHash, pairingCodeStream } from '../infra/ids';
-import { toNewEvents, type AuthContext } from './context';
+} from '../domain/pairingCode.ts';
+import { projectCredentials } from '../infra/credentialsProjection.ts';
+import { accountStream, pairingCodeHash, pairingCodeStream } from '../infra/ids.ts';
+import { toNewEvents, type AuthContext } from './context.ts';
 
 /** §2.4: 8 random bytes as hex; only its hash is recorded (the stream id included). */
 export async function issuePairingCode(

@@ -1,9 +1,9 @@
 import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountState } from '../domain/account';
-import { projectCredentials } from '../infra/credentialsProjection';
-import { accountIdForEmail, accountStream, normalizeEmail } from '../infra/ids';
-import type { AuthContext } from './context';
-import { toNewEvents } from './context';
+import { accountDecider, decideAccount, type AccountState } from '../domain/account.ts';
+import { projectCredentials } from '../infra/credentialsProjection.ts';
+import { accountIdForEmail, accountStream, normalizeEmail } from '../infra/ids.ts';
+import type { AuthContext } from './context.ts';
+import { toNewEvents } from './context.ts';
 
 export interface AccountView {
   id: string;

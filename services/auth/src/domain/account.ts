@@ -1,4 +1,4 @@
-import { IllegalStateError, NotFoundError } from './errors';
+import { IllegalStateError, NotFoundError } from './errors.ts';
 import type { AccountEvent } from '@oan/domain';
 
 /** Stream `account-<accountId>`; the id is UUIDv5 of the normalized email (see commands/ids.ts). */

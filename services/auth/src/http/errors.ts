@@ -9,7 +9,7 @@ import {
 } from '@oan/http';
 import { ErrorCodes, ErrorKeys } from '@oan/protocol';
 import { accountBanned } from '@oan/auth';
-import { isDomainError, type DomainError } from '../domain/errors';
+import { isDomainError, type DomainError } from '../domain/errors.ts';
 
 /** The one place where the auth context's coded errors become statuses and `{error, code}` bodies. */
 export function toHttpError(err: DomainError): HttpError {

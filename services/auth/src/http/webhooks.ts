@@ -11,9 +11,9 @@ import {
   ownWebhook,
   recentDeliveries,
   type WebhookRow,
-} from '../infra/webhookStore';
-import { refuseUrl, type UrlPolicy } from '../webhooks/addresses';
-import * as s from './schemas';
+} from '../infra/webhookStore.ts';
+import { refuseUrl, type UrlPolicy } from '../webhooks/addresses.ts';
+import * as s from './schemas.ts';
 
 /** Issue 15: at most this many endpoints per account. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 3;

@@ -1,6 +1,6 @@
 import { randomInt, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { sha256Hex } from './ids';
+import { sha256Hex } from './ids.ts';
 
 /** §2.5 / §7: 6 digits, 5 min TTL, 60 s resend cooldown; a code dies after 5 wrong attempts. */
 export const EMAIL_CODE_TTL_S = 300;
@@ -30,10 +30,12 @@ return 0`;
  * the attempt count; `<prefix>email-cooldown:<email>` is the resend cooldown.
  */
 export class EmailCodeStore {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {}
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  constructor(redis: Redis, prefix: string) {
+    this.redis = redis;
+    this.prefix = prefix;
+  }
 
   codeKey = (email: string) => `${this.prefix}email-code:${email}`;
   cooldownKey = (email: string) => `${this.prefix}email-cooldown:${email}`;

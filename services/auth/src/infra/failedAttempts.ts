@@ -11,12 +11,9 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 export class FailedAttemptLimiter {
   private readonly limiter: RateLimiterRedis;
 
-  constructor(
-    redis: Redis,
-    prefix: string,
-    readonly maxFailures: number,
-    windowSeconds: number,
-  ) {
+  readonly maxFailures: number;
+  constructor(redis: Redis, prefix: string, maxFailures: number, windowSeconds: number) {
+    this.maxFailures = maxFailures;
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
       keyPrefix: `${prefix}failed-attempts`,

@@ -1,7 +1,7 @@
 import { credentialsMigration } from '@oan/auth';
 import type { MigrationDef } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
-import { webhooksMigration } from './webhookStore';
+import { webhooksMigration } from './webhookStore.ts';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 
 /** The auth event store (`auth.events`, `auth.outbox`); every event is checked against its Avro schema. */

@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import { PushTail } from '@oan/projection';
-import type { AuthContext } from '../commands/context';
-import type { AuthConfig } from '../config';
-import type { UrlPolicy } from './addresses';
-import { WebhookSender } from './sender';
-import { WebhookDelivery } from './worker';
+import type { AuthContext } from '../commands/context.ts';
+import type { AuthConfig } from '../config.ts';
+import type { UrlPolicy } from './addresses.ts';
+import { WebhookSender } from './sender.ts';
+import { WebhookDelivery } from './worker.ts';
 
 export const urlPolicy = (config: AuthConfig): UrlPolicy => ({
   allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK,

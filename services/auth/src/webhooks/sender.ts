@@ -2,7 +2,7 @@ import { lookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
-import { refuseAddress, type UrlPolicy } from './addresses';
+import { refuseAddress, type UrlPolicy } from './addresses.ts';
 
 /** One POST of one envelope to one endpoint. */
 export interface Attempt {
@@ -47,7 +47,9 @@ function guardedLookup(policy: UrlPolicy): LookupFunction {
 export class WebhookSender {
   private readonly agent: Agent;
 
-  constructor(private readonly opts: SenderOptions) {
+  private readonly opts: SenderOptions;
+  constructor(opts: SenderOptions) {
+    this.opts = opts;
     this.agent = new Agent({
       connect: { lookup: guardedLookup(opts.policy), timeout: opts.timeoutMs },
       headersTimeout: opts.timeoutMs,

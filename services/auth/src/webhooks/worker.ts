@@ -1,12 +1,12 @@
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import { disableWebhook } from '../commands/accountAdmin';
-import type { AuthContext } from '../commands/context';
+import { disableWebhook } from '../commands/accountAdmin.ts';
+import type { AuthContext } from '../commands/context.ts';
 import type { EntityManager } from '@oan/db';
-import type { WebhookRow } from '../infra/webhookStore';
-import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById, type QueuedEnvelope } from './queue';
-import { afterFailure, type RetrySchedule } from './schedule';
-import type { Attempt, WebhookSender } from './sender';
+import type { WebhookRow } from '../infra/webhookStore.ts';
+import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById, type QueuedEnvelope } from './queue.ts';
+import { afterFailure, type RetrySchedule } from './schedule.ts';
+import type { Attempt, WebhookSender } from './sender.ts';
 
 /** Envelopes read per query; each is still sent and recorded one by one. */
 const PAGE = 50;
@@ -39,7 +39,10 @@ export class WebhookDelivery {
   private again = false;
   private stopped = false;
 
-  constructor(private readonly deps: WebhookDeliveryDeps) {}
+  private readonly deps: WebhookDeliveryDeps;
+  constructor(deps: WebhookDeliveryDeps) {
+    this.deps = deps;
+  }
 
   start(): void {
     this.timer = setInterval(() => this.wake(), this.deps.pollMs);

@@ -1,7 +1,7 @@
 import { sql } from '@oan/db';
-import { decideClose } from '../domain/conversation';
-import { liveAttachments } from '../infra/store';
-import { runConversationCommand, type ConversationContext } from './context';
+import { decideClose } from '../domain/conversation.ts';
+import { liveAttachments } from '../infra/store.ts';
+import { runConversationCommand, type ConversationContext } from './context.ts';
 
 /**
  * §4.4 (15) cascades: closes every open conversation of a deleted Gofer and returns the storage keys

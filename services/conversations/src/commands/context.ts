@@ -3,10 +3,10 @@ import { ConcurrencyError, type EventStore, type StoredEvent } from '@oan/events
 import { awaitOwnWrites, type WriteSource, type WriteTracker } from '@oan/projection';
 import { acceptedMatchOfConversation, deletedGoferAmong } from '@oan/readmodels';
 import { v5 as uuidv5 } from 'uuid';
-import { assertParticipant, type Conversation } from '../domain/conversation';
-import { conversationForbidden } from '../domain/errors';
+import { assertParticipant, type Conversation } from '../domain/conversation.ts';
+import { conversationForbidden } from '../domain/errors.ts';
 import { conversationStreamId, type ConversationEvent, type ConversationOpened } from '@oan/domain';
-import { applyToWriteState, loadConversation } from '../infra/store';
+import { applyToWriteState, loadConversation } from '../infra/store.ts';
 
 /** What every command handler, route and reactor of the conversations service needs. */
 export interface ConversationContext {

@@ -5,10 +5,10 @@ import {
   decideUpload,
   type SendMessage,
   type UploadAttachment,
-} from '../domain/conversation';
+} from '../domain/conversation.ts';
 import type { ConversationMessageSent } from '@oan/domain';
-import { loadAttachments, loadMessage } from '../infra/store';
-import { ensureConversation, runConversationCommand, type ConversationContext } from './context';
+import { loadAttachments, loadMessage } from '../infra/store.ts';
+import { ensureConversation, runConversationCommand, type ConversationContext } from './context.ts';
 
 /** §4.7 (28): the stored message, with its changeSequence. */
 export async function sendMessage(

@@ -1,4 +1,4 @@
-import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors';
+import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
 import type { ConversationEvent, MessageAttachment } from '@oan/domain';
 
 /**

@@ -12,14 +12,14 @@ import {
   type ObjectStorage,
   type UploadMime,
 } from '@oan/storage';
-import { assertParticipates, plausibleId } from '../commands/context';
-import { recordUpload } from '../commands/messages';
-import { NotFoundError } from '../domain/errors';
-import { loadAttachments } from '../infra/store';
-import { rethrowMapped } from './errors';
-import type { ConversationRouteDeps } from './messages';
-import * as s from './schemas';
-import { toOanAttachment } from './shapes';
+import { assertParticipates, plausibleId } from '../commands/context.ts';
+import { recordUpload } from '../commands/messages.ts';
+import { NotFoundError } from '../domain/errors.ts';
+import { loadAttachments } from '../infra/store.ts';
+import { rethrowMapped } from './errors.ts';
+import type { ConversationRouteDeps } from './messages.ts';
+import * as s from './schemas.ts';
+import { toOanAttachment } from './shapes.ts';
 
 /** §7: the conversation attachment URL lives 3600 s. */
 export const ATTACHMENT_URL_TTL_SECONDS = 3600;

@@ -1,5 +1,5 @@
 import { forbidden, notFound, validation, type HttpError } from '@oan/http';
-import { isDomainError, type DomainError } from '../domain/errors';
+import { isDomainError, type DomainError } from '../domain/errors.ts';
 
 /** The one place where the conversations context's coded errors become statuses and bodies. */
 export function toHttpError(err: DomainError): HttpError {

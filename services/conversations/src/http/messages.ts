@@ -4,11 +4,11 @@ import { noContent } from '@oan/http';
 import { awaitOwnWrites } from '@oan/projection';
 import { conversationHistoryPage, type ConversationMessageRow } from '@oan/readmodels';
 import type { ObjectStorage } from '@oan/storage';
-import { assertParticipates, WRITE_SOURCE, type ConversationContext } from '../commands/context';
-import { recallMessage, sendMessage } from '../commands/messages';
-import { rethrowMapped } from './errors';
-import * as s from './schemas';
-import { toOanAttachment } from './shapes';
+import { assertParticipates, WRITE_SOURCE, type ConversationContext } from '../commands/context.ts';
+import { recallMessage, sendMessage } from '../commands/messages.ts';
+import { rethrowMapped } from './errors.ts';
+import * as s from './schemas.ts';
+import { toOanAttachment } from './shapes.ts';
 
 export interface ConversationRouteDeps {
   ctx: ConversationContext;

@@ -1,5 +1,5 @@
 import type { MessageAttachment } from '@oan/domain';
-import type { OanConversationAttachment } from './schemas';
+import type { OanConversationAttachment } from './schemas.ts';
 
 /** §4.7: the frozen attachment shape, width/height only on photos that have them. */
 export function toOanAttachment(a: MessageAttachment): OanConversationAttachment {

@@ -1,7 +1,7 @@
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import { EventStore, type StoredEvent } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
-import type { Conversation, StoredAttachment, StoredMessage } from '../domain/conversation';
+import type { Conversation, StoredAttachment, StoredMessage } from '../domain/conversation.ts';
 import type { ConversationEvent } from '@oan/domain';
 
 /** The conversations event store (`conversations.events`, `conversations.outbox`), Avro-checked. */

@@ -6,8 +6,8 @@ import {
   type SchemaRegistry,
 } from '@oan/kafka';
 import type { ObjectStorage } from '@oan/storage';
-import { closeConversationsOf } from '../commands/close';
-import { deletedGoferOf, openConversation, type ConversationContext } from '../commands/context';
+import { closeConversationsOf } from '../commands/close.ts';
+import { deletedGoferOf, openConversation, type ConversationContext } from '../commands/context.ts';
 
 export interface ReactorDeps {
   kafka: KafkaHandle;

@@ -3,13 +3,13 @@ import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { ErrorCodes, IDEMPOTENCY_KEY_HEADER } from '@oan/protocol';
-import type { AccountResolver } from '../accounts';
-import { TOO_LARGE, isBodyTooLarge } from '../bodyLimit';
-import { requestFingerprint } from './fingerprint';
-import { parseIdempotencyKey } from './key';
-import type { IdempotencyStore, StoredResponse } from './store';
+import type { AccountResolver } from '../accounts.ts';
+import { TOO_LARGE, isBodyTooLarge } from '../bodyLimit.ts';
+import { requestFingerprint } from './fingerprint.ts';
+import { parseIdempotencyKey } from './key.ts';
+import type { IdempotencyStore, StoredResponse } from './store.ts';
 
-export { IdempotencyStore } from './store';
+export { IdempotencyStore } from './store.ts';
 
 /** Names a request's pending record between the route and the dispatcher; never sent on. */
 const TAG = 'x-oan-edge-idempotency';
@@ -58,12 +58,13 @@ export class Idempotency {
   private readonly tags = new WeakMap<object, string>();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(
-    private readonly store: IdempotencyStore,
-    private readonly accounts: AccountResolver,
-    private readonly log: FastifyBaseLogger,
-    lockMs: number,
-  ) {
+  private readonly store: IdempotencyStore;
+  private readonly accounts: AccountResolver;
+  private readonly log: FastifyBaseLogger;
+  constructor(store: IdempotencyStore, accounts: AccountResolver, log: FastifyBaseLogger, lockMs: number) {
+    this.store = store;
+    this.accounts = accounts;
+    this.log = log;
     // The lock lives while its request does: renewed here, it expires soon after an edge that died.
     this.timer = setInterval(() => this.renew(), Math.max(100, Math.floor(lockMs / 3)));
     this.timer.unref();

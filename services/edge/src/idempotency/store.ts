@@ -52,10 +52,9 @@ export interface IdempotencyStoreOptions {
 export class IdempotencyStore {
   private readonly redis: Scripted;
 
-  constructor(
-    redis: Redis,
-    private readonly opts: IdempotencyStoreOptions,
-  ) {
+  private readonly opts: IdempotencyStoreOptions;
+  constructor(redis: Redis, opts: IdempotencyStoreOptions) {
+    this.opts = opts;
     this.redis = redis as Scripted;
     if (typeof this.redis.oanIdemBegin !== 'function') {
       redis.defineCommand('oanIdemBegin', { numberOfKeys: 1, lua: BEGIN });

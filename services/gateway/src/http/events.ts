@@ -3,9 +3,9 @@ import type { ZodTypeProvider } from '@oan/http';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
 import { awaitOwnWrites, fetchEvents, maxSeq, WRITE_SOURCES, type WriteTracker } from '@oan/projection';
-import { eventsQuery, PG_BIGINT_MAX } from './schemas';
-import { unresolvedDigest, type OpenItemsProvider } from './openItems';
-import type { LongPolls } from './longPoll';
+import { eventsQuery, PG_BIGINT_MAX } from './schemas.ts';
+import { unresolvedDigest, type OpenItemsProvider } from './openItems.ts';
+import type { LongPolls } from './longPoll.ts';
 
 export interface EventRoutesDeps {
   orm: MikroORM;

@@ -22,10 +22,12 @@ class Subscription implements Hold {
   private ended = false;
   private notify: (() => void) | undefined;
 
-  constructor(
-    readonly since: bigint,
-    private readonly release: (s: Subscription) => void,
-  ) {}
+  readonly since: bigint;
+  private readonly release: (s: Subscription) => void;
+  constructor(since: bigint, release: (s: Subscription) => void) {
+    this.since = since;
+    this.release = release;
+  }
 
   wake(): void {
     this.woken = true;
@@ -68,7 +70,10 @@ export class LongPolls {
   private readonly byAccount = new Map<string, Set<Subscription>>();
   private closed = false;
 
-  constructor(private readonly gauge?: Gauge) {}
+  private readonly gauge?: Gauge;
+  constructor(gauge?: Gauge) {
+    this.gauge = gauge;
+  }
 
   subscribe(accountId: string, since: bigint): Hold {
     let set = this.byAccount.get(accountId);

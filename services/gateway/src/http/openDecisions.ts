@@ -1,5 +1,5 @@
 import { openDecisionEnvelopes } from '@oan/readmodels';
-import type { OpenItemsProvider } from './openItems';
+import type { OpenItemsProvider } from './openItems.ts';
 
 /**
  * Open decisions for the unresolved digest (§4.3 (10), A33), counted in `summary.decisions`: pending

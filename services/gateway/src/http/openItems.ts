@@ -1,5 +1,5 @@
 import type { EntityManager } from '@oan/db';
-import type { UnresolvedSummary } from './schemas';
+import type { UnresolvedSummary } from './schemas.ts';
 
 /** One open item of the unresolved digest: its original stored envelope text (§4.3 (10)). */
 export interface OpenItem {

@@ -1,5 +1,5 @@
 import { openQuestionEnvelopes } from '@oan/readmodels';
-import type { OpenItemsProvider } from './openItems';
+import type { OpenItemsProvider } from './openItems.ts';
 
 /**
  * Open `gofer_question`s for the unresolved digest (§4.3 (10), A33): questions not answered by a

@@ -3,10 +3,10 @@ import { checkCredentials } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
 import { fetchRange, lastSeqs, maxSeq } from '@oan/projection';
 import type { OanEventEnvelope } from '@oan/protocol';
-import type { GatewayMetrics } from '../infra/metrics';
+import type { GatewayMetrics } from '../infra/metrics.ts';
 import type { PushEntry } from '@oan/projection';
-import { cutConnection, exceededLimit, measureBacklog, type EngineConn } from './backlog';
-import type { OanSocket } from './types';
+import { cutConnection, exceededLimit, measureBacklog, type EngineConn } from './backlog.ts';
+import type { OanSocket } from './types.ts';
 
 export interface DeliveryDeps {
   orm: MikroORM;
@@ -43,7 +43,9 @@ export class Delivery {
   private sweeping = false;
   private checking = false;
 
-  constructor(private readonly deps: DeliveryDeps) {
+  private readonly deps: DeliveryDeps;
+  constructor(deps: DeliveryDeps) {
+    this.deps = deps;
     this.timer = setInterval(() => void this.sweep(), deps.sweepMs ?? 2000);
     this.timer.unref();
     this.credentialTimer = setInterval(() => void this.recheckCredentials(), deps.credentialCheckMs ?? 2000);

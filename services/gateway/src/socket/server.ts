@@ -4,15 +4,15 @@ import type { FastifyBaseLogger } from 'fastify';
 import { Server } from 'socket.io';
 import { authenticateSocketToken, type Authenticator } from '@oan/auth';
 import { findOutdatedConnector, OAN_WS_NAMESPACE, WS_ROOM_PREFIX } from '@oan/protocol';
-import type { NotifyOutdated } from '../infra/connectorNotices';
-import type { Delivery } from './delivery';
+import type { NotifyOutdated } from '../infra/connectorNotices.ts';
+import type { Delivery } from './delivery.ts';
 import type {
   ClientToServerEvents,
   InterServerEvents,
   OanSocket,
   ServerToClientEvents,
   SocketData,
-} from './types';
+} from './types.ts';
 
 export interface SocketServerDeps {
   server: HttpServer;

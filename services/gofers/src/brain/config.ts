@@ -1,7 +1,7 @@
 import { openAiOptions, type LlmConfig } from '@oan/config';
-import { OpenAiBrain } from './openai/openaiBrain';
-import { ScriptedBrain } from './scripted/scriptedBrain';
-import type { BrainProvider } from './types';
+import { OpenAiBrain } from './openai/openaiBrain.ts';
+import { ScriptedBrain } from './scripted/scriptedBrain.ts';
+import type { BrainProvider } from './types.ts';
 
 /** The brain's variables as the service's config parses them (src/config.ts, gofersEnv). */
 export type BrainConfig = LlmConfig;

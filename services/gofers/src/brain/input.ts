@@ -1,6 +1,6 @@
 import type { GoferEvent } from '@oan/domain';
-import { goferDecider } from '../domain/gofer';
-import type { BrainInput, HistoryItem } from './types';
+import { goferDecider } from '../domain/gofer.ts';
+import type { BrainInput, HistoryItem } from './types.ts';
 
 export type PreparedInput =
   | { kind: 'reply'; accountId: string; input: BrainInput }

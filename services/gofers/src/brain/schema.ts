@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BrainOutput } from './types';
+import type { BrainOutput } from './types.ts';
 
 /** The §8.3 frozen shape. */
 export const responseConstraintsSchema = z.object({

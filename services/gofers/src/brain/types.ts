@@ -61,11 +61,9 @@ export type BrainErrorCode = 'BRAIN_INVALID_OUTPUT' | 'BRAIN_UPSTREAM';
 /** A generation that produced nothing usable. Messages never quote the owner's content. */
 export class BrainError extends Error {
   override readonly name = 'BrainError';
-  constructor(
-    readonly code: BrainErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly code: BrainErrorCode;
+  constructor(code: BrainErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.code = code;
   }
 }

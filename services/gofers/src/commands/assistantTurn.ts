@@ -1,6 +1,6 @@
 import type { DiscoveryStatus } from '@oan/domain';
-import { decideGofer, type GoferProfile } from '../domain/gofer';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from './context';
+import { decideGofer, type GoferProfile } from '../domain/gofer.ts';
+import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
 
 export interface AssistantTurnInput {
   goferId: string;

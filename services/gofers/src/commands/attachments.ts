@@ -1,6 +1,6 @@
 import type { AttachmentAdded, GoferEvent, RagStatus } from '@oan/domain';
-import { assertOwnedActive, type GoferState } from '../domain/gofer';
-import { runGoferCommand, type GoferContext } from './context';
+import { assertOwnedActive, type GoferState } from '../domain/gofer.ts';
+import { runGoferCommand, type GoferContext } from './context.ts';
 
 export type NewAttachment = Omit<AttachmentAdded, 'createdAt'>;
 

@@ -2,8 +2,8 @@ import { sql, type MikroORM } from '@oan/db';
 import { handleCommand, type EventStore, type NewEvent, type StoredEvent } from '@oan/eventstore';
 import type { WriteSource, WriteTracker } from '@oan/projection';
 import { goferStreamId, type GoferEvent } from '@oan/domain';
-import { ForbiddenError } from '../domain/errors';
-import { goferDecider, type GoferState } from '../domain/gofer';
+import { ForbiddenError } from '../domain/errors.ts';
+import { goferDecider, type GoferState } from '../domain/gofer.ts';
 
 /** What every command handler needs. */
 export interface GoferContext {

@@ -1,7 +1,7 @@
 import { registeredPlatformOf } from '@oan/auth';
 import { normalizePlatform } from '@oan/protocol';
-import { decideGofer, normalizeLocale, placeholderTexts } from '../domain/gofer';
-import { goferWebUrl, runGoferCommand, type GoferContext } from './context';
+import { decideGofer, normalizeLocale, placeholderTexts } from '../domain/gofer.ts';
+import { goferWebUrl, runGoferCommand, type GoferContext } from './context.ts';
 
 export interface CreateGoferInput {
   accountId: string;

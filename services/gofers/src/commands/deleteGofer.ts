@@ -1,6 +1,6 @@
-import { NotFoundError } from '../domain/errors';
-import { decideGofer } from '../domain/gofer';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from './context';
+import { NotFoundError } from '../domain/errors.ts';
+import { decideGofer } from '../domain/gofer.ts';
+import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
 
 /**
  * §4.4 (15): irreversible. Returns the storage keys of the Gofer's uploads so the caller can remove

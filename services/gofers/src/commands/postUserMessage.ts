@@ -1,6 +1,6 @@
-import { ForbiddenError } from '../domain/errors';
-import { decideGofer } from '../domain/gofer';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from './context';
+import { ForbiddenError } from '../domain/errors.ts';
+import { decideGofer } from '../domain/gofer.ts';
+import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
 
 export interface PostUserMessageInput {
   accountId: string;

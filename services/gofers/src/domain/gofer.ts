@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, RejectedError } from './errors';
+import { ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
 import type {
   AttachmentKind,
   ChatMessageAdded,

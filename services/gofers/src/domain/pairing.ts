@@ -1,6 +1,6 @@
 import { v5 as uuidv5 } from 'uuid';
 import type { GoferEvent } from '@oan/domain';
-import { localeFamily, type GoferState } from './gofer';
+import { localeFamily, type GoferState } from './gofer.ts';
 
 /** Fixed: changing it would change every announcement's id on replay. */
 const PAIRING_NAMESPACE = '8f1c2b7e-5d4a-4e0b-9a61-3c7d2e9f1b58';

@@ -3,11 +3,11 @@ import { principalOf, requireAuth } from '@oan/auth';
 import type { EntityManager } from '@oan/db';
 import { awaitOwnWrites } from '@oan/projection';
 import { goferMessagesSince, goferName, recentGoferMessages, type GoferMessageRow } from '@oan/readmodels';
-import { assertOwnsActiveGofer, WRITE_SOURCE } from '../commands/context';
-import { postUserMessage } from '../commands/postUserMessage';
-import { rethrowMapped } from './errors';
-import type { GoferRouteDeps } from './gofers';
-import * as s from './schemas';
+import { assertOwnsActiveGofer, WRITE_SOURCE } from '../commands/context.ts';
+import { postUserMessage } from '../commands/postUserMessage.ts';
+import { rethrowMapped } from './errors.ts';
+import type { GoferRouteDeps } from './gofers.ts';
+import * as s from './schemas.ts';
 
 /** A12: the recent page without `since`, and the cap of the `since` branch. */
 export const RECENT_PAGE = 50;

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { awaitOwnWrites } from '@oan/projection';
 import { goferList } from '@oan/readmodels';
-import { deletedInStore, goferWebUrl, WRITE_SOURCE, type GoferContext } from '../commands/context';
-import { createGofer } from '../commands/createGofer';
-import { deleteGofer } from '../commands/deleteGofer';
-import { rethrowMapped } from './errors';
-import * as s from './schemas';
+import { deletedInStore, goferWebUrl, WRITE_SOURCE, type GoferContext } from '../commands/context.ts';
+import { createGofer } from '../commands/createGofer.ts';
+import { deleteGofer } from '../commands/deleteGofer.ts';
+import { rethrowMapped } from './errors.ts';
+import * as s from './schemas.ts';
 
 /** What DELETE needs of the object-storage adapter (libs/storage): removing bytes by key. */
 export interface FileRemover {

@@ -3,10 +3,10 @@ import { principalOf, requireAuth } from '@oan/auth';
 import { notFound } from '@oan/http';
 import { awaitOwnWrites, type WriteSource } from '@oan/projection';
 import { pairingCardOf, pairingCardsOf, type PairingCardRow } from '@oan/readmodels';
-import { assertOwnsActiveGofer, plausibleGoferId, WRITE_SOURCE } from '../commands/context';
-import { rethrowMapped } from './errors';
-import type { GoferRouteDeps } from './gofers';
-import * as s from './schemas';
+import { assertOwnsActiveGofer, plausibleGoferId, WRITE_SOURCE } from '../commands/context.ts';
+import { rethrowMapped } from './errors.ts';
+import type { GoferRouteDeps } from './gofers.ts';
+import * as s from './schemas.ts';
 
 /** Exactly the card's keys, in its order (a row never leaks a column the whitelist does not name). */
 const toCard = (r: PairingCardRow): s.PairingSummaryCard => ({

@@ -12,9 +12,9 @@ import {
   sanitizeFileName,
   type ObjectStorage,
 } from '@oan/storage';
-import { addAttachment, type NewAttachment } from '../commands/attachments';
-import { assertOwnsActiveGofer, type GoferContext } from '../commands/context';
-import { rethrowMapped } from './errors';
+import { addAttachment, type NewAttachment } from '../commands/attachments.ts';
+import { assertOwnsActiveGofer, type GoferContext } from '../commands/context.ts';
+import { rethrowMapped } from './errors.ts';
 
 export interface UploadRouteDeps {
   ctx: GoferContext;

@@ -13,9 +13,9 @@ import {
   type BrainInput,
   type BrainOutput,
   type BrainProvider,
-} from '../brain';
-import { addAssistantTurn } from '../commands/assistantTurn';
-import type { GoferContext } from '../commands/context';
+} from '../brain/index.ts';
+import { addAssistantTurn } from '../commands/assistantTurn.ts';
+import type { GoferContext } from '../commands/context.ts';
 import { goferStreamId, type ChatMessageAdded, type GoferEvent } from '@oan/domain';
 
 export interface BrainDeps {

@@ -6,8 +6,8 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from '../commands/context';
-import { announcePairing } from '../domain/pairing';
+import { plausibleGoferId, runGoferCommand, type GoferContext } from '../commands/context.ts';
+import { announcePairing } from '../domain/pairing.ts';
 
 export interface PairingsDeps {
   kafka: KafkaHandle;

@@ -5,8 +5,8 @@ import type { EventStore } from '@oan/eventstore';
 import { startReactorLoop, type KafkaHandle, type LogSink, type SchemaRegistry } from '@oan/kafka';
 import type { WriteTracker } from '@oan/projection';
 import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
-import { setRagStatus, type RagOutcome } from '../commands/attachments';
-import type { GoferContext } from '../commands/context';
+import { setRagStatus, type RagOutcome } from '../commands/attachments.ts';
+import type { GoferContext } from '../commands/context.ts';
 import type { AttachmentAdded } from '@oan/domain';
 
 export interface RagReactorDeps {

@@ -1,16 +1,16 @@
 import { sql, type EntityManager, type MikroORM } from '@oan/db';
 import { handleCommand, type EventStore, type StoredEvent } from '@oan/eventstore';
-import { NotFoundError } from '../domain/errors';
+import { NotFoundError } from '../domain/errors.ts';
 import { threadStreamId, type ThreadEvent } from '@oan/domain';
-import { threadIdFor } from '../domain/ids';
-import { threadDecider, type ThreadCommand } from '../domain/thread';
+import { threadIdFor } from '../domain/ids.ts';
+import { threadDecider, type ThreadCommand } from '../domain/thread.ts';
 import {
   evolveThread,
   initialThreadState,
   type ExistingThread,
   type ThreadState,
-} from '../domain/threadState';
-import type { ThreadWrites } from './writes';
+} from '../domain/threadState.ts';
+import type { ThreadWrites } from './writes.ts';
 
 /** What every command handler and route of the matching service needs. */
 export interface MatchingContext {

@@ -11,7 +11,10 @@ export const WRITE_SOURCE: WriteSource = 'matching';
  * read of its faces — here and on the gateway's /events routes — waits on.
  */
 export class ThreadWrites {
-  constructor(readonly tracker: WriteTracker) {}
+  readonly tracker: WriteTracker;
+  constructor(tracker: WriteTracker) {
+    this.tracker = tracker;
+  }
 
   /** After a command committed: `position` is its highest appended one, under `keyAccountId`. */
   async remember(keyAccountId: string, position: string, callers: readonly string[]): Promise<void> {

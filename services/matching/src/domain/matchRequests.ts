@@ -1,7 +1,7 @@
-import { ForbiddenError, IllegalStateError, NotFoundError } from './errors';
+import { ForbiddenError, IllegalStateError, NotFoundError } from './errors.ts';
 import type { ThreadEvent } from '@oan/domain';
-import { conversationIdFor, matchIdFor } from './ids';
-import { pendingRequest, sidesOf, type MatchRequestState, type ThreadState } from './threadState';
+import { conversationIdFor, matchIdFor } from './ids.ts';
+import { pendingRequest, sidesOf, type MatchRequestState, type ThreadState } from './threadState.ts';
 
 /** Match requests on a thread (§4.6): every decision about them is taken on the thread's stream. */
 

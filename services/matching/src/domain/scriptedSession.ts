@@ -1,7 +1,7 @@
-import { PAIRING_THRESHOLD, offerTerms, relevance, tokenize, type PublicProfile } from './discovery';
+import { PAIRING_THRESHOLD, offerTerms, relevance, tokenize, type PublicProfile } from './discovery.ts';
 import type { MatchRecommendation } from '@oan/domain';
-import { quote, textsFor, type SessionTexts } from './sessionTexts';
-import type { SessionCardFields } from './summaryCard';
+import { quote, textsFor, type SessionTexts } from './sessionTexts.ts';
+import type { SessionCardFields } from './summaryCard.ts';
 
 /**
  * The scripted Gofer-to-Gofer session (ARCHITECTURE §5): deterministic, offline, from the two

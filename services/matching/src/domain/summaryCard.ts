@@ -1,4 +1,4 @@
-import { IllegalStateError, NotFoundError, RejectedError } from './errors';
+import { IllegalStateError, NotFoundError, RejectedError } from './errors.ts';
 import type {
   MatchRecommendation,
   PatchKind,
@@ -7,8 +7,8 @@ import type {
   SummaryCardRecorded,
   ThreadEvent,
 } from '@oan/domain';
-import { summaryMessageIdFor } from './ids';
-import { cardFingerprint, sidesOf, type ThreadState } from './threadState';
+import { summaryMessageIdFor } from './ids.ts';
+import { cardFingerprint, sidesOf, type ThreadState } from './threadState.ts';
 
 /** The generated fields of one side's card (session.ts produces them from the transcript). */
 export interface SessionCardFields {

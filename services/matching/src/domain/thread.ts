@@ -5,16 +5,16 @@ import {
   NotFoundError,
   ForbiddenError,
   RejectedError,
-} from './errors';
+} from './errors.ts';
 import type { PairingMode, ThreadEvent, ThreadSide } from '@oan/domain';
-import { sessionTurnIdFor, threadIdFor } from './ids';
+import { sessionTurnIdFor, threadIdFor } from './ids.ts';
 import {
   decideMatchRequest,
   requestMatch,
   type DecideMatchRequest,
   type RequestMatch,
-} from './matchRequests';
-import { recordSummaryCard, type RecordSummaryCard } from './summaryCard';
+} from './matchRequests.ts';
+import { recordSummaryCard, type RecordSummaryCard } from './summaryCard.ts';
 import {
   SESSION_MAX_TURNS,
   evolveThread,
@@ -22,7 +22,7 @@ import {
   sidesOf,
   type ExistingThread,
   type ThreadState,
-} from './threadState';
+} from './threadState.ts';
 
 export type ThreadCommand =
   | { type: 'ProposePairing'; data: { mode: PairingMode; sides: [ThreadSide, ThreadSide]; score: number } }

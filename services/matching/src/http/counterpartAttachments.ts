@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { goferFileOf } from '@oan/readmodels';
 import type { ObjectStorage } from '@oan/storage';
-import { loadThread, plausibleId, type MatchingContext } from '../commands/context';
-import { NotFoundError } from '../domain/errors';
-import { rethrowMapped } from './errors';
-import * as s from './schemas';
-import { assertCallerIn } from './threads';
+import { loadThread, plausibleId, type MatchingContext } from '../commands/context.ts';
+import { NotFoundError } from '../domain/errors.ts';
+import { rethrowMapped } from './errors.ts';
+import * as s from './schemas.ts';
+import { assertCallerIn } from './threads.ts';
 
 export interface CounterpartAttachmentRouteDeps {
   ctx: MatchingContext;

@@ -1,5 +1,5 @@
 import { badRequest, forbidden, notFound, validation, type HttpError } from '@oan/http';
-import { isDomainError, NOT_WAITING_FOR_CONFIRMATION, type DomainError } from '../domain/errors';
+import { isDomainError, NOT_WAITING_FOR_CONFIRMATION, type DomainError } from '../domain/errors.ts';
 
 /** The one place where the matching context's coded errors become statuses and `{error, code}` bodies. */
 export function toHttpError(err: DomainError): HttpError {

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { sql } from '@oan/db';
 import type { ApiKeyPermission } from '@oan/protocol';
-import { plausibleId, runThreadCommand, type MatchingContext } from '../commands/context';
-import { ForbiddenError, NotFoundError } from '../domain/errors';
-import { matchStatusFor, sidesOf } from '../domain/threadState';
-import { rethrowMapped } from './errors';
-import * as s from './schemas';
+import { plausibleId, runThreadCommand, type MatchingContext } from '../commands/context.ts';
+import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
+import { matchStatusFor, sidesOf } from '../domain/threadState.ts';
+import { rethrowMapped } from './errors.ts';
+import * as s from './schemas.ts';
 
 export interface MatchRequestRouteDeps {
   ctx: MatchingContext;

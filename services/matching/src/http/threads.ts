@@ -1,11 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import type { ApiKeyPermission } from '@oan/protocol';
-import { loadAccountThreads, loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
-import { ForbiddenError, NotFoundError } from '../domain/errors';
-import type { ExistingThread, ThreadState } from '../domain/threadState';
-import { rethrowMapped } from './errors';
-import * as s from './schemas';
+import {
+  loadAccountThreads,
+  loadThread,
+  runThreadCommand,
+  type MatchingContext,
+} from '../commands/context.ts';
+import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
+import type { ExistingThread, ThreadState } from '../domain/threadState.ts';
+import { rethrowMapped } from './errors.ts';
+import * as s from './schemas.ts';
 
 export interface ThreadRouteDeps {
   ctx: MatchingContext;

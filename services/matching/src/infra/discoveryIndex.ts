@@ -1,5 +1,5 @@
 import { Migration, sql, TEXT_ARRAY, type EntityManager, type MigrationDef } from '@oan/db';
-import { demandTerms, offerTerms, type PublicProfile } from '../domain/discovery';
+import { demandTerms, offerTerms, type PublicProfile } from '../domain/discovery.ts';
 import { LIVE_GOFERS } from '@oan/readmodels';
 
 /**

@@ -6,7 +6,7 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { runThreadCommand, type MatchingContext } from '../commands/context';
+import { runThreadCommand, type MatchingContext } from '../commands/context.ts';
 import {
   DEFAULT_PAIRING_CAPS,
   PAIRING_THRESHOLD,
@@ -14,7 +14,7 @@ import {
   type Candidate,
   type PairingCaps,
   type PairingLoad,
-} from '../domain/discovery';
+} from '../domain/discovery.ts';
 import type { PairingMode, ThreadSide } from '@oan/domain';
 import {
   discoverySeed,
@@ -24,13 +24,13 @@ import {
   threadLoads,
   type DiscoverySeedRow,
 } from '@oan/readmodels';
-import { threadIdFor } from '../domain/ids';
+import { threadIdFor } from '../domain/ids.ts';
 import {
   recordReadiness,
   refreshDiscoveryTerms,
   strings,
   upsertDiscoveryTerms,
-} from '../infra/discoveryIndex';
+} from '../infra/discoveryIndex.ts';
 
 export interface DiscoveryDeps {
   kafka: KafkaHandle;

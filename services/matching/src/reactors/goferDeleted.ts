@@ -7,7 +7,7 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { runThreadCommand, type MatchingContext } from '../commands/context';
+import { runThreadCommand, type MatchingContext } from '../commands/context.ts';
 
 export interface GoferDeletedDeps {
   kafka: KafkaHandle;

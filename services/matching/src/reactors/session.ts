@@ -7,15 +7,15 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { loadThread, runThreadCommand, type MatchingContext } from '../commands/context';
-import type { PublicProfile } from '../domain/discovery';
+import { loadThread, runThreadCommand, type MatchingContext } from '../commands/context.ts';
+import type { PublicProfile } from '../domain/discovery.ts';
 import type { SessionTurnAdded, ThreadEvent, ThreadSide } from '@oan/domain';
-import { SCRIPTED_TURNS, openerOf, type ScriptedTurn, type SessionParty } from '../domain/scriptedSession';
-import type { RecordSummaryCard } from '../domain/summaryCard';
-import { strings } from '../infra/discoveryIndex';
-import { sessionMetrics } from '../sessionProviders/metrics';
-import type { SessionProvider, SessionTranscriptTurn } from '../sessionProviders/provider';
-import { ScriptedSessionProvider } from '../sessionProviders/scripted';
+import { SCRIPTED_TURNS, openerOf, type ScriptedTurn, type SessionParty } from '../domain/scriptedSession.ts';
+import type { RecordSummaryCard } from '../domain/summaryCard.ts';
+import { strings } from '../infra/discoveryIndex.ts';
+import { sessionMetrics } from '../sessionProviders/metrics.ts';
+import type { SessionProvider, SessionTranscriptTurn } from '../sessionProviders/provider.ts';
+import { ScriptedSessionProvider } from '../sessionProviders/scripted.ts';
 
 export interface SessionDeps {
   kafka: KafkaHandle;

@@ -1,7 +1,7 @@
 import { openAiOptions, type LlmConfig } from '@oan/config';
-import { OpenAiSessionProvider } from './openai';
-import type { SessionProvider } from './provider';
-import { ScriptedSessionProvider } from './scripted';
+import { OpenAiSessionProvider } from './openai.ts';
+import type { SessionProvider } from './provider.ts';
+import { ScriptedSessionProvider } from './scripted.ts';
 
 /** The provider's variables as src/config.ts parses them: the same names and rules as the gofers brain. */
 export type SessionProviderConfig = LlmConfig;

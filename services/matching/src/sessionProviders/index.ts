@@ -1,11 +1,11 @@
-export * from './provider';
-export { ScriptedSessionProvider } from './scripted';
+export * from './provider.ts';
+export { ScriptedSessionProvider } from './scripted.ts';
 export {
   OpenAiSessionProvider,
   cardOutputSchema,
   turnOutputSchema,
   type OpenAiSessionOptions,
-} from './openai';
-export { createSessionProvider, type SessionProviderConfig } from './config';
-export { sessionMetrics } from './metrics';
-export { COUNTERPART_LABEL, buildCardPrompt, buildTurnPrompt, type PromptMessage } from './prompt';
+} from './openai.ts';
+export { createSessionProvider, type SessionProviderConfig } from './config.ts';
+export { sessionMetrics } from './metrics.ts';
+export { COUNTERPART_LABEL, buildCardPrompt, buildTurnPrompt, type PromptMessage } from './prompt.ts';

@@ -1,14 +1,14 @@
 import { JsonCompletionError, JsonCompletions, type JsonCompletionsOptions } from '@oan/completions';
 import { z } from '@oan/config';
-import { sessionMetrics } from './metrics';
-import { buildCardPrompt, buildTurnPrompt, type PromptMessage } from './prompt';
+import { sessionMetrics } from './metrics.ts';
+import { buildCardPrompt, buildTurnPrompt, type PromptMessage } from './prompt.ts';
 import {
   SessionProviderError,
   type CardFields,
   type NextTurnInput,
   type SessionProvider,
   type SummaryCardInput,
-} from './provider';
+} from './provider.ts';
 
 export type OpenAiSessionOptions = Omit<JsonCompletionsOptions, 'onUsage'>;
 

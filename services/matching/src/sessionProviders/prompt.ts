@@ -1,4 +1,4 @@
-import type { CounterpartProfile, SessionSelf, SessionTranscriptTurn } from './provider';
+import type { CounterpartProfile, SessionSelf, SessionTranscriptTurn } from './provider.ts';
 
 /** A chat-completions message as the prompt builders produce it. */
 export interface PromptMessage {

@@ -1,5 +1,5 @@
-import type { PublicProfile } from '../domain/discovery';
-import type { SessionCardFields } from '../domain/summaryCard';
+import type { PublicProfile } from '../domain/discovery.ts';
+import type { SessionCardFields } from '../domain/summaryCard.ts';
 
 /**
  * The Gofer-to-Gofer session behind a provider (ARCHITECTURE §5): `scripted` (the default,
@@ -60,11 +60,9 @@ export type SessionErrorCode = 'SESSION_UPSTREAM' | 'SESSION_INVALID_OUTPUT';
 /** A provider that could not produce a usable turn or card (its message never holds profile text). */
 export class SessionProviderError extends Error {
   override readonly name = 'SessionProviderError';
-  constructor(
-    readonly code: SessionErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly code: SessionErrorCode;
+  constructor(code: SessionErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.code = code;
   }
 }

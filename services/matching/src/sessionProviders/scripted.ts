@@ -1,5 +1,5 @@
-import { scriptTurn, summarizeSession } from '../domain/scriptedSession';
-import type { CardFields, NextTurnInput, SessionProvider, SummaryCardInput } from './provider';
+import { scriptTurn, summarizeSession } from '../domain/scriptedSession.ts';
+import type { CardFields, NextTurnInput, SessionProvider, SummaryCardInput } from './provider.ts';
 
 /** The deterministic script of domain/scriptedSession.ts behind the provider interface (the default). */
 export class ScriptedSessionProvider implements SessionProvider {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@oan/db';
-import { toNotification, type Notification } from '../notifications';
+import { toNotification, type Notification } from '../notifications.ts';
 import type { DomainEvent, Projection, ProjectionContext } from '@oan/readmodels';
 
 /**

@@ -1,5 +1,5 @@
 import { sql, type EntityManager } from '@oan/db';
-import { envelopeText, type Notification } from '../notifications';
+import { envelopeText, type Notification } from '../notifications.ts';
 
 export interface CommittedEnvelope {
   accountId: string;

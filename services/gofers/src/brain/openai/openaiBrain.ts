@@ -1,8 +1,8 @@
 import { JsonCompletionError, JsonCompletions, type JsonCompletionsOptions } from '@oan/completions';
-import { brainMetrics } from '../metrics';
-import { brainOutputSchema } from '../schema';
-import { BrainError, type BrainInput, type BrainOutput, type BrainProvider } from '../types';
-import { buildPrompt } from './prompt';
+import { brainMetrics } from '../metrics.ts';
+import { brainOutputSchema } from '../schema.ts';
+import { BrainError, type BrainInput, type BrainOutput, type BrainProvider } from '../types.ts';
+import { buildPrompt } from './prompt.ts';
 
 export type OpenAiBrainOptions = Omit<JsonCompletionsOptions, 'onUsage'>;
 

@@ -1,4 +1,4 @@
-import type { BrainInput, BrainGofer } from '../types';
+import type { BrainInput, BrainGofer } from '../types.ts';
 
 /** A chat-completions message as the prompt builder produces it. */
 export interface PromptMessage {

@@ -1,5 +1,5 @@
-import type { HistoryItem } from '../types';
-import { TEXTS } from './texts';
+import type { HistoryItem } from '../types.ts';
+import { TEXTS } from './texts.ts';
 
 /**
  * Where the interview stands, read back from the chat itself: the scripted brain keeps no state of

@@ -1,4 +1,4 @@
-import { clip } from './parse';
+import { clip } from './parse.ts';
 
 /** Answering from the owner's documents: a line-level word-overlap lookup, en and zh. */
 

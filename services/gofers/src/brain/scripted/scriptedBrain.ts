@@ -1,5 +1,5 @@
 import type { DiscoveryStatus } from '@oan/domain';
-import type { BrainInput, BrainOutput, BrainProvider, PublicProfile } from '../types';
+import type { BrainInput, BrainOutput, BrainProvider, PublicProfile } from '../types.ts';
 import {
   askedBefore,
   descriptionAnswered,
@@ -8,7 +8,7 @@ import {
   lastUserBefore,
   type Slot,
   type Step,
-} from './interview';
+} from './interview.ts';
 import {
   clip,
   explicitName,
@@ -19,9 +19,9 @@ import {
   splitItems,
   withoutName,
   yesNo,
-} from './parse';
-import { findFact, isQuestion } from './knowledge';
-import { textsFor, type Texts } from './texts';
+} from './parse.ts';
+import { findFact, isQuestion } from './knowledge.ts';
+import { textsFor, type Texts } from './texts.ts';
 
 const BOOLEAN = { format: 'boolean' } as const;
 

@@ -1,4 +1,4 @@
-import type { PublicProfile } from '../types';
+import type { PublicProfile } from '../types.ts';
 
 /** Every sentence the scripted brain says, per language. Questions double as its interview markers. */
 export interface Texts {

@@ -1,0 +1,62 @@
+/**
+ * Start-up of the whole fleet with each way of running our TypeScript (issue 11, ADR 0001): Node 24's
+ * own type stripping against tsx's loader, in the same run, alternating. Usage:
+ *   bash infra/node.sh node bench/startup.ts [rounds=3]
+ * For each round and loader it starts a TestFleet (every process of the fleet, each its own Node
+ * process) and prints the wall clock until every process answers ready and the CPU time the fleet's
+ * processes spent getting there (utime + stime from /proc, start-up only: nothing is served yet);
+ * then the medians, and the load average.
+ */
+import { loadavg } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { TestFleet } from '@oan/testing';
+
+const ROUNDS = Number(process.argv[2] ?? 3);
+const TICKS_PER_SECOND = 100;
+const LOADERS = ['native', 'tsx'] as const;
+
+/** utime + stime of a live process in seconds (fields 14 and 15 of /proc/<pid>/stat). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const results: Record<string, { wall: number[]; cpu: number[]; processes: number }> = {};
+console.log(
+  `load average before: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const loader of LOADERS) {
+    process.env.OAN_TS_LOADER = loader;
+    const t0 = performance.now();
+    const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
+    const wall = (performance.now() - t0) / 1000;
+    let cpu = 0;
+    for (const p of fleet.running.values()) cpu += cpuSeconds(p.child.pid!);
+    const processes = fleet.running.size;
+    await fleet.stop();
+    const r = (results[loader] ??= { wall: [], cpu: [], processes });
+    r.wall.push(wall);
+    r.cpu.push(cpu);
+    console.log(
+      `round ${round} ${loader.padEnd(6)}: ${processes} processes ready in ${wall.toFixed(1)} s, ` +
+        `${cpu.toFixed(1)} CPU-s (${(cpu / processes).toFixed(2)} per process)`,
+    );
+  }
+}
+for (const loader of LOADERS) {
+  const r = results[loader]!;
+  console.log(
+    `${loader.padEnd(6)} median: ready in ${median(r.wall).toFixed(1)} s, ${median(r.cpu).toFixed(1)} CPU-s ` +
+      `(${(median(r.cpu) / r.processes).toFixed(2)} per process)`,
+  );
+}
+console.log(
+  `load average after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
