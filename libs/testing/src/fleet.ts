@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,7 +74,8 @@ export async function planFleet(
     env: { ...shared, ...extra },
   });
   // The edge owns no data: it gets the switches it reads, and the credential view and Redis of the
-  // connector extensions (issue 15: idempotency keys, the opt-in RATE_LIMIT_PER_MINUTE).
+  // connector extensions (issue 15: idempotency keys, the opt-in RATE_LIMIT_PER_MINUTE), and auth's
+  // Google settings, to offer Google sign-in on the page exactly when auth verifies its tokens (issue 14).
   const EDGE_READS = [
     'NODE_ENV',
     'LOG_LEVEL',
@@ -84,6 +86,9 @@ export async function planFleet(
     'REDIS_PREFIX',
     'JWT_SECRET',
     'RATE_LIMIT_PER_MINUTE',
+    'GOOGLE_CLIENT_ID',
+    'GOOGLE_JWKS_URL',
+    'GOOGLE_AUTHORIZATION_URL',
   ];
   const edgeShared = Object.fromEntries(Object.entries(env).filter(([k]) => EDGE_READS.includes(k)));
   // The filesystem object store (the default) serves signed URLs from the gofers process's listener
@@ -101,7 +106,18 @@ export async function planFleet(
         };
   const processes: ProcessSpec[] = [
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
-    svc('gofers', 'gofers', ports.gofers, { GOFERS_PORT: String(ports.gofers), ...storage }),
+    svc('gofers', 'gofers', ports.gofers, {
+      GOFERS_PORT: String(ports.gofers),
+      ...storage,
+      // Issue 16 (ADR 0023): published Gofers announce on the relay's replicas, their keys sealed with
+      // a secret derived from the plan's JWT secret (so `npm run dev` opens them again after a restart).
+      GOFER_RELAY_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
+      GOFER_RELAY_KEY_SECRET:
+        base.GOFER_RELAY_KEY_SECRET ??
+        createHash('sha256')
+          .update(`oan gofer relay keys ${base.JWT_SECRET ?? ''}`)
+          .digest('hex'),
+    }),
     svc('matching', 'matching', ports.matching, { MATCHING_PORT: String(ports.matching), ...storage }),
     svc('conversations', 'conversations', ports.conversations, {
       CONVERSATIONS_PORT: String(ports.conversations),
@@ -193,8 +209,12 @@ export function startProcess(
   return { spec, child, exited, lastLines };
 }
 
-/** Resolves once the process answers `GET /ready` with 200. */
-export async function waitReady(p: RunningProcess, timeoutMs = 60_000): Promise<void> {
+/**
+ * Resolves once the process answers `GET /ready` with 200. A process that exits fails this at once;
+ * the timeout only bounds a slow start: twelve processes loading their dependencies together on two
+ * busy cores took more than a minute (seen with other fleets beside).
+ */
+export async function waitReady(p: RunningProcess, timeoutMs = 120_000): Promise<void> {
   const ready = waitFor(
     async () => {
       const res = await fetch(`http://127.0.0.1:${p.spec.port}/ready`).catch(() => undefined);
