@@ -4,3 +4,4 @@ export * from './errors.ts';
 export * from './connectors.ts';
 export * from './extensionsOpenApi.ts';
 export * from './limits.ts';
+export * from './connectonion.ts';

@@ -1,7 +1,7 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseAnnounce } from '../src/domain/announce.ts';
-import { ANNOUNCE_STYLE, canonicalJson, COMMAND_STYLE } from '../src/domain/canonical.ts';
+import { ANNOUNCE_STYLE, canonicalJson, COMMAND_STYLE } from '@oan/protocol';
 import { verifyBy } from '../src/infra/signature.ts';
 
 // spec/connectonion-relay.md §3, worked example: seed = 32 zero bytes, ts = 1700000000.

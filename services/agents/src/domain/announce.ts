@@ -1,4 +1,4 @@
-import { ANNOUNCE_STYLE, canonicalJson } from './canonical.ts';
+import { ANNOUNCE_STYLE, canonicalJson } from '@oan/protocol';
 
 /** An agent address (spec §3): `0x` + the raw 32-byte Ed25519 public key in lowercase hex. */
 export const ADDRESS = /^0x[0-9a-f]{64}$/;

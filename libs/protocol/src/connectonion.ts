@@ -10,6 +10,7 @@ export interface CanonicalStyle {
   ascii: boolean;
 }
 
+// Shared by the relay (services/agents) and the Gofers published on it (services/gofers, issue 16).
 export const ANNOUNCE_STYLE: CanonicalStyle = { spaced: true, ascii: true };
 export const COMMAND_STYLE: CanonicalStyle = { spaced: false, ascii: true };
 
