@@ -77,8 +77,10 @@ export function serveAgent(hub: Hub, ws: WebSocket, conn: string): void {
         return ws.send(
           errorFrame('ANNOUNCE first', typeof msg.type === 'string' ? msg.type.slice(0, 64) : undefined),
         );
-      if (msg.type === 'ERROR' || msg.type === 'ANNOUNCE_OK') return;
       const sid = msg.session_id;
+      // An agent's ERROR about a session is the client's (spec §5: forwarded verbatim, e.g. a refused
+      // CONNECT or a rate limit); one without a session answers the relay and goes nowhere.
+      if (msg.type === 'ANNOUNCE_OK' || (msg.type === 'ERROR' && typeof sid !== 'string')) return;
       // An agent frame without a session belongs to nobody (never another session's client).
       if (typeof sid !== 'string' || sid.length === 0) return;
       await hub.fromAgent(link, sid, text);
