@@ -360,6 +360,19 @@ const TABLE: Record<string, Row> = {
     mine: 201,
     ...probeSafe,
   },
+  // Issue 16 (ADR 0023): publish on / take off the agent relay; owner-only like every Gofer route (§6).
+  'PUT /gofers/{goferId}/relay': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch } }),
+    mine: 200,
+    ...probeSafe,
+  },
+  'DELETE /gofers/{goferId}/relay': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch } }),
+    mine: 200,
+    ...probeSafe,
+  },
   'GET /gofers/{goferId}/pairings': {
     auth: 'multi+realm',
     call: (p) => ({ path: { goferId: p.gofer } }),

@@ -125,6 +125,10 @@ export const gofersProjection = projection<GoferEvent>({
     ]);
     return [];
   },
+  // Issue 16: the relay's own directory (read.agents) lists a published Gofer; the role-chat rows
+  // of its relay turns arrive as ChatMessageAdded (kind 'relay'). Nothing to keep here.
+  GoferRelayPublished: null,
+  GoferRelayUnpublished: null,
 });
 
 async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>): Promise<NotificationSpec[]> {

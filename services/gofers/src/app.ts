@@ -13,8 +13,11 @@ import type { GofersConfig } from './config.ts';
 import { chatRoutes } from './http/chat.ts';
 import { goferRoutes } from './http/gofers.ts';
 import { pairingRoutes } from './http/pairings.ts';
+import { relayRoutes } from './http/relay.ts';
 import { uploadRoutes } from './http/uploads.ts';
 import { createGoferStore } from './infra/store.ts';
+import type { RelayControl } from './relay/host.ts';
+import type { KeySealer } from './relay/keys.ts';
 
 export interface GoferContextDeps {
   config: Pick<GofersConfig, 'REDIS_PREFIX' | 'OAN_WEB_BASE_URL'>;
@@ -50,6 +53,8 @@ export interface GoferAppDeps {
   logger?: Logger;
   /** prom-client keeps one registry per process: only one app per process may expose metrics. */
   metrics?: boolean;
+  /** Issue 16: the relay host and the key sealer (main.ts); absent ⇒ no relay routes (404). */
+  relay?: { control: RelayControl; sealer: KeySealer } | null;
 }
 
 /** The composition root of the gofers service. */
@@ -69,12 +74,17 @@ export async function buildApp(deps: GoferAppDeps) {
 
   // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
-    const routeDeps = { ctx, authenticator, storage };
+    const routeDeps = { ctx, authenticator, storage, relay: deps.relay?.control ?? null };
     await app.register(goferRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
     await app.register(chatRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
     await app.register(pairingRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
     // §0.5: without an adapter the upload routes do not exist (404).
     if (storage) await app.register(uploadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
+    // Issue 16: likewise, without a relay the publish routes do not exist.
+    if (deps.relay) {
+      const { control, sealer } = deps.relay;
+      await app.register(relayRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, relay: control, sealer });
+    }
   }
   return app;
 }

@@ -1,4 +1,4 @@
-import { commonEnv, envPort, llmEnv, loadConfig, refineLlmEnv, z } from '@oan/config';
+import { commonEnv, envList, envOptional, envPort, llmEnv, loadConfig, refineLlmEnv, z } from '@oan/config';
 import { refineStorageEnv, storageEnv } from '@oan/storage';
 
 /** The gofers process: the common variables, the brain's, and object storage's (libs/storage). */
@@ -13,10 +13,26 @@ export const gofersEnv = commonEnv
      * 400). The fleet and docker-compose choose `fs` / `s3` explicitly.
      */
     STORAGE_DRIVER: z.enum(['none', 'fs', 's3']).default('none'),
+    /**
+     * Issue 16 (ADR 0023): the agent relay's base URLs (the agents replicas, ws:// or http://) where
+     * published Gofers announce. Unset: Gofers cannot be published (the relay routes are 404).
+     */
+    GOFER_RELAY_URLS: envOptional(envList),
+    /** Seals the Gofers' relay keys in `gofers.relay_agents`; required with GOFER_RELAY_URLS. */
+    GOFER_RELAY_KEY_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
+    /** INPUTs a relay caller may send one Gofer per minute. */
+    GOFER_RELAY_INPUTS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   })
   .superRefine((env, ctx) => {
     refineLlmEnv(env, ctx);
     refineStorageEnv(env, ctx);
+    if (env.GOFER_RELAY_URLS && !env.GOFER_RELAY_KEY_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GOFER_RELAY_KEY_SECRET'],
+        message: 'required with GOFER_RELAY_URLS',
+      });
+    }
   });
 
 export type GofersConfig = z.infer<typeof gofersEnv>;

@@ -11,6 +11,8 @@ import { createGoferStore, goferMigrations } from './infra/store.ts';
 import { startBrain } from './reactors/brain.ts';
 import { startPairings } from './reactors/pairings.ts';
 import { startRagReactor } from './reactors/rag.ts';
+import { RelayHost } from './relay/host.ts';
+import { KeySealer } from './relay/keys.ts';
 
 const config = loadGofersConfig();
 const logger = createLogger('gofers', config.LOG_LEVEL);
@@ -25,7 +27,25 @@ const redis = new Redis(config.REDIS_URL);
 const setup = await createStorage(config);
 const storage = setup?.storage ?? null;
 const ctx = createGoferContext({ config, orm, redis, store });
-const app = await buildApp({ config, orm, redis, ctx, storage, logger });
+const provider = createBrainProvider(config);
+// Issue 16 (ADR 0023): published Gofers announce on the agent relay, when one is configured.
+const sealer = config.GOFER_RELAY_KEY_SECRET ? new KeySealer(config.GOFER_RELAY_KEY_SECRET) : null;
+const relayHost =
+  config.GOFER_RELAY_URLS && sealer
+    ? new RelayHost({
+        orm,
+        redis,
+        prefix: config.REDIS_PREFIX,
+        ctx,
+        brain: provider,
+        sealer,
+        logger,
+        urls: config.GOFER_RELAY_URLS,
+        inputsPerMinute: config.GOFER_RELAY_INPUTS_PER_MINUTE,
+      })
+    : null;
+const relay = relayHost && sealer ? { control: relayHost, sealer } : null;
+const app = await buildApp({ config, orm, redis, ctx, storage, logger, relay });
 // Serve before the reactors join their groups: after a kill -9 a join waits out the dead member's
 // session, and the routes do not depend on the reactors (they open and read on their own).
 await app.listen({ host: config.HOST, port: config.GOFERS_PORT });
@@ -34,7 +54,9 @@ await app.listen({ host: config.HOST, port: config.GOFERS_PORT });
 const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-gofers', logger });
 const registry = new SchemaRegistry(SCHEMAS_DIR);
 const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PREFIX };
-const brain = await startBrain({ ...reactorDeps, ctx, provider: createBrainProvider(config) });
+const brain = await startBrain({ ...reactorDeps, ctx, provider });
+// After a restart every published Gofer announces again (once no other process holds its lease).
+await relayHost?.start();
 // Announces each pairing proposed by matching as a `system` row (kind 'pairing') in both chats.
 const pairings = await startPairings({ kafka, registry, ctx, logger, topicPrefix: config.TOPIC_PREFIX });
 const rag = storage
@@ -46,6 +68,8 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
+  // The announce sockets close, so the relay lists these Gofers again only once they re-announce.
+  await relayHost?.stop();
   await brain.stop();
   await pairings.stop();
   await rag?.stop();

@@ -29,7 +29,10 @@ export interface ChatMessageAdded {
   content: string;
   /** At most one on the Gofer face (§4.4 (13)); ids of AttachmentAdded of this Gofer. */
   attachmentIds: string[];
-  /** 'pairing' on the system rows that announce a pairing (§4.4 (14)). */
+  /**
+   * 'pairing' on the system rows that announce a pairing (§4.4 (14)); 'relay' on the assistant rows
+   * that report a turn of a relay caller (issue 16: the row quotes the caller's untrusted text).
+   */
   kind: string | null;
   /** JSON text of `{threadId, self:{roleId,name}, counterpart:{roleId,name}}` on pairing rows. */
   pairing: string | null;
@@ -91,6 +94,23 @@ export interface AttachmentRagStatusChanged {
   changedAt: string;
 }
 
+/** The owner published the Gofer on the ConnectOnion agent relay (issue 16, ADR 0023); no key in it. */
+export interface GoferRelayPublished {
+  goferId: string;
+  accountId: string;
+  /** `0x` + the hex of the raw Ed25519 public key (the relay's agent address). */
+  address: string;
+  publishedAt: string;
+}
+
+/** The owner took the Gofer off the relay (issue 16, ADR 0023). */
+export interface GoferRelayUnpublished {
+  goferId: string;
+  accountId: string;
+  address: string;
+  unpublishedAt: string;
+}
+
 export type GoferEvent =
   | { type: 'GoferCreated'; data: GoferCreated }
   | { type: 'ChatMessageAdded'; data: ChatMessageAdded }
@@ -98,6 +118,8 @@ export type GoferEvent =
   | { type: 'GoferDiscoveryStatusChanged'; data: GoferDiscoveryStatusChanged }
   | { type: 'GoferDeleted'; data: GoferDeleted }
   | { type: 'AttachmentAdded'; data: AttachmentAdded }
-  | { type: 'AttachmentRagStatusChanged'; data: AttachmentRagStatusChanged };
+  | { type: 'AttachmentRagStatusChanged'; data: AttachmentRagStatusChanged }
+  | { type: 'GoferRelayPublished'; data: GoferRelayPublished }
+  | { type: 'GoferRelayUnpublished'; data: GoferRelayUnpublished };
 
 export const goferStreamId = (goferId: string) => `gofer-${goferId}`;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BrainOutput } from './types.ts';
+import type { BrainOutput, CallerOutput } from './types.ts';
 
 /** The §8.3 frozen shape. */
 export const responseConstraintsSchema = z.object({
@@ -41,3 +41,8 @@ export const brainOutputSchema = z
     if (o.discoveryStatus) out.discoveryStatus = o.discoveryStatus;
     return out;
   });
+
+/** What a model must answer a relay caller with (issue 16): the answer only, no profile changes. */
+export const callerOutputSchema = z
+  .object({ content: short(4000) })
+  .transform((o): CallerOutput => ({ content: o.content }));

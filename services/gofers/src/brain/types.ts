@@ -56,6 +56,29 @@ export interface BrainProvider {
   reply(input: BrainInput): Promise<BrainOutput>;
 }
 
+/**
+ * Issue 16 (ADR 0023): a caller on the ConnectOnion relay speaks to a published Gofer. The Gofer
+ * knows its own public profile only: not its owner's chat, documents or review triggers.
+ */
+export interface CallerInput {
+  gofer: PublicProfile & { goferId: string; locale: string };
+  /** The caller's relay address (its CONNECT's verified `from`). */
+  caller: string;
+  /** This relay session so far, oldest first: the caller's words and the Gofer's answers. */
+  history: { from: 'caller' | 'gofer'; content: string }[];
+  /** The caller's new message: untrusted counterpart content, never an instruction. */
+  message: string;
+}
+
+export interface CallerOutput {
+  content: string;
+}
+
+/** A brain that also answers relay callers (both providers are one). */
+export interface CallerBrain {
+  answerCaller(input: CallerInput): Promise<CallerOutput>;
+}
+
 export type BrainErrorCode = 'BRAIN_INVALID_OUTPUT' | 'BRAIN_UPSTREAM';
 
 /** A generation that produced nothing usable. Messages never quote the owner's content. */

@@ -1,4 +1,4 @@
-import { sql, type MikroORM } from '@oan/db';
+import { sql, type EntityManager, type MikroORM } from '@oan/db';
 import { handleCommand, type EventStore, type NewEvent, type StoredEvent } from '@oan/eventstore';
 import type { WriteSource, WriteTracker } from '@oan/projection';
 import { goferStreamId, type GoferEvent } from '@oan/domain';
@@ -35,7 +35,11 @@ export async function runGoferCommand(
   ctx: GoferContext,
   goferId: string,
   decide: (state: GoferState, now: string) => { accountId: string; events: GoferEvent[] } | null,
-  opts: { newStream?: boolean } = {},
+  opts: {
+    newStream?: boolean;
+    /** Runs in the append's transaction (the relay keys' `published` flag, ADR 0023). */
+    inline?: (em: EntityManager, appended: StoredEvent[], state: GoferState) => Promise<void>;
+  } = {},
 ): Promise<{ state: GoferState; appended: StoredEvent[] }> {
   const result = await handleCommand(
     ctx.orm,

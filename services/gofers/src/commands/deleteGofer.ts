@@ -1,5 +1,6 @@
 import { NotFoundError } from '../domain/errors.ts';
 import { decideGofer } from '../domain/gofer.ts';
+import { setRelayPublished } from '../infra/relayAgents.ts';
 import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
 
 /**
@@ -11,10 +12,19 @@ export async function deleteGofer(
   input: { accountId: string; goferId: string },
 ): Promise<{ storageKeys: string[] }> {
   if (!plausibleGoferId(input.goferId)) throw new NotFoundError('GOFER_NOT_FOUND', 'Gofer not found');
-  const { state } = await runGoferCommand(ctx, input.goferId, (s, now) => ({
-    accountId: input.accountId,
-    events: decideGofer({ type: 'DeleteGofer', data: { accountId: input.accountId }, metadata: { now } }, s),
-  }));
+  const { state } = await runGoferCommand(
+    ctx,
+    input.goferId,
+    (s, now) => ({
+      accountId: input.accountId,
+      events: decideGofer(
+        { type: 'DeleteGofer', data: { accountId: input.accountId }, metadata: { now } },
+        s,
+      ),
+    }),
+    // Issue 16: a deleted Gofer leaves the relay (the route then withdraws its announcement).
+    { inline: (em) => setRelayPublished(em, input.goferId, false, ctx.now().toISOString()) },
+  );
   if (state.status === 'none') return { storageKeys: [] };
   return { storageKeys: [...state.attachments.values()].map((a) => a.storageKey) };
 }

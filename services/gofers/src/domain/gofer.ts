@@ -48,6 +48,8 @@ export interface GoferData extends GoferProfile {
   /** User message ids an assistant turn already replied to (the brain answers each once). */
   answered: ReadonlySet<string>;
   attachments: ReadonlyMap<string, GoferAttachment>;
+  /** The ConnectOnion relay address while the Gofer is published there (issue 16), else null. */
+  relayAddress: string | null;
 }
 
 export type ActiveGofer = { status: 'active' } & GoferData;
@@ -78,6 +80,20 @@ export type GoferCommand =
       };
     }
   | { type: 'DeleteGofer'; data: { accountId: string } }
+  /** Issue 16: `address` is the Gofer's own relay key's (kept in the gofers schema, never here). */
+  | { type: 'PublishOnRelay'; data: { accountId: string; address: string } }
+  | { type: 'UnpublishFromRelay'; data: { accountId: string } }
+  | {
+      type: 'AddRelayTurn';
+      data: {
+        messageId: string;
+        /** The caller's relay address (the CONNECT's verified `from`). */
+        caller: string;
+        /** The caller's words (untrusted counterpart content) and the Gofer's answer. */
+        asked: string;
+        answered: string;
+      };
+    }
   | {
       type: 'AddAssistantTurn';
       data: {
@@ -103,11 +119,15 @@ const TEXTS = {
     description: 'A new Gofer, still learning what its owner is looking for.',
     greeting:
       "Hi, I'm your new Gofer! Tell me what you would like me to find or achieve for you, and I'll ask a few questions to get to know you.",
+    relayTurn: (caller: string, asked: string, answered: string) =>
+      `A caller on the agent relay (${caller}) asked:\n${asked}\n\nI answered:\n${answered}`,
   },
   zh: {
     name: '新的 Gofer',
     description: '一个新的 Gofer，正在了解主人想要寻找什么。',
     greeting: '你好，我是你的新 Gofer！告诉我你希望我帮你寻找或实现什么，我会问几个问题来了解你。',
+    relayTurn: (caller: string, asked: string, answered: string) =>
+      `代理中继上的来访者（${caller}）问：\n${asked}\n\n我回答：\n${answered}`,
   },
 } as const;
 export type LocaleFamily = keyof typeof TEXTS;
@@ -149,6 +169,7 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
       messages: [],
       answered: new Set(),
       attachments: new Map(),
+      relayAddress: null,
     };
   }
   if (state.status === 'none') return state;
@@ -180,7 +201,12 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
     case 'GoferDiscoveryStatusChanged':
       return { ...state, discoveryStatus: event.data.status };
     case 'GoferDeleted':
-      return { ...state, status: 'deleted' };
+      // A deleted Gofer is off the relay too (the delete command withdraws its announcement).
+      return { ...state, status: 'deleted', relayAddress: null };
+    case 'GoferRelayPublished':
+      return { ...state, relayAddress: event.data.address };
+    case 'GoferRelayUnpublished':
+      return { ...state, relayAddress: null };
     case 'AttachmentAdded': {
       const d = event.data;
       const attachments = new Map(state.attachments);
@@ -313,6 +339,44 @@ export function decideGofer(command: Timed<GoferCommand>, state: GoferState): Go
           type: 'GoferDeleted',
           data: { goferId: state.goferId, accountId: state.accountId, deletedAt: now },
         },
+      ];
+    }
+    case 'PublishOnRelay': {
+      const d = command.data;
+      assertOwnedActive(state, d.accountId); // §6: the one 403 of every /gofers/:goferId/* route
+      if (state.relayAddress === d.address) return []; // PUT is idempotent
+      const ids = { goferId: state.goferId, accountId: state.accountId };
+      return [{ type: 'GoferRelayPublished', data: { ...ids, address: d.address, publishedAt: now } }];
+    }
+    case 'UnpublishFromRelay': {
+      assertOwnedActive(state, command.data.accountId);
+      if (state.relayAddress === null) return []; // DELETE is idempotent
+      const ids = { goferId: state.goferId, accountId: state.accountId };
+      return [
+        {
+          type: 'GoferRelayUnpublished',
+          data: { ...ids, address: state.relayAddress, unpublishedAt: now },
+        },
+      ];
+    }
+    case 'AddRelayTurn': {
+      const d = command.data;
+      // Unpublished or deleted meanwhile: nothing is recorded, and the caller gets no answer.
+      if (state.status !== 'active' || state.relayAddress === null) return [];
+      const texts = placeholderTexts(state.locale);
+      // An assistant row (so the owner's connector gets it as a `gofer_message`) of kind 'relay':
+      // the brain renders it as labelled counterpart content, never as its own words.
+      return [
+        chatMessage(
+          { goferId: state.goferId, accountId: state.accountId, chatId: state.chatId },
+          {
+            messageId: d.messageId,
+            role: 'assistant',
+            kind: 'relay',
+            content: texts.relayTurn(d.caller, d.asked, d.answered),
+            createdAt: now,
+          },
+        ),
       ];
     }
     case 'AddAssistantTurn': {

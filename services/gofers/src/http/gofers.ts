@@ -5,6 +5,7 @@ import { goferList } from '@oan/readmodels';
 import { deletedInStore, goferWebUrl, WRITE_SOURCE, type GoferContext } from '../commands/context.ts';
 import { createGofer } from '../commands/createGofer.ts';
 import { deleteGofer } from '../commands/deleteGofer.ts';
+import type { RelayControl } from '../relay/host.ts';
 import { rethrowMapped } from './errors.ts';
 import * as s from './schemas.ts';
 
@@ -18,6 +19,8 @@ export interface GoferRouteDeps {
   authenticator: Authenticator;
   /** null when no adapter is configured (§0.5). */
   storage: FileRemover | null;
+  /** The relay host (issue 16), when the relay is configured: a deleted Gofer leaves the relay. */
+  relay?: RelayControl | null;
 }
 
 /** §4.4 (11), (12), (15) under `/api/v1`, registered only when ENABLE_OPEN_API is on (§0.5). */
@@ -75,6 +78,7 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
     async (req) => {
       const { goferId } = req.params;
       const { storageKeys } = await deleteGofer(ctx, { accountId: principalOf(req).accountId, goferId });
+      await deps.relay?.sync(goferId);
       if (deps.storage && storageKeys.length > 0) {
         const storage = deps.storage;
         const results = await Promise.allSettled(storageKeys.map((key) => storage.delete(key)));

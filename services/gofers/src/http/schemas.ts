@@ -53,6 +53,17 @@ export const goferList = z.array(
 );
 
 export const deletedResponse = z.object({ deleted: z.literal(true), goferId: z.string() });
+
+/** Issue 16: publishing takes no fields; a body, if sent, must be a JSON object (§4.0); none counts as `{}`. */
+export const relayPublishBody = z.object({}).nullish();
+
+/** Issue 16: the Gofer's ConnectOnion relay address (`0x` + 64 hex), what a client `connect()`s to. */
+export const relayPublished = z.object({
+  goferId: z.string(),
+  published: z.literal(true),
+  address: z.string(),
+});
+export const relayUnpublished = z.object({ goferId: z.string(), published: z.literal(false) });
 export const acceptedResponse = z.object({ accepted: z.literal(true) });
 
 const roleRef = z.object({ roleId: z.string(), name: z.string() });

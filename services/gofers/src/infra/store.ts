@@ -1,4 +1,4 @@
-import type { MigrationDef } from '@oan/db';
+import { Migration, type MigrationDef } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 
@@ -7,7 +7,28 @@ export const createGoferStore = () =>
   new EventStore('gofers', avroEventValidator(new SchemaRegistry(SCHEMAS_DIR)));
 
 /**
- * Schema `gofers`: only the event store. The read models (`read.gofers`, `read.gofer_messages`,
- * `read.gofer_attachments`) belong to the projector, which creates and fills them.
+ * Issue 16 (ADR 0023): each Gofer's ConnectOnion relay key, sealed (src/relay/keys.ts), and whether
+ * the Gofer is published now. Written in the transaction of the event that decides it (an inline
+ * projection of the write side); the key never enters an event, a log or a read model.
  */
-export const goferMigrations = (store: EventStore): MigrationDef[] => [store.migration()];
+class CreateRelayAgents extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table if not exists gofers.relay_agents (
+      gofer_id text primary key, account_id text not null, address text not null unique,
+      sealed_key text not null, published boolean not null default false,
+      created_at timestamptz not null, updated_at timestamptz not null)`);
+    this.addSql(
+      'create index if not exists relay_agents_published on gofers.relay_agents (gofer_id) where published',
+    );
+  }
+}
+
+/**
+ * Schema `gofers`: the event store, and the relay keys of published Gofers. The read models
+ * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
+ * creates and fills them.
+ */
+export const goferMigrations = (store: EventStore): MigrationDef[] => [
+  store.migration(),
+  { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
+];

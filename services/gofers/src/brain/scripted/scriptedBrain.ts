@@ -1,5 +1,14 @@
 import type { DiscoveryStatus } from '@oan/domain';
-import type { BrainInput, BrainOutput, BrainProvider, PublicProfile } from '../types.ts';
+import type {
+  BrainInput,
+  BrainOutput,
+  BrainProvider,
+  CallerBrain,
+  CallerInput,
+  CallerOutput,
+  PublicProfile,
+} from '../types.ts';
+import { scriptedCallerReply } from './caller.ts';
 import {
   askedBefore,
   descriptionAnswered,
@@ -42,16 +51,22 @@ interface Draft {
  * the owner's answers, escalates on human-review triggers, and asks before discovery starts.
  * Profile-building follow-ups are plain messages; only approvals are pending queries (§8.6).
  */
-export class ScriptedBrain implements BrainProvider {
+export class ScriptedBrain implements BrainProvider, CallerBrain {
   readonly kind = 'scripted';
 
   async reply(input: BrainInput): Promise<BrainOutput> {
     return scriptedReply(input);
   }
+
+  async answerCaller(input: CallerInput): Promise<CallerOutput> {
+    return scriptedCallerReply(input);
+  }
 }
 
 export function scriptedReply(input: BrainInput): BrainOutput {
-  const { gofer, history, knowledge } = input;
+  const { gofer, knowledge } = input;
+  // The interview is with the owner: relay callers' turns (issue 16) are not part of it.
+  const history = input.history.filter((h) => h.kind !== 'relay');
   const { name, description, values, demands } = gofer;
   const d: Draft = {
     t: textsFor(gofer.locale),

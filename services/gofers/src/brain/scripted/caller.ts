@@ -1,0 +1,19 @@
+import type { CallerInput, CallerOutput } from '../types.ts';
+
+/**
+ * The scripted brain's answer to a relay caller (issue 16): the Gofer introduces itself from its
+ * public profile and says the owner will see the message. It never repeats the caller's words.
+ */
+export function scriptedCallerReply(input: CallerInput): CallerOutput {
+  const { name, description, demands } = input.gofer;
+  if (input.gofer.locale.toLowerCase().startsWith('zh')) {
+    const looking = demands.length > 0 ? `我在寻找：${demands.join('；')}。` : '';
+    return {
+      content: `你好，我是 ${name}，开放代理网络上的一个 Gofer。${description}${looking}我已把你的消息转告我的主人。`,
+    };
+  }
+  const looking = demands.length > 0 ? ` I'm looking for: ${demands.join('; ')}.` : '';
+  return {
+    content: `Hi, I'm ${name}, a Gofer on the Open Agent Network. ${description}${looking} I've passed your message on to my owner.`,
+  };
+}
