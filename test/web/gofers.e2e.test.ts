@@ -53,10 +53,13 @@ describe('the web frontend, when an operator signs in and works with Gofers', ()
     expect((await fetch(`${fleet.url}/api/v1/nothing`)).status).toBe(404);
   });
 
-  it('signs in with the email code and shows an accessible sign-in page first', async () => {
+  it('signs in with the email code and shows an accessible sign-in page first, without Google here', async () => {
+    // This fleet has no GOOGLE_CLIENT_ID / GOOGLE_JWKS_URL: the page offers the email code alone.
+    expect(await (await fetch(`${fleet.url}/config.json`)).json()).toEqual({ google: null });
     await tab.page.goto('/');
     await tab.page.getByRole('heading', { name: 'Sign in to OAN' }).waitFor();
-    await screenshot(tab.page, 'signin');
+    expect(await tab.page.getByRole('button', { name: 'Send code' }).isVisible()).toBe(true);
+    expect(await tab.page.getByRole('button', { name: 'Sign in with Google' }).count()).toBe(0);
     expect(await axeFindings(tab.page)).toEqual([]);
     await signIn(tab, EMAIL, CODE);
     await tab.page.getByRole('heading', { name: 'Your Gofers' }).waitFor();

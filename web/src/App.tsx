@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Layout } from './components/Layout';
+import type { WebConfig } from './google';
 import { live } from './live';
 import { ConnectorsPage } from './pages/Connectors';
 import { ConversationPage, ConversationsPage } from './pages/Conversations';
@@ -21,11 +22,11 @@ function useSession(): Session | null {
 }
 
 /** Routes by path: the webUrls of A29 (`/gofers/:id`, `/threads/:id`) and the app's own pages. */
-export function App() {
+export function App({ config }: { config: WebConfig }) {
   const session = useSession();
   const path = usePath();
   // A webUrl opened while signed out: sign in here, then the same path renders.
-  if (!session) return <SignInPage />;
+  if (!session) return <SignInPage google={config.google} />;
   const goferId = param(path, '/gofers/');
   const threadId = param(path, '/threads/');
   const conversationId = param(path, '/conversations/');

@@ -2,8 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 
 const listeners = new Set<() => void>();
 
-export function navigate(path: string): void {
-  history.pushState(null, '', path);
+/** A page of the app without a reload; `replace` takes the place of the current history entry. */
+export function navigate(path: string, { replace = false }: { replace?: boolean } = {}): void {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
   for (const l of listeners) l();
 }
 

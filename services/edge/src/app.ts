@@ -14,7 +14,7 @@ import { registerLimits } from './limits.ts';
 import { registerProxy } from './proxy.ts';
 import { ReleasingDispatcher } from './releasing.ts';
 import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes.ts';
-import { registerWeb } from './web.ts';
+import { registerWeb, webConfigOf } from './web.ts';
 
 const isLongPoll = (url: string) => url.startsWith('/api/v1/events?') && /[?&]wait=/.test(url);
 
@@ -46,7 +46,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   // §4.10: reachability probe, no auth, outside /api/v1.
   app.get('/api/health', async () => ({ status: 'ok' }));
   // Issue 14: the web frontend at `/` (its pages hold no credentials; they call /api/v1 like a connector).
-  await registerWeb(app, config.WEB_DIR);
+  await registerWeb(app, config.WEB_DIR, webConfigOf(config));
 
   // §0.5 / invariant 8: with the gate off no /api/v1 route exists; the factory answers 404.
   if (config.ENABLE_OPEN_API) {

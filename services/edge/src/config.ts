@@ -59,6 +59,14 @@ export const edgeEnv = z
     RATE_LIMIT_PER_MINUTE: envOptional(z.coerce.number().int().min(1).max(1_000_000)),
     /** Issue 14: the built web frontend served at `/` (not served when the folder holds no build). */
     WEB_DIR: z.string().default(DEFAULT_WEB_DIR),
+    /**
+     * Issue 14: the sign-in page offers Google when the fleet verifies Google ID tokens, which auth
+     * does with both of these set (A36); the edge reads the same two only to say so (`/config.json`).
+     */
+    GOOGLE_CLIENT_ID: envOptional(z.string().min(1)),
+    GOOGLE_JWKS_URL: envOptional(z.string().url()),
+    /** The OpenID Connect authorization endpoint the page sends the operator to (Google's by default). */
+    GOOGLE_AUTHORIZATION_URL: httpUrl.default('https://accounts.google.com/o/oauth2/v2/auth'),
   })
   .refine((c) => !c.ENABLE_OPEN_API || c.JWT_SECRET !== undefined, {
     message: 'is required when ENABLE_OPEN_API is on',

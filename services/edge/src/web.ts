@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import type { EdgeConfig } from './config.ts';
 
 /**
  * The web frontend's policy (issue 14, ADR 0020): every script and style is a bundled file of this
@@ -25,6 +26,8 @@ export const WEB_CSP = [
 const PAGES = [
   '/',
   '/signin',
+  // Where Google sends the operator back, the ID token in the fragment (which no server sees).
+  '/signin/google',
   '/gofers/*',
   '/threads/*',
   '/conversations',
@@ -33,10 +36,26 @@ const PAGES = [
 ];
 
 /**
- * Serves the built frontend (web/dist, built by infra/web.ts) at `/`, beside /api and /socket.io.
- * Without a build the edge runs as before and says so once.
+ * What the page needs to know of the fleet before sign-in, public by nature (`GET /config.json`):
+ * whether Google sign-in is offered, and where to send the operator for it. A Google client id is
+ * no secret (it is in every authorization URL).
  */
-export async function registerWeb(app: FastifyInstance, dir: string): Promise<void> {
+export interface WebConfig {
+  google: { clientId: string; authorizationUrl: string } | null;
+}
+
+export const webConfigOf = (config: EdgeConfig): WebConfig => ({
+  google:
+    config.GOOGLE_CLIENT_ID && config.GOOGLE_JWKS_URL
+      ? { clientId: config.GOOGLE_CLIENT_ID, authorizationUrl: config.GOOGLE_AUTHORIZATION_URL }
+      : null,
+});
+
+/**
+ * Serves the built frontend (web/dist, built by infra/web.ts) at `/`, beside /api and /socket.io,
+ * and its public configuration at `/config.json`. Without a build the edge runs as before and says so once.
+ */
+export async function registerWeb(app: FastifyInstance, dir: string, config: WebConfig): Promise<void> {
   if (!existsSync(join(dir, 'index.html'))) {
     app.log.warn(
       { dir },
@@ -68,5 +87,9 @@ export async function registerWeb(app: FastifyInstance, dir: string): Promise<vo
     for (const page of PAGES) {
       web.get(page, { schema: { hide: true } }, (_req, reply) => reply.sendFile('index.html'));
     }
+    web.get('/config.json', { schema: { hide: true } }, async (_req, reply) => {
+      reply.header('cache-control', 'no-cache');
+      return config;
+    });
   });
 }

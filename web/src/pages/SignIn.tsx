@@ -1,27 +1,28 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, need } from '../api/client';
 import { ErrorLine } from '../components/Layout';
+import { finishGoogleSignIn, googleAnswer, startGoogleSignIn, type WebConfig } from '../google';
 import { saveSession } from '../session';
+import { useAction } from '../useAction';
 
-/** §1.1 email-code sign-in: request a code, then verify it; the JWT goes to sessionStorage only. */
-export function SignInPage() {
+/**
+ * §1.1 sign-in: an email code (request, then verify), or Google when the fleet is configured for it
+ * (a redirect there and back to /signin/google). Either way the JWT goes to sessionStorage only.
+ */
+export function SignInPage({ google }: { google: WebConfig['google'] }) {
   const [email, setEmail] = useState('');
   const [code, setCode] = useState('');
   const [sent, setSent] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [withGoogle, setWithGoogle] = useState(false);
+  const { busy, error, run } = useAction();
 
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  // Back from Google: the answer was taken out of the URL at start-up (main.tsx); complete it here.
+  useEffect(() => {
+    const answer = googleAnswer();
+    if (!answer) return;
+    setWithGoogle(true);
+    void run(() => finishGoogleSignIn(answer)).then(() => setWithGoogle(false));
+  }, []);
 
   const request = (ev: Event) => {
     ev.preventDefault();
@@ -49,6 +50,8 @@ export function SignInPage() {
   return (
     <main id="main" class="signin">
       <h1 tabIndex={-1}>Sign in to OAN</h1>
+      {withGoogle ? <p role="status">Signing you in with Google…</p> : null}
+      <ErrorLine error={error} />
       <p>We send a six-digit code to your email address.</p>
       <form onSubmit={request}>
         <label for="email">Email</label>
@@ -82,7 +85,14 @@ export function SignInPage() {
           </button>
         </form>
       ) : null}
-      <ErrorLine error={error} />
+      {google ? (
+        <div class="alt">
+          <p>Or with your Google account:</p>
+          <button type="button" disabled={busy} onClick={() => startGoogleSignIn(google)}>
+            Sign in with Google
+          </button>
+        </div>
+      ) : null}
     </main>
   );
 }
