@@ -4,6 +4,7 @@ import { TestFleet } from '@oan/testing';
 import {
   axeFindings,
   openTab,
+  png,
   screenshot,
   signIn,
   startBrowser,
@@ -85,8 +86,47 @@ describe('the web frontend, when an operator signs in and works with Gofers', ()
     await expect.poll(() => chat.locator('.msg-assistant').count(), { timeout: 30_000 }).toBeGreaterThan(1);
     expect(await chat.getByRole('listitem').count()).toBeGreaterThan(before + 1);
     expect(reloaded).toBe(false);
-    await screenshot(page, 'gofer');
     expect(await axeFindings(page)).toEqual([]);
+  });
+
+  it('uploads a photo into the role-chat and shows it; a file of another type is refused with the reason', async () => {
+    const { page } = tab;
+    const chat = page.getByRole('list', { name: 'Role-chat messages' });
+    const file = page.getByLabel(/^A document .* or photo/);
+    await file.setInputFiles({ name: 'desk.png', mimeType: 'image/png', buffer: png(24, 16) });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('status').filter({ hasText: 'Uploaded desk.png.' }).waitFor();
+    // The photo the operator sent, shown from the file itself (the upload's answer carries no URL).
+    const preview = page.getByRole('img', { name: 'Your photo desk.png' });
+    await expect
+      .poll(() => preview.evaluate((img) => (img as { naturalWidth: number }).naturalWidth))
+      .toBe(24);
+    // It went into the role-chat as a message carrying the photo, as the Gofer's history has it.
+    await chat.getByText('Photo: desk.png').waitFor();
+    const goferId = new URL(page.url()).pathname.split('/').pop()!;
+    const history = await fetch(`${fleet.url}/api/v1/gofers/${goferId}/chat/messages`, {
+      headers: { authorization: `Bearer ${await tokenOf(tab)}` },
+    });
+    const messages = (await history.json()) as { attachments?: { kind: string; name: string }[] }[];
+    expect(messages.flatMap((m) => m.attachments ?? [])).toContainEqual(
+      expect.objectContaining({ kind: 'photo', name: 'desk.png' }),
+    );
+    expect(await axeFindings(page)).toEqual([]);
+
+    // An executable is neither a document nor a photo: the server's reason, and nothing sent.
+    const before = await chat.getByRole('listitem').count();
+    await file.setInputFiles({
+      name: 'tool.exe',
+      mimeType: 'application/x-msdownload',
+      buffer: Buffer.from('MZ'),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /Unsupported file type/ })
+      .waitFor();
+    expect(await chat.getByText('Document: tool.exe').count()).toBe(0);
+    expect(await chat.getByRole('listitem').count()).toBe(before);
   });
 
   it('keeps the session across a reload, lists the Gofer and deletes it', async () => {
@@ -111,5 +151,21 @@ describe('the web frontend, when an operator signs in and works with Gofers', ()
     for (const line of tab.console) expect(line).not.toContain(token);
     expect(fleet.lines.some((l) => l.includes(token!))).toBe(false);
     expect(tab.pageErrors).toEqual([]);
+  });
+
+  it('signs out: the session is gone from the tab, and neither a reload nor Back brings it back', async () => {
+    const { page } = tab;
+    await page.getByRole('link', { name: 'Connectors' }).click();
+    await page.getByRole('heading', { name: 'Connectors' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to OAN' }).waitFor();
+    expect(await tokenOf(tab)).toBeUndefined();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in to OAN' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Sign in to OAN' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    expect(await tokenOf(tab)).toBeUndefined();
   });
 });

@@ -1,4 +1,3 @@
-import { crc32, deflateSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
@@ -7,6 +6,7 @@ import { awaitEnvelope, interviewToReady } from '../support.ts';
 import {
   axeFindings,
   openTab,
+  png,
   screenshot,
   signIn,
   startBrowser,
@@ -24,31 +24,6 @@ const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=1<
 const HOSTILE_CARD = `<img src=x onerror=window.__pwned=1>`;
 /** In a file name: no `/` (the server keeps what follows the last one) and no `"` (FormData escapes it). */
 const HOSTILE_FILE = `${HOSTILE_CARD}cv`;
-
-/** A real, decodable PNG (a w×h gradient), so the page can show the photo it gets a signed URL for. */
-function png(w: number, h: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'ascii');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
-  const rows = Array.from({ length: h }, (_, y) =>
-    Buffer.from([0, ...Array.from({ length: w }, (_, x) => [40 + x * 8, 90 + y * 8, 200]).flat()]),
-  );
-  return Buffer.concat([
-    Buffer.from('89504e470d0a1a0a', 'hex'),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(Buffer.concat(rows))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /**
  * Issue 14, the thread and conversation pages with two operators: the team's and the engineer's
@@ -184,6 +159,36 @@ describe('the web frontend, when two operators are paired, matched and talking',
     await notPwned(a.page);
     await screenshot(a.page, 'thread');
     expect(await axeFindings(a.page)).toEqual([]);
+  });
+
+  it("shows the pairing on the team's Gofer page as a card: the engineer's cover photo, name and status", async () => {
+    const gofers = await sides.b.c.rest<{ goferId: string; name: string }[]>('GET', '/gofers');
+    const counterpart = gofers.body.find((g) => g.goferId === sides.b.gofer)!.name;
+    await a.page.goto(`/gofers/${sides.a.gofer}`);
+    const card = a.page.getByRole('region', { name: 'Pairings' }).getByRole('listitem');
+    await expect.poll(() => card.count()).toBe(1);
+    // The cover is the engineer's photo, loaded from a fresh signed URL of the object store (§4.5 (24)).
+    const cover = card.getByRole('img', { name: `Cover photo of ${counterpart}` });
+    await expect.poll(() => cover.evaluate((img) => (img as { naturalWidth: number }).naturalWidth)).toBe(24);
+    const src = (await cover.getAttribute('src'))!;
+    expect(src).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    expect(new URL(src).origin).not.toBe(fleet.url);
+    expect(await card.textContent()).toContain(`With ${counterpart}`);
+    // Its status as the API has it (`session_ended` reads "session ended"), and the summary's preview.
+    const listed = await sides.a.c.rest<{
+      items: { pairingStatus: string; summaryPreview: string | null }[];
+    }>('GET', `/gofers/${sides.a.gofer}/pairings`);
+    const { pairingStatus, summaryPreview } = listed.body.items[0]!;
+    expect(await card.textContent()).toContain(`· ${pairingStatus.replace(/_/g, ' ')}`);
+    expect(summaryPreview).toBeTruthy();
+    expect(await card.textContent()).toContain(summaryPreview);
+    await notPwned(a.page);
+    await screenshot(a.page, 'gofer');
+    expect(await axeFindings(a.page)).toEqual([]);
+    // The card opens the thread's page.
+    await card.getByRole('link').click();
+    await a.page.waitForURL(`**/threads/${proposed.threadId}`);
+    await a.page.getByRole('button', { name: 'Request a match' }).waitFor();
   });
 
   it("shows the team's match request in the engineer's page live, and the engineer's decision in the team's", async () => {

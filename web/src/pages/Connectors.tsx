@@ -2,13 +2,14 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, need, type ApiKey } from '../api/client';
 import { ErrorLine, when } from '../components/Layout';
 import { ConfirmButton } from '../components/ConfirmButton';
+import { useAction } from '../useAction';
 
 /** §2.3–2.4: the account's connector keys (metadata only) with revoke, and a pairing code to paste. */
 export function ConnectorsPage() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [code, setCode] = useState<{ code: string; expiresAt: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
+  const { busy, error, setError, run } = useAction();
 
   const load = async () => {
     try {
@@ -19,24 +20,14 @@ export function ConnectorsPage() {
   };
   useEffect(() => void load(), []);
 
-  const pair = async () => {
-    setError(null);
-    try {
-      setCode(need(await api.POST('/api/v1/auth/oan/pairing-codes', {}), 'pairing code'));
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  const revoke = async (apiKeyId: string) => {
-    setError(null);
-    try {
+  const pair = () =>
+    run(async () => setCode(need(await api.POST('/api/v1/auth/oan/pairing-codes', {}), 'pairing code')));
+  const revoke = (apiKeyId: string) =>
+    run(async () => {
       need(await api.DELETE('/api/v1/api-keys/{apiKeyId}', { params: { path: { apiKeyId } } }), 'revoke');
       setConfirming(null);
       await load();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    });
 
   return (
     <>
@@ -48,7 +39,7 @@ export function ConnectorsPage() {
           A pairing code lets one connector (an agent platform) act for your account. It works once, for ten
           minutes.
         </p>
-        <button type="button" onClick={() => void pair()}>
+        <button type="button" disabled={busy} onClick={() => void pair()}>
           {code ? 'New pairing code' : 'Create a pairing code'}
         </button>
         {code ? (

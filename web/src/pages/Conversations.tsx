@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, need, type ConversationMessage, type Envelope } from '../api/client';
+import { Composer } from '../components/Composer';
 import { ErrorLine, when } from '../components/Layout';
 import { useEventCount, useLive } from '../live';
 import type { Session } from '../session';
@@ -63,9 +64,7 @@ export function ConversationsPage() {
 /** §4.7: the messages, refetched when a relay_message of this conversation arrives; sending. */
 export function ConversationPage({ conversationId, session }: { conversationId: string; session: Session }) {
   const [messages, setMessages] = useState<ConversationMessage[] | null>(null);
-  const [text, setText] = useState('');
   const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const { events } = useLive();
   const changes = useEventCount((e) => e.conversationId === conversationId);
   const ref = conversationsOf(events).find((c) => c.conversationId === conversationId);
@@ -87,27 +86,14 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
   };
   useEffect(() => void load(), [conversationId, changes]);
 
-  const send = async (ev: Event) => {
-    ev.preventDefault();
-    if (!text.trim()) return;
-    setBusy(true);
-    setError(null);
-    try {
-      need(
-        await api.POST('/api/v1/conversations/{conversationId}/messages', {
-          params: { path },
-          body: { content: text },
-        }),
-        'send',
-      );
-      setText('');
-      await load();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const post = async (content: string) =>
+    need(
+      await api.POST('/api/v1/conversations/{conversationId}/messages', {
+        params: { path },
+        body: { content },
+      }),
+      'send',
+    );
   const open = async (attachmentId: string) => {
     const res = await api.GET('/api/v1/conversations/{conversationId}/attachments/{attachmentId}/url', {
       params: { path: { conversationId, attachmentId } },
@@ -123,7 +109,7 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
       {messages === null ? (
         <p>Loading…</p>
       ) : (
-        <ol class="chat" aria-live="polite" aria-label="Messages">
+        <ol class="chat" aria-live="polite" aria-label="Messages" tabIndex={0}>
           {messages.length === 0 ? <li class="muted">No messages yet. Say hello.</li> : null}
           {messages.map((m) => (
             <li key={m.id} class={`msg ${m.senderUserId === session.userId ? 'msg-user' : 'msg-assistant'}`}>
@@ -146,13 +132,7 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
           ))}
         </ol>
       )}
-      <form onSubmit={(ev) => void send(ev)} class="send">
-        <label for="conv-text">Message</label>
-        <textarea id="conv-text" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        <button type="submit" disabled={busy}>
-          Send
-        </button>
-      </form>
+      <Composer id="conv-text" label="Message" post={post} onSent={load} />
     </>
   );
 }

@@ -1,8 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, need, type ChatMessage, type Gofer, type PairingCard } from '../api/client';
+import { Composer } from '../components/Composer';
 import { ErrorLine, when } from '../components/Layout';
 import { useEventCount, useLive } from '../live';
 import { loadSession } from '../session';
+import { useSignedUrls } from '../signedUrls';
+import { useAction } from '../useAction';
 
 /** The Gofer's page (A29 `/gofers/:id`): its role-chat, files and pairings, refreshed by its events. */
 export function GoferPage({ goferId }: { goferId: string }) {
@@ -75,37 +78,21 @@ function RoleChat({
   chat: ChatMessage[];
   onSent: () => Promise<void>;
 }) {
-  const [text, setText] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const end = useRef<HTMLLIElement>(null);
   useEffect(() => end.current?.scrollIntoView({ block: 'nearest' }), [chat.length]);
-
-  const send = async (ev: Event) => {
-    ev.preventDefault();
-    if (!text.trim()) return;
-    setBusy(true);
-    setError(null);
-    try {
-      need(
-        await api.POST('/api/v1/gofers/{goferId}/chat/messages', {
-          params: { path: { goferId } },
-          body: { content: text },
-        }),
-        'send',
-      );
-      setText('');
-      await onSent();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const post = async (content: string) =>
+    need(
+      await api.POST('/api/v1/gofers/{goferId}/chat/messages', {
+        params: { path: { goferId } },
+        body: { content },
+      }),
+      'send',
+    );
   return (
     <section aria-labelledby="chat">
       <h2 id="chat">Chat with {name}</h2>
-      <ol class="chat" aria-live="polite" aria-label="Role-chat messages">
+      {/* It scrolls: focusable, so a keyboard can scroll it too. */}
+      <ol class="chat" aria-live="polite" aria-label="Role-chat messages" tabIndex={0}>
         {chat.map((m, i) => (
           <li key={m.id} class={`msg msg-${m.role}`} ref={i === chat.length - 1 ? end : undefined}>
             <span class="from">{m.role === 'user' ? 'You' : m.role === 'assistant' ? name : 'Platform'}</span>
@@ -124,31 +111,32 @@ function RoleChat({
           </li>
         ))}
       </ol>
-      <form onSubmit={(ev) => void send(ev)} class="send">
-        <label for="chat-text">Message to {name}</label>
-        <textarea id="chat-text" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        <button type="submit" disabled={busy}>
-          Send
-        </button>
-      </form>
-      <ErrorLine error={error} />
+      <Composer id="chat-text" label={`Message to ${name}`} post={post} onSent={onSent} />
     </section>
   );
 }
 
 const PHOTO = /^image\/(jpeg|png|webp)$/;
 
-/** §4.4 (16)/(17): a file goes up, then into the chat as a message carrying its id. */
+/**
+ * §4.4 (16)/(17): a file goes up, then into the chat as a message carrying its id. A document's
+ * answer holds its signed URL; a photo's holds none, so the page shows the file it sent (a blob: URL).
+ */
 function Files({ goferId, onSent }: { goferId: string; onSent: () => Promise<void> }) {
-  const [error, setError] = useState<string | null>(null);
-  const [last, setLast] = useState<{ name: string; url?: string } | null>(null);
-  const upload = async (ev: Event) => {
+  const { busy, error, run } = useAction();
+  const [last, setLast] = useState<{ name: string; url?: string; preview?: string } | null>(null);
+  useEffect(
+    () => () => {
+      if (last?.preview) URL.revokeObjectURL(last.preview);
+    },
+    [last],
+  );
+  const upload = (ev: Event) => {
     ev.preventDefault();
     const input = (ev.currentTarget as HTMLFormElement).elements.namedItem('file') as HTMLInputElement;
     const file = input.files?.[0];
     if (!file) return;
-    setError(null);
-    try {
+    void run(async () => {
       const form = new FormData();
       form.append('file', file, file.name);
       const kind = PHOTO.test(file.type) ? 'photos' : 'attachments';
@@ -174,48 +162,53 @@ function Files({ goferId, onSent }: { goferId: string; onSent: () => Promise<voi
       setLast(
         body.attachment
           ? { name: body.attachment.name, url: body.attachment.url }
-          : { name: body.photo?.name ?? file.name },
+          : { name: body.photo?.name ?? file.name, preview: URL.createObjectURL(file) },
       );
       input.value = '';
       await onSent();
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    });
   };
   return (
     <section aria-labelledby="files">
       <h2 id="files">Documents and photos</h2>
-      <form onSubmit={(ev) => void upload(ev)}>
+      <form onSubmit={upload}>
         <label for="file">A document (PDF, Word, text, CSV) or photo (JPEG, PNG, WebP), up to 10 MB</label>
         <input id="file" name="file" type="file" />
-        <button type="submit">Upload</button>
+        <button type="submit" disabled={busy}>
+          Upload
+        </button>
       </form>
       {last ? (
-        <p role="status">
-          Uploaded {last.name}
-          {last.url ? (
-            <>
-              {' '}
-              (
-              <a href={last.url} target="_blank" rel="noopener noreferrer">
-                open
-              </a>
-              )
-            </>
-          ) : null}
-          .
-        </p>
+        <div role="status">
+          <p>
+            Uploaded {last.name}
+            {last.url ? (
+              <>
+                {' '}
+                (
+                <a href={last.url} target="_blank" rel="noopener noreferrer">
+                  open
+                </a>
+                )
+              </>
+            ) : null}
+            .
+          </p>
+          {last.preview ? <img class="preview" src={last.preview} alt={`Your photo ${last.name}`} /> : null}
+        </div>
       ) : null}
       <ErrorLine error={error} />
     </section>
   );
 }
 
+/** §4.4 (18): the Gofer's pairings, each with its cover photo (the counterpart's first), counterpart and status. */
 export function PairingCards({ cards }: { cards: PairingCard[] }) {
   return (
     <ul class="cards">
       {cards.map((c) => (
         <li key={c.id} class="card">
+          <Cover card={c} />
           <h3>
             <a href={`/threads/${encodeURIComponent(c.threadId)}`}>
               {c.cardTitle ?? `Pairing with ${c.opponentRoleName}`}
@@ -223,7 +216,7 @@ export function PairingCards({ cards }: { cards: PairingCard[] }) {
           </h3>
           <p>
             With <strong>{c.opponentRoleName}</strong>
-            {c.opponentUserName ? ` (${c.opponentUserName})` : ''} · {c.pairingStatus} · {c.dynamicStatus}
+            {c.opponentUserName ? ` (${c.opponentUserName})` : ''} · {c.pairingStatus.replace(/_/g, ' ')}
           </p>
           {c.summaryPreview ? <p>{c.summaryPreview}</p> : <p class="muted">Summary not ready yet.</p>}
           <p class="muted">
@@ -233,4 +226,12 @@ export function PairingCards({ cards }: { cards: PairingCard[] }) {
       ))}
     </ul>
   );
+}
+
+/** The card's `coverPhoto` is one of the counterpart's files: shown through its signed URL (§4.5 (24)). */
+function Cover({ card }: { card: PairingCard }) {
+  const id = card.coverPhoto?.attachmentId;
+  const ids = typeof id === 'string' ? [id] : [];
+  const url = useSignedUrls(card.threadId, ids)[ids[0] ?? ''];
+  return url ? <img class="cover" src={url} alt={`Cover photo of ${card.opponentRoleName}`} /> : null;
 }

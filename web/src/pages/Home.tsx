@@ -4,6 +4,7 @@ import { ErrorLine } from '../components/Layout';
 import { useEventCount, useLive } from '../live';
 import { navigate } from '../router';
 import { ConfirmButton } from '../components/ConfirmButton';
+import { useAction } from '../useAction';
 
 const STATUS: Record<string, string> = {
   in_discovery: 'In discovery',
@@ -62,9 +63,8 @@ function describe(e: Envelope): string {
 
 export function HomePage() {
   const [gofers, setGofers] = useState<Gofer[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState<string | null>(null);
+  const { busy, error, setError, run } = useAction();
   const changes = useEventCount(() => true);
 
   const load = async () => {
@@ -76,30 +76,20 @@ export function HomePage() {
   };
   useEffect(() => void load(), [changes]);
 
-  const create = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const create = () =>
+    run(async () => {
       const g = need(
         await api.POST('/api/v1/gofers', { body: { locale: navigator.language || 'en' } }),
         'POST /gofers',
       );
       navigate(`/gofers/${encodeURIComponent(g.goferId)}`);
-    } catch (err) {
-      setError((err as Error).message);
-      setBusy(false);
-    }
-  };
-  const remove = async (goferId: string) => {
-    setError(null);
-    try {
+    });
+  const remove = (goferId: string) =>
+    run(async () => {
       need(await api.DELETE('/api/v1/gofers/{goferId}', { params: { path: { goferId } } }), 'DELETE');
       setConfirming(null);
       await load();
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    });
 
   return (
     <>

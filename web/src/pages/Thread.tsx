@@ -3,6 +3,8 @@ import { api, need, type Envelope, type PairingCard, type Thread } from '../api/
 import { ErrorLine, when } from '../components/Layout';
 import { live, useEventCount, useLive } from '../live';
 import type { Session } from '../session';
+import { useSignedUrls } from '../signedUrls';
+import { useAction } from '../useAction';
 
 interface SummaryPayload {
   cardTitle?: string;
@@ -139,29 +141,6 @@ function SummaryCard({ threadId, envelope }: { threadId: string; envelope: Envel
   );
 }
 
-/** §4.5 (24): a fresh signed URL per counterpart file; 404 = deleted / not shared, not retried. */
-function useSignedUrls(threadId: string, ids: string[]): Record<string, string> {
-  const [urls, setUrls] = useState<Record<string, string>>({});
-  const key = ids.join(',');
-  useEffect(() => {
-    let gone = false;
-    void Promise.all(
-      ids.map(async (attachmentId) => {
-        const res = await api.GET('/api/v1/threads/{threadId}/counterpart-attachments/{attachmentId}/url', {
-          params: { path: { threadId, attachmentId } },
-        });
-        return [attachmentId, res.data?.url] as const;
-      }),
-    ).then((pairs) => {
-      if (!gone) setUrls(Object.fromEntries(pairs.filter((p): p is readonly [string, string] => !!p[1])));
-    });
-    return () => {
-      gone = true;
-    };
-  }, [threadId, key]);
-  return urls;
-}
-
 function Confirm({
   threadId,
   roleId,
@@ -171,12 +150,9 @@ function Confirm({
   roleId: string;
   onDone: () => Promise<void>;
 }) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const answer = async (accepted: boolean) => {
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, run } = useAction();
+  const answer = (accepted: boolean) =>
+    run(async () => {
       const res = await api.POST('/api/v1/threads/{id}/pair/confirm', {
         params: { path: { id: threadId } },
         body: { roleId, accepted },
@@ -187,12 +163,7 @@ function Confirm({
         need(res, 'confirm');
       await live.refresh();
       await onDone();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section aria-labelledby="confirm" class="callout">
       <h2 id="confirm">Confirm this pairing?</h2>
@@ -213,8 +184,7 @@ type MatchStatus = { status: string; conversationId: string | null; counterpart:
 /** §4.6: ask for the match, or decide one asked of us; the decision comes back as match_decided. */
 function Match({ threadId, roleId, events }: { threadId: string; roleId: string; events: Envelope[] }) {
   const [asked, setAsked] = useState<MatchStatus | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const decided = [...events].reverse().find((e) => e.type === 'match_decided');
   const requestOf = (e: Envelope) => {
     const id = e.payload.requestId;
@@ -225,18 +195,11 @@ function Match({ threadId, roleId, events }: { threadId: string; roleId: string;
       e.type === 'match_request' &&
       !events.some((d) => d.type === 'match_decided' && requestOf(d) === requestOf(e)),
   );
-  const act = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
+  const act = (work: () => Promise<void>) =>
+    run(async () => {
       await work();
       await live.refresh();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const request = () =>
     act(async () => {
       setAsked(
