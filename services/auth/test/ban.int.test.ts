@@ -12,11 +12,11 @@ beforeAll(async () => {
 });
 afterAll(async () => fleet?.close());
 
-/** `npm run ban -- <target>` as an operator runs it (the script is `tsx services/auth/src/cli/ban.ts`). */
+/** `npm run ban -- <target>` as an operator runs it (the script is `node services/auth/src/cli/ban.ts`). */
 async function ban(target: string): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(
-      `${ROOT}node_modules/.bin/tsx`,
+      process.execPath,
       ['services/auth/src/cli/ban.ts', target],
       { cwd: ROOT, env: { ...process.env, DATABASE_URL: fleet.config.DATABASE_URL } },
     );
