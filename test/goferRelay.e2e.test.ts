@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, address as coAddress } from 'connectonion';
 import pg from 'pg';
-import { addressOf, KeySealer } from '../services/gofers/src/relay/keys.ts';
+import { addressOf, KeySealer, relayKeySecretOf } from '../services/gofers/src/relay/keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
@@ -182,8 +182,10 @@ describe('when the owner publishes a Gofer on the relay', () => {
       ).rows;
       expect(row).toMatchObject({ published: true, sealed_key: expect.stringMatching(/^v1\./) });
       // The key itself, opened with the gofers process's secret: in no event and in no log line.
-      const secret = fleet.plan.processes.find((p) => p.name === 'gofers')!.env.GOFER_RELAY_KEY_SECRET!;
-      const key = new KeySealer(secret).open(row!.sealed_key, goferId);
+      const key = new KeySealer(relayKeySecretOf({ JWT_SECRET: fleet.env.JWT_SECRET! })).open(
+        row!.sealed_key,
+        goferId,
+      );
       expect(addressOf(key)).toBe(address);
       const seed = Buffer.from(key.export({ format: 'jwk' }).d!, 'base64url');
       const forms = [

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,13 +109,8 @@ export async function planFleet(
       GOFERS_PORT: String(ports.gofers),
       ...storage,
       // Issue 16 (ADR 0023): published Gofers announce on the relay's replicas, their keys sealed with
-      // a secret derived from the plan's JWT secret (so `npm run dev` opens them again after a restart).
+      // a secret the gofers process derives from JWT_SECRET (so `npm run dev` opens them again after a restart).
       GOFER_RELAY_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
-      GOFER_RELAY_KEY_SECRET:
-        base.GOFER_RELAY_KEY_SECRET ??
-        createHash('sha256')
-          .update(`oan gofer relay keys ${base.JWT_SECRET ?? ''}`)
-          .digest('hex'),
     }),
     svc('matching', 'matching', ports.matching, { MATCHING_PORT: String(ports.matching), ...storage }),
     svc('conversations', 'conversations', ports.conversations, {

@@ -18,7 +18,7 @@ export const gofersEnv = commonEnv
      * published Gofers announce. Unset: Gofers cannot be published (the relay routes are 404).
      */
     GOFER_RELAY_URLS: envOptional(envList),
-    /** Seals the Gofers' relay keys in `gofers.relay_agents`; required with GOFER_RELAY_URLS. */
+    /** Seals the Gofers' relay keys in `gofers.relay_agents`; unset, it is derived from JWT_SECRET. */
     GOFER_RELAY_KEY_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
     /** INPUTs a relay caller may send one Gofer per minute. */
     GOFER_RELAY_INPUTS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
@@ -26,13 +26,6 @@ export const gofersEnv = commonEnv
   .superRefine((env, ctx) => {
     refineLlmEnv(env, ctx);
     refineStorageEnv(env, ctx);
-    if (env.GOFER_RELAY_URLS && !env.GOFER_RELAY_KEY_SECRET) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['GOFER_RELAY_KEY_SECRET'],
-        message: 'required with GOFER_RELAY_URLS',
-      });
-    }
   });
 
 export type GofersConfig = z.infer<typeof gofersEnv>;

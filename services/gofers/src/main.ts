@@ -12,7 +12,7 @@ import { startBrain } from './reactors/brain.ts';
 import { startPairings } from './reactors/pairings.ts';
 import { startRagReactor } from './reactors/rag.ts';
 import { RelayHost } from './relay/host.ts';
-import { KeySealer } from './relay/keys.ts';
+import { KeySealer, relayKeySecretOf } from './relay/keys.ts';
 
 const config = loadGofersConfig();
 const logger = createLogger('gofers', config.LOG_LEVEL);
@@ -29,7 +29,7 @@ const storage = setup?.storage ?? null;
 const ctx = createGoferContext({ config, orm, redis, store });
 const provider = createBrainProvider(config);
 // Issue 16 (ADR 0023): published Gofers announce on the agent relay, when one is configured.
-const sealer = config.GOFER_RELAY_KEY_SECRET ? new KeySealer(config.GOFER_RELAY_KEY_SECRET) : null;
+const sealer = config.GOFER_RELAY_URLS ? new KeySealer(relayKeySecretOf(config)) : null;
 const relayHost =
   config.GOFER_RELAY_URLS && sealer
     ? new RelayHost({

@@ -4,6 +4,7 @@ import {
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
+  createHmac,
   hkdfSync,
   randomBytes,
   sign,
@@ -43,9 +44,21 @@ export function verifiedBy(address: string, text: string, signatureHex: string):
 
 /**
  * Seals the Gofers' private keys for their row in `gofers.relay_agents` (ADR 0023): AES-256-GCM
- * under a key derived (HKDF-SHA256) from GOFER_RELAY_KEY_SECRET, with the Gofer id as associated
+ * under a key derived (HKDF-SHA256) from GOFER_RELAY_KEY_SECRET (else `relayKeySecretOf`), with the Gofer id as associated
  * data, so a sealed key copied to another Gofer's row does not open. `v1.<iv>.<tag>.<ciphertext>`.
  */
+/**
+ * The sealing secret when GOFER_RELAY_KEY_SECRET is not set: derived from JWT_SECRET under a label of
+ * its own, as the storage's URL-signing secret is, so a fleet needs no second secret to publish Gofers.
+ * Rotating JWT_SECRET then makes the sealed keys unopenable: set GOFER_RELAY_KEY_SECRET to rotate apart.
+ */
+export const relayKeySecretOf = (config: {
+  GOFER_RELAY_KEY_SECRET?: string | undefined;
+  JWT_SECRET: string;
+}) =>
+  config.GOFER_RELAY_KEY_SECRET ??
+  createHmac('sha256', config.JWT_SECRET).update('oan/gofer-relay-keys/v1').digest('hex');
+
 export class KeySealer {
   private readonly key: Buffer;
   constructor(secret: string) {
