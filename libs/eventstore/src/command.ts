@@ -13,19 +13,40 @@ export interface CommandResult<State> {
 }
 
 /**
+ * A stream's decision state kept as one row beside the stream (a snapshot), for a stream too long to
+ * fold per command (a conversation: one event per message). The row is read under a row lock, so
+ * commands on the stream queue instead of failing their version check, and written back evolved in
+ * the append's transaction; it is derived from the events alone (the owner can rebuild it).
+ */
+export interface Snapshot<State> {
+  /** The state and the stream version it stands for, the row locked (`select … for update`); null before the first event. */
+  load: (em: EntityManager) => Promise<{ state: State; version: number } | null>;
+  /**
+   * Writes the evolved state back at the stream's new version (the first save inserts the row).
+   * `appended` are the events it was evolved by: an owner may write its lookups of them in the same
+   * statement (a send's round trips count while the row is locked).
+   */
+  save: (em: EntityManager, state: State, version: number, appended: readonly StoredEvent[]) => Promise<void>;
+}
+
+/**
  * load → fold → decide → append with the expected version, in one transaction; on a version
- * conflict the whole thing runs again (bounded). `decide` may throw a coded error to refuse.
+ * conflict the whole thing runs again (bounded). `decide` may throw a coded error to refuse; it gets
+ * the transaction to read facts its decision needs beside the state (write-side lookups).
  * `inline` runs in the same transaction after the append (inline projections of the write side).
+ * With `snapshot` the state is that row instead of the folded history (see `Snapshot`).
  */
 export async function handleCommand<State, Event extends { type: string; data: unknown }>(
   orm: MikroORM,
   store: EventStore,
   streamId: string,
   decider: Decider<State, Event>,
-  decide: (state: State) => NewEvent[] | Promise<NewEvent[]>,
+  decide: (state: State, em: EntityManager) => NewEvent[] | Promise<NewEvent[]>,
   opts: {
     retries?: number;
     inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
+    /** Load the state from this row instead of folding the stream, and save it with the append. */
+    snapshot?: Snapshot<State>;
     /**
      * The stream id was made fresh for this command (a random UUID): there is no history to load,
      * and the append (expected `no_stream`) is one statement, atomic without a transaction. A stream
@@ -36,25 +57,32 @@ export async function handleCommand<State, Event extends { type: string; data: u
 ): Promise<CommandResult<State>> {
   const fold = (state: State, events: readonly StoredEvent[]) =>
     events.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), state);
-  if (opts.newStream && !opts.inline) {
+  if (opts.newStream && !opts.inline && !opts.snapshot) {
     const state = decider.initialState();
-    const events = await decide(state);
+    const em = orm.em.fork();
+    const events = await decide(state, em);
     // The store sends nothing for no events; one statement otherwise.
-    const appended = await store.append(orm.em.fork(), [{ streamId, expectedVersion: 'no_stream', events }]);
+    const appended = await store.append(em, [{ streamId, expectedVersion: 'no_stream', events }]);
     if (appended.length > 0) store.committed(orm);
     return { state: fold(state, appended), appended };
   }
+  const load = async (em: EntityManager): Promise<{ state: State; version: number }> => {
+    if (opts.snapshot) return (await opts.snapshot.load(em)) ?? { state: decider.initialState(), version: 0 };
+    const history = await store.readStream(em, streamId);
+    return { state: fold(decider.initialState(), history), version: history.length };
+  };
   const retries = opts.retries ?? 5;
   for (let attempt = 0; ; attempt++) {
     try {
       const result = await orm.em.fork().transactional(async (em) => {
-        const history = await store.readStream(em, streamId);
-        const state = fold(decider.initialState(), history);
-        const events = await decide(state);
+        const { state, version } = await load(em);
+        const events = await decide(state, em);
         const appended = await store.append(em, [
-          { streamId, expectedVersion: history.length === 0 ? 'no_stream' : history.length, events },
+          { streamId, expectedVersion: version === 0 ? 'no_stream' : version, events },
         ]);
         const next = fold(state, appended);
+        const last = appended.at(-1);
+        if (opts.snapshot && last) await opts.snapshot.save(em, next, last.streamVersion, appended);
         if (opts.inline) await opts.inline(em, appended, next);
         return { state: next, appended };
       });

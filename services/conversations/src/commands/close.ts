@@ -1,6 +1,4 @@
-import { sql } from '@oan/db';
-import { decideClose } from '../domain/conversation.ts';
-import { liveAttachments } from '../infra/store.ts';
+import { liveAttachments, openConversationsOf } from '../infra/store.ts';
 import { runConversationCommand, type ConversationContext } from './context.ts';
 
 /**
@@ -12,27 +10,19 @@ export async function closeConversationsOf(
   ctx: ConversationContext,
   goferId: string,
 ): Promise<{ closed: number; storageKeys: string[] }> {
-  const rows = await sql<{ id: string }>(
-    ctx.orm.em.fork(),
-    `select id from conversations.conversations where (gofer_a = ? or gofer_b = ?) and status = 'open'`,
-    [goferId, goferId],
-  );
   const storageKeys: string[] = [];
   let closed = 0;
-  for (const { id } of rows) {
-    const appended = await runConversationCommand(ctx, id, async (em, conv, now) => {
-      const live = conv ? await liveAttachments(em, conv.id) : [];
-      const events = decideClose(
-        conv,
-        goferId,
-        live.map((a) => a.id),
-        now,
-      );
-      if (events.length > 0) storageKeys.push(...live.map((a) => a.storage_key));
-      // Keyed like ConversationOpened (side a): the projector sees the close after the opening.
-      return { accountId: conv?.accountA ?? '', events };
+  for (const id of await openConversationsOf(ctx.orm.em.fork(), goferId)) {
+    let live: { id: string; storage_key: string }[] = [];
+    const { appended } = await runConversationCommand(ctx, id, async (em, state) => {
+      live = state.status === 'none' ? [] : await liveAttachments(em, state.id);
+      const attachmentIds = live.map((a) => a.id);
+      return { type: 'CloseForDeletedGofer', data: { goferId, attachmentIds } };
     });
-    if (appended.length > 0) closed += 1;
+    if (appended.length > 0) {
+      storageKeys.push(...live.map((a) => a.storage_key));
+      closed += 1;
+    }
   }
   return { closed, storageKeys };
 }

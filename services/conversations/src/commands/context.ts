@@ -1,12 +1,13 @@
 import type { EntityManager, MikroORM } from '@oan/db';
-import { ConcurrencyError, type EventStore, type StoredEvent } from '@oan/eventstore';
+import { handleCommand, type EventStore, type StoredEvent } from '@oan/eventstore';
 import { awaitOwnWrites, type WriteSource, type WriteTracker } from '@oan/projection';
 import { acceptedMatchOfConversation, deletedGoferAmong } from '@oan/readmodels';
 import { v5 as uuidv5 } from 'uuid';
-import { assertParticipant, type Conversation } from '../domain/conversation.ts';
+import { assertParticipant, conversationDecider, type ConversationCommand } from '../domain/conversation.ts';
+import type { Conversation, ConversationState } from '../domain/conversationState.ts';
 import { conversationForbidden } from '../domain/errors.ts';
-import { conversationStreamId, type ConversationEvent, type ConversationOpened } from '@oan/domain';
-import { applyToWriteState, loadConversation } from '../infra/store.ts';
+import { conversationStreamId, type ConversationOpened } from '@oan/domain';
+import { conversationSnapshot, loadConversation } from '../infra/store.ts';
 
 /** What every command handler, route and reactor of the conversations service needs. */
 export interface ConversationContext {
@@ -23,112 +24,119 @@ export interface ConversationContext {
 /** The read-your-writes source name of this event store (topic `conversations.events`). */
 export const WRITE_SOURCE: WriteSource = 'conversations';
 
-/** Namespace of the ids of the events an opener writes (never change it). */
-const EVENT_NAMESPACE = '3b7d2f4e-8a61-4c0f-9e25-6d1a7c9b0e43';
-
 /** An id that can exist (UUIDs); anything else is answered as unknown without a query. */
 export const plausibleId = (id: string) => /^[A-Za-z0-9_-]{1,128}$/.test(id);
 
-export interface Decided {
-  /** The Kafka key of the events: the acting account (its partition orders them). */
-  accountId: string;
-  events: ConversationEvent[];
+/** The Kafka key of a command's events: the acting account (its partition orders them). */
+function keyAccountOf(command: ConversationCommand, state: ConversationState): string {
+  switch (command.type) {
+    // Opening and closing by side a: the projector sees a close after its opening.
+    case 'OpenConversation':
+      return command.data.opened.accountA;
+    case 'CloseForDeletedGofer':
+      if (state.status === 'none') throw new Error('Only an opened conversation closes');
+      return state.accountA;
+    case 'UploadAttachment':
+    case 'SendMessage':
+    case 'RecallMessage':
+      return command.data.accountId;
+    default: {
+      const unexpected: never = command;
+      throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);
+    }
+  }
+}
+
+/** Namespace of the ids of the events an opener writes (never change it). */
+const EVENT_NAMESPACE = '3b7d2f4e-8a61-4c0f-9e25-6d1a7c9b0e43';
+
+/** A command on a conversation this service has not opened yet, to be opened first. */
+class Unopened extends Error {}
+
+/** Builds a command in the command's transaction, from the state and the index rows it needs. */
+type CommandOn = (
+  em: EntityManager,
+  state: ConversationState,
+) => Promise<ConversationCommand> | ConversationCommand;
+
+/**
+ * load → decide → append on `conversation-<conversationId>` through the one command handler, with the
+ * conversation's snapshot row as the state (locked: commands on one conversation queue instead of
+ * failing their version check), saved with the index rows of the events, all in one transaction
+ * (ADR 0013).
+ * With `openFirst`, a conversation not opened yet throws `Unopened` before anything is decided.
+ */
+function decideOn(ctx: ConversationContext, conversationId: string, command: CommandOn, openFirst: boolean) {
+  return handleCommand(
+    ctx.orm,
+    ctx.store,
+    conversationStreamId(conversationId),
+    conversationDecider,
+    async (state, em) => {
+      if (openFirst && state.status === 'none') throw new Unopened();
+      const c = await command(em, state);
+      const now = ctx.now().toISOString();
+      const events = conversationDecider.decide({ ...c, metadata: { now } }, state);
+      if (events.length === 0) return [];
+      const accountId = keyAccountOf(c, state);
+      if (c.type !== 'OpenConversation') {
+        return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt: now }));
+      }
+      // Deterministic: both openers would write the same events, and only one can.
+      return events.map((e) => ({
+        type: e.type,
+        data: e.data,
+        accountId,
+        eventId: uuidv5(`${e.type}:${conversationId}`, EVENT_NAMESPACE),
+        occurredAt: c.data.opened.openedAt,
+      }));
+    },
+    { snapshot: conversationSnapshot(conversationId) },
+  );
 }
 
 /**
- * One command on an existing conversation: lock its write-state row, decide on it (reading what else
- * the decision needs in the same transaction), append with the row's version as the expected stream
- * version, and update the write state — all in one transaction. The row lock serializes commands on
- * one conversation (two sends queue instead of failing their optimistic check); the version check
- * stays as the store's guarantee. Then the actor's position is remembered for its next reads.
+ * One command on a conversation (`decideOn`), then the actor's position is remembered for its next
+ * reads. `command` is built in the command's transaction, so it can carry the index rows its
+ * decision needs (the files a message names, the message a recall names).
  */
 export async function runConversationCommand(
   ctx: ConversationContext,
   conversationId: string,
-  decide: (em: EntityManager, conv: Conversation | null, now: string) => Promise<Decided | null>,
+  command: CommandOn,
   opts: { openFor?: string } = {},
-): Promise<StoredEvent[]> {
+): Promise<{ state: ConversationState; appended: StoredEvent[] }> {
   if (!plausibleId(conversationId)) throw conversationForbidden();
-  // With `openFor` (the caller's account): a conversation this service has not opened yet (its
-  // accepted match request is there, the opener reactor has not run) is opened first, then the command
-  // runs — found missing inside the command's own transaction, so a command on an open conversation
-  // reads it once (issue 11).
-  const missing = Symbol('missing');
-  const run = (openFirst: boolean) =>
-    ctx.orm.em.fork().transactional(async (em) => {
-      const loaded = await loadConversation(em, conversationId, true);
-      if (!loaded && openFirst) return missing;
-      const now = ctx.now().toISOString();
-      const decided = await decide(em, loaded?.conversation ?? null, now);
-      if (!loaded || !decided || decided.events.length === 0) return [];
-      const stored = await ctx.store.append(em, [
-        {
-          streamId: conversationStreamId(conversationId),
-          expectedVersion: loaded.version,
-          events: decided.events.map((e) => ({
-            type: e.type,
-            data: e.data,
-            accountId: decided.accountId,
-            occurredAt: now,
-          })),
-        },
-      ]);
-      for (const s of stored) await applyToWriteState(em, s);
-      return stored;
-    });
-  let outcome = await run(opts.openFor !== undefined);
-  if (outcome === missing) {
+  let result: Awaited<ReturnType<typeof decideOn>>;
+  try {
+    result = await decideOn(ctx, conversationId, command, opts.openFor !== undefined);
+  } catch (err) {
+    if (!(err instanceof Unopened)) throw err;
+    // With `openFor` (the caller's account): a conversation this service has not opened yet (its
+    // accepted match request is there, the opener reactor has not run) is opened first, then the
+    // command runs — found missing inside the command's own transaction, so a command on an open
+    // conversation reads it once (issue 11).
     await ensureConversation(ctx, conversationId, opts.openFor);
-    outcome = await run(false);
+    result = await decideOn(ctx, conversationId, command, false);
   }
-  // run(false) decides even without a conversation (the decider refuses it), so never `missing`.
-  const appended = outcome === missing ? [] : outcome;
-  if (appended.length > 0) ctx.store.committed(ctx.orm);
-  const last = appended.at(-1);
+  const last = result.appended.at(-1);
   if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
-  return appended;
+  return result;
 }
 
 /**
  * Starts a conversation's stream (the opener reactor, or a route that meets a conversation the
- * reactor has not opened yet). Idempotent: the stream can be started once; a second opener's append
- * fails its `no_stream` check and it returns false. A Gofer already deleted closes it at once.
+ * reactor has not opened yet). Idempotent: a conversation opens once; a second opener appends nothing
+ * and returns false. A Gofer already deleted closes it at once.
  */
 export async function openConversation(
   ctx: ConversationContext,
   opened: ConversationOpened,
   deletedGoferId: string | null,
 ): Promise<boolean> {
-  try {
-    await ctx.orm.em.fork().transactional(async (em) => {
-      const events: ConversationEvent[] = [{ type: 'ConversationOpened', data: opened }];
-      if (deletedGoferId) {
-        const closedAt = ctx.now().toISOString();
-        const data = { conversationId: opened.conversationId, goferId: deletedGoferId, attachmentIds: [] };
-        events.push({ type: 'ConversationClosed', data: { ...data, reason: 'gofer_deleted', closedAt } });
-      }
-      const stored = await ctx.store.append(em, [
-        {
-          streamId: conversationStreamId(opened.conversationId),
-          expectedVersion: 'no_stream',
-          events: events.map((e) => ({
-            type: e.type,
-            data: e.data,
-            accountId: opened.accountA,
-            // Deterministic: both openers would write the same events, and only one can.
-            eventId: uuidv5(`${e.type}:${opened.conversationId}`, EVENT_NAMESPACE),
-            occurredAt: opened.openedAt,
-          })),
-        },
-      ]);
-      for (const s of stored) await applyToWriteState(em, s);
-    });
-    ctx.store.committed(ctx.orm);
-    return true;
-  } catch (err) {
-    if (err instanceof ConcurrencyError) return false;
-    throw err;
-  }
+  const command: CommandOn = () => ({ type: 'OpenConversation', data: { opened, deletedGoferId } });
+  const { appended } = await decideOn(ctx, opened.conversationId, command, false);
+  return appended.length > 0;
 }
 
 /** The conversation matching decided, as its projected match request shows it (or null). */
@@ -178,7 +186,7 @@ export async function ensureConversation(
 ): Promise<void> {
   if (!plausibleId(conversationId)) return;
   const em = ctx.orm.em.fork();
-  if (await loadConversation(em, conversationId, false)) return;
+  if (await loadConversation(em, conversationId, { lock: false })) return;
   if (accountId !== undefined) await awaitOwnWrites(ctx.orm, ctx.writes, accountId, [MATCHING_SOURCE]);
   const opened = await acceptedMatchOf(em, conversationId);
   if (opened) await openConversation(ctx, opened, await deletedGoferOf(em, opened));
@@ -192,7 +200,7 @@ export async function assertParticipates(
 ): Promise<Conversation> {
   await ensureConversation(ctx, conversationId, accountId);
   const loaded = plausibleId(conversationId)
-    ? await loadConversation(ctx.orm.em.fork(), conversationId, false)
+    ? await loadConversation(ctx.orm.em.fork(), conversationId, { lock: false })
     : null;
-  return assertParticipant(loaded?.conversation ?? null, accountId);
+  return assertParticipant(loaded?.state ?? { status: 'none' }, accountId);
 }

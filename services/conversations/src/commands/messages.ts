@@ -1,11 +1,5 @@
 import type { StoredEvent } from '@oan/eventstore';
-import {
-  decideRecall,
-  decideSend,
-  decideUpload,
-  type SendMessage,
-  type UploadAttachment,
-} from '../domain/conversation.ts';
+import type { SendMessage, UploadAttachment } from '../domain/conversation.ts';
 import type { ConversationMessageSent } from '@oan/domain';
 import { loadAttachments, loadMessage } from '../infra/store.ts';
 import { ensureConversation, runConversationCommand, type ConversationContext } from './context.ts';
@@ -14,18 +8,17 @@ import { ensureConversation, runConversationCommand, type ConversationContext } 
 export async function sendMessage(
   ctx: ConversationContext,
   conversationId: string,
-  input: Omit<SendMessage, 'messageId'>,
+  input: Omit<SendMessage, 'messageId' | 'attachments'>,
 ): Promise<ConversationMessageSent> {
   const messageId = ctx.ids();
-  const appended = await runConversationCommand(
+  const { appended } = await runConversationCommand(
     ctx,
     conversationId,
-    async (em, conv, now) => {
-      const attachments = conv ? await loadAttachments(em, conv.id, input.attachmentIds ?? []) : [];
-      return {
-        accountId: input.accountId,
-        events: decideSend(conv, { ...input, messageId }, attachments, now),
-      };
+    async (em, state) => {
+      // The files it names, as the index has them (only an open conversation's are looked up).
+      const attachments =
+        state.status === 'open' ? await loadAttachments(em, state.id, input.attachmentIds ?? []) : [];
+      return { type: 'SendMessage', data: { ...input, messageId, attachments } };
     },
     { openFor: input.accountId },
   );
@@ -38,10 +31,7 @@ export async function recordUpload(
   conversationId: string,
   input: UploadAttachment,
 ): Promise<void> {
-  await runConversationCommand(ctx, conversationId, async (_em, conv, now) => ({
-    accountId: input.accountId,
-    events: decideUpload(conv, input, now),
-  }));
+  await runConversationCommand(ctx, conversationId, () => ({ type: 'UploadAttachment', data: input }));
 }
 
 /** Extension: the sender recalls its message; returns the storage keys of the files to delete. */
@@ -53,13 +43,11 @@ export async function recallMessage(
 ): Promise<string[]> {
   await ensureConversation(ctx, conversationId, accountId);
   let keys: string[] = [];
-  await runConversationCommand(ctx, conversationId, async (em, conv, now) => {
-    const message = conv ? await loadMessage(em, conv.id, messageId) : null;
-    const events = decideRecall(conv, accountId, message, now);
-    if (conv && message) {
-      keys = (await loadAttachments(em, conv.id, message.attachmentIds)).map((a) => a.storageKey);
-    }
-    return { accountId, events };
+  await runConversationCommand(ctx, conversationId, async (em, state) => {
+    if (state.status === 'none') return { type: 'RecallMessage', data: { accountId, message: null } };
+    const message = await loadMessage(em, state.id, messageId);
+    if (message) keys = (await loadAttachments(em, state.id, message.attachmentIds)).map((a) => a.storageKey);
+    return { type: 'RecallMessage', data: { accountId, message } };
   });
   return keys;
 }

@@ -1,10 +1,19 @@
 import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
-import type { ConversationEvent, MessageAttachment } from '@oan/domain';
+import type { ConversationEvent, ConversationOpened, MessageAttachment } from '@oan/domain';
+import {
+  evolveConversation,
+  initialConversationState,
+  type Conversation,
+  type ConversationState,
+  type StoredAttachment,
+  type StoredMessage,
+} from './conversationState.ts';
 
 /**
- * The conversation aggregate's decisions (§4.7). They see the write side's current state of the one
- * conversation, loaded under its lock (src/commands/context.ts), so a decision such as the next
- * `changeSequence` or "this attachment is not used yet" can never be taken twice.
+ * The conversation aggregate's decisions (§4.7). They see the conversation's state loaded under its
+ * lock (the snapshot row, src/commands/context.ts), so a decision such as the next `changeSequence`
+ * or "this attachment is not used yet" can never be taken twice. A decision about one message or one
+ * file gets that fact in its command, read from the write-side index in the same transaction.
  */
 
 /** §7: attachmentIds per conversation message. */
@@ -12,37 +21,21 @@ export const MAX_MESSAGE_ATTACHMENTS = 10;
 /** The longest message text, in UTF-16 code units (the role-chat's bound). */
 export const MAX_CONTENT_LENGTH = 20_000;
 
-export interface Conversation {
-  id: string;
-  accountA: string;
-  goferA: string;
-  accountB: string;
-  goferB: string;
-  status: 'open' | 'closed';
-  /** The last changeSequence handed out (0 before the first message). */
-  lastChangeSequence: number;
-}
+export type ConversationCommand =
+  | { type: 'OpenConversation'; data: OpenConversation }
+  | { type: 'UploadAttachment'; data: UploadAttachment }
+  | { type: 'SendMessage'; data: SendMessage }
+  | { type: 'RecallMessage'; data: RecallMessage }
+  | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer };
 
-export interface StoredAttachment extends MessageAttachment {
-  uploaderAccountId: string;
-  /** The message it is attached to, once sent. */
-  messageId: string | null;
-  deleted: boolean;
-}
+/** Every command carries the time its events are stamped with. */
+export type Timed<C> = C & { metadata: { now: string } };
 
-export interface StoredMessage {
-  id: string;
-  senderAccountId: string;
-  changeSequence: number;
-  recalled: boolean;
-  attachmentIds: string[];
-}
-
-/** §4.7 / §6: unknown (null), closed and foreign conversations are one refusal. */
-export function assertParticipant(conv: Conversation | null, accountId: string): Conversation {
-  if (!conv || conv.status !== 'open') throw conversationForbidden();
-  if (conv.accountA !== accountId && conv.accountB !== accountId) throw conversationForbidden();
-  return conv;
+/** §4.7 / §6: unknown, closed and foreign conversations are one refusal. */
+export function assertParticipant(state: ConversationState, accountId: string): Conversation {
+  if (state.status !== 'open') throw conversationForbidden();
+  if (state.accountA !== accountId && state.accountB !== accountId) throw conversationForbidden();
+  return state;
 }
 
 /** The account on the other side (the caller's own account when both sides are one account). */
@@ -54,6 +47,8 @@ export interface SendMessage {
   messageId: string;
   content?: string | undefined;
   attachmentIds?: string[] | undefined;
+  /** The index rows of `attachmentIds` found in this conversation. */
+  attachments: StoredAttachment[];
 }
 
 const rejected = (code: ConstructorParameters<typeof RejectedError>[0], message: string) =>
@@ -80,19 +75,13 @@ export function validateMessageInput(input: Pick<SendMessage, 'content' | 'attac
 /**
  * §4.7 (28): a message takes the next changeSequence. Each attachment must have been uploaded by the
  * caller to this conversation, be stored still, and not be attached to another message; one refusal
- * for all of these (probe-safe inside a conversation). `attachments` are the rows of those ids found
- * in this conversation. `content` is "" for an attachment-only message.
+ * for all of these (probe-safe inside a conversation). `content` is "" for an attachment-only message.
  */
-export function decideSend(
-  conv: Conversation | null,
-  input: SendMessage,
-  attachments: StoredAttachment[],
-  now: string,
-): ConversationEvent[] {
-  const c = assertParticipant(conv, input.accountId);
+export function decideSend(state: ConversationState, input: SendMessage, now: string): ConversationEvent[] {
+  const c = assertParticipant(state, input.accountId);
   validateMessageInput(input);
   const ids = input.attachmentIds ?? [];
-  const byId = new Map(attachments.map((a) => [a.attachmentId, a]));
+  const byId = new Map(input.attachments.map((a) => [a.attachmentId, a]));
   const chosen: MessageAttachment[] = [];
   for (const id of ids) {
     const a = byId.get(id);
@@ -130,11 +119,11 @@ export interface UploadAttachment extends MessageAttachment {
 
 /** §4.7 (29): a participant's file, stored before this is decided. */
 export function decideUpload(
-  conv: Conversation | null,
+  state: ConversationState,
   input: UploadAttachment,
   now: string,
 ): ConversationEvent[] {
-  const c = assertParticipant(conv, input.accountId);
+  const c = assertParticipant(state, input.accountId);
   const { accountId, storageKey, ...attachment } = input;
   return [
     {
@@ -150,17 +139,22 @@ export function decideUpload(
   ];
 }
 
+export interface RecallMessage {
+  accountId: string;
+  /** The index row of the message, null when this conversation has none of that id. */
+  message: StoredMessage | null;
+}
+
 /**
  * Extension (DELETE …/messages/:messageId): the sender withdraws its own message. Unknown and already
  * recalled messages are 404; the other side's message is 403 (both sides see every message anyway).
  */
 export function decideRecall(
-  conv: Conversation | null,
-  accountId: string,
-  message: StoredMessage | null,
+  state: ConversationState,
+  { accountId, message }: RecallMessage,
   now: string,
 ): ConversationEvent[] {
-  const c = assertParticipant(conv, accountId);
+  const c = assertParticipant(state, accountId);
   if (!message || message.recalled) throw new NotFoundError('MESSAGE_NOT_FOUND', 'Message not found');
   if (message.senderAccountId !== accountId) {
     throw new ForbiddenError('MESSAGE_NOT_YOURS', 'Only the sender may recall a message');
@@ -181,19 +175,86 @@ export function decideRecall(
   ];
 }
 
+export interface CloseForDeletedGofer {
+  goferId: string;
+  /** Every attachment of the conversation still stored (the index). */
+  attachmentIds: string[];
+}
+
 /** A Gofer of the conversation was deleted (§4.4 (15) cascades): closed once, its files with it. */
 export function decideClose(
-  conv: Conversation | null,
-  goferId: string,
-  attachmentIds: string[],
+  state: ConversationState,
+  { goferId, attachmentIds }: CloseForDeletedGofer,
   now: string,
 ): ConversationEvent[] {
-  if (!conv || conv.status === 'closed') return [];
-  if (conv.goferA !== goferId && conv.goferB !== goferId) return [];
+  if (state.status !== 'open') return [];
+  if (state.goferA !== goferId && state.goferB !== goferId) return [];
   return [
     {
       type: 'ConversationClosed',
-      data: { conversationId: conv.id, reason: 'gofer_deleted', goferId, attachmentIds, closedAt: now },
+      data: { conversationId: state.id, reason: 'gofer_deleted', goferId, attachmentIds, closedAt: now },
     },
   ];
 }
+
+export interface OpenConversation {
+  opened: ConversationOpened;
+  /** One of the two Gofers when it is deleted already: the conversation closes at once. */
+  deletedGoferId: string | null;
+}
+
+/**
+ * The opener reactor, or a route that meets a conversation the reactor has not opened yet. A
+ * conversation opens once: a second opener (a redelivery, the route racing the reactor) appends nothing.
+ */
+export function decideOpen(
+  state: ConversationState,
+  { opened, deletedGoferId }: OpenConversation,
+  now: string,
+): ConversationEvent[] {
+  if (state.status !== 'none') return [];
+  const events: ConversationEvent[] = [{ type: 'ConversationOpened', data: opened }];
+  if (deletedGoferId !== null) {
+    const { conversationId } = opened;
+    events.push({
+      type: 'ConversationClosed',
+      data: {
+        conversationId,
+        reason: 'gofer_deleted',
+        goferId: deletedGoferId,
+        attachmentIds: [],
+        closedAt: now,
+      },
+    });
+  }
+  return events;
+}
+
+export function decideConversation(
+  command: Timed<ConversationCommand>,
+  state: ConversationState,
+): ConversationEvent[] {
+  const now = command.metadata.now;
+  switch (command.type) {
+    case 'OpenConversation':
+      return decideOpen(state, command.data, now);
+    case 'UploadAttachment':
+      return decideUpload(state, command.data, now);
+    case 'SendMessage':
+      return decideSend(state, command.data, now);
+    case 'RecallMessage':
+      return decideRecall(state, command.data, now);
+    case 'CloseForDeletedGofer':
+      return decideClose(state, command.data, now);
+    default: {
+      const unexpected: never = command;
+      throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);
+    }
+  }
+}
+
+export const conversationDecider = {
+  initialState: initialConversationState,
+  evolve: evolveConversation,
+  decide: decideConversation,
+};

@@ -1,7 +1,16 @@
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
-import { EventStore, type StoredEvent } from '@oan/eventstore';
+import { EventStore, type Snapshot, type StoredEvent } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
-import type { Conversation, StoredAttachment, StoredMessage } from '../domain/conversation.ts';
+import {
+  evolveConversation,
+  indexChangesOf,
+  initialConversationState,
+  type Conversation,
+  type ConversationState,
+  type IndexChange,
+  type StoredAttachment,
+  type StoredMessage,
+} from '../domain/conversationState.ts';
 import type { ConversationEvent } from '@oan/domain';
 
 /** The conversations event store (`conversations.events`, `conversations.outbox`), Avro-checked. */
@@ -9,11 +18,13 @@ export const createConversationStore = () =>
   new EventStore('conversations', avroEventValidator(new SchemaRegistry(SCHEMAS_DIR)));
 
 /**
- * The write side's state of each conversation, kept in the same transaction as every append
- * (`applyToWriteState`), so a command loads one row and the few it needs instead of folding the whole
- * stream: `version` is the stream's version (the optimistic check of the append), the conversation
- * row is the lock that serializes commands, `last_change_sequence` the dense counter (invariant 5).
- * It is derived from the events alone: `rebuildWriteState` recomputes it.
+ * The write side's state of each conversation, kept in the same transaction as every append, so a
+ * command loads one row and the few it needs instead of folding the whole stream. The conversation
+ * row is the snapshot (`evolveConversation`'s state): `version` is the stream's version (the
+ * optimistic check of the append), the row is the lock that serializes commands,
+ * `last_change_sequence` the dense counter (invariant 5). `messages` and `attachments` are the index
+ * of per-message and per-attachment facts (`indexChangesOf`). All of it is derived from the events
+ * alone: `rebuildWriteState` recomputes it.
  */
 class CreateWriteState extends Migration {
   override async up(): Promise<void> {
@@ -43,129 +54,137 @@ export const conversationMigrations = (store: EventStore): MigrationDef[] => [
   { name: 'conversations-0001-write-state', class: CreateWriteState },
 ];
 
-/** Applies one appended event to the write state (idempotent, so a rebuild can replay everything). */
-export async function applyToWriteState(em: EntityManager, stored: StoredEvent): Promise<void> {
-  const e = { type: stored.type, data: stored.data } as ConversationEvent;
-  const version = stored.streamVersion;
-  switch (e.type) {
-    case 'ConversationOpened': {
-      const d = e.data;
-      await sql(
-        em,
-        `insert into conversations.conversations
-           (id, match_id, thread_id, account_a, gofer_a, account_b, gofer_b, status, version)
-         values (?, ?, ?, ?, ?, ?, ?, 'open', ?) on conflict (id) do nothing`,
-        [d.conversationId, d.matchId, d.threadId, d.accountA, d.goferA, d.accountB, d.goferB, version],
-      );
-      return;
-    }
-    case 'ConversationAttachmentUploaded': {
-      const d = e.data;
-      await sql(
-        em,
-        `insert into conversations.attachments (id, conversation_id, uploader_account_id, kind, name,
-           mime_type, size, width, height, storage_key) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         on conflict (id) do nothing`,
-        [
-          d.attachmentId,
-          d.conversationId,
-          d.uploaderAccountId,
-          d.kind,
-          d.name,
-          d.mimeType,
-          d.size,
-          d.width,
-          d.height,
-          d.storageKey,
-        ],
-      );
-      break;
-    }
-    case 'ConversationMessageSent': {
-      // One statement (the send path's round trips, issue 11): the message, its attachments, and the
-      // conversation's last changeSequence and version.
-      const d = e.data;
-      const ids = d.attachments.map((a) => a.attachmentId);
-      await sql(
-        em,
-        `with message as (
-           insert into conversations.messages (id, conversation_id, sender_account_id, change_sequence, attachment_ids)
-           values (?, ?, ?, ?, ?::jsonb) on conflict (id) do nothing
-         ), attached as (
-           update conversations.attachments set message_id = ?
-            where conversation_id = ? and id in (select jsonb_array_elements_text(?::jsonb))
-         )
-         update conversations.conversations
-            set last_change_sequence = greatest(last_change_sequence, ?), version = greatest(version, ?)
-          where id = ?`,
-        [
-          d.messageId,
-          d.conversationId,
-          d.senderAccountId,
-          d.changeSequence,
-          JSON.stringify(ids),
-          d.messageId,
-          d.conversationId,
-          JSON.stringify(ids),
-          d.changeSequence,
-          version,
-          d.conversationId,
-        ],
-      );
-      return;
-    }
-    case 'ConversationMessageRecalled': {
-      const d = e.data;
-      await sql(em, 'update conversations.messages set recalled = true where id = ?', [d.messageId]);
-      await deleteAttachments(em, d.conversationId, d.attachmentIds);
-      break;
-    }
-    case 'ConversationClosed': {
-      const d = e.data;
-      await sql(em, `update conversations.conversations set status = 'closed' where id = ?`, [
-        d.conversationId,
-      ]);
-      await deleteAttachments(em, d.conversationId, d.attachmentIds);
-      break;
-    }
-    default: {
-      const unexpected: never = e;
-      throw new Error(`Unknown conversation event ${(unexpected as { type: string }).type}`);
-    }
-  }
-  await sql(em, 'update conversations.conversations set version = greatest(version, ?) where id = ?', [
-    version,
-    (e.data as { conversationId: string }).conversationId,
-  ]);
+/**
+ * The conversation's snapshot row (`conversations.conversations`) as the command handler loads and
+ * saves it: read under a row lock, which queues the commands of one conversation, and written back
+ * evolved in the append's transaction together with the index rows of the appended events
+ * (libs/eventstore `Snapshot`, ADR 0013).
+ */
+export const conversationSnapshot = (conversationId: string): Snapshot<ConversationState> => ({
+  load: (em) => loadConversation(em, conversationId, { lock: true }),
+  save: (em, state, version, appended) => writeState(em, appended, { state, version }),
+});
+
+/** One SQL statement's text and its parameters. */
+interface Statement {
+  text: string;
+  params: unknown[];
 }
 
-const deleteAttachments = (em: EntityManager, conversationId: string, ids: string[]) =>
-  sql(
-    em,
-    `update conversations.attachments set deleted = true
-      where conversation_id = ? and id in (select jsonb_array_elements_text(?::jsonb))`,
-    [conversationId, JSON.stringify(ids)],
-  );
+/**
+ * Writes the index changes of `stored` (`indexChangesOf`) and, with the last event, the snapshot:
+ * one statement per event, its writes as data-modifying CTEs (a send is one statement while the row
+ * is locked, issue 11). The changes of one event touch different rows, so running them on one
+ * snapshot of the database is the same as running them in turn.
+ */
+async function writeState(
+  em: EntityManager,
+  stored: readonly StoredEvent[],
+  snapshot: { state: ConversationState; version: number },
+): Promise<void> {
+  for (const [i, event] of stored.entries()) {
+    const writes = indexChangesOf({ type: event.type, data: event.data } as ConversationEvent)
+      .map(indexWrite)
+      .filter((w): w is Statement => w !== null);
+    if (i === stored.length - 1) writes.push(snapshotWrite(snapshot.state, snapshot.version));
+    const last = writes.pop();
+    if (!last) continue;
+    const text = writes.length
+      ? `with ${writes.map((w, n) => `w${n} as (${w.text})`).join(', ')} ${last.text}`
+      : last.text;
+    await sql(em, text, [...writes.flatMap((w) => w.params), ...last.params]);
+  }
+}
 
-/** Recomputes the write state from the event store (after a restore, or to check it). */
-export async function rebuildWriteState(em: EntityManager, store: EventStore): Promise<number> {
-  await sql(em, 'truncate conversations.conversations, conversations.attachments, conversations.messages');
-  const rows = await sql<{ stream_id: string }>(
-    em,
-    `select distinct stream_id from "${store.schema}".events order by stream_id`,
-  );
-  let count = 0;
-  for (const { stream_id: streamId } of rows) {
-    for (const event of await store.readStream(em, streamId)) {
-      await applyToWriteState(em, event);
-      count += 1;
+function snapshotWrite(state: ConversationState, version: number): Statement {
+  if (state.status === 'none') throw new Error('A conversation is saved only once it is opened');
+  return {
+    text: `insert into conversations.conversations
+       (id, match_id, thread_id, account_a, gofer_a, account_b, gofer_b, status, version, last_change_sequence)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     on conflict (id) do update set status = excluded.status, version = excluded.version,
+       last_change_sequence = excluded.last_change_sequence`,
+    params: [
+      state.id,
+      state.matchId,
+      state.threadId,
+      state.accountA,
+      state.goferA,
+      state.accountB,
+      state.goferB,
+      state.status,
+      version,
+      state.lastChangeSequence,
+    ],
+  };
+}
+
+/** One index change as SQL; idempotent, so a rebuild can replay everything. Null: nothing to write. */
+function indexWrite(change: IndexChange): Statement | null {
+  switch (change.type) {
+    case 'attachment_stored': {
+      const a = change.attachment;
+      return {
+        text: `insert into conversations.attachments (id, conversation_id, uploader_account_id, kind, name,
+           mime_type, size, width, height, storage_key) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         on conflict (id) do nothing`,
+        params: [
+          a.attachmentId,
+          change.conversationId,
+          a.uploaderAccountId,
+          a.kind,
+          a.name,
+          a.mimeType,
+          a.size,
+          a.width,
+          a.height,
+          a.storageKey,
+        ],
+      };
+    }
+    case 'message_stored': {
+      const m = change.message;
+      return {
+        text: `insert into conversations.messages (id, conversation_id, sender_account_id, change_sequence, attachment_ids)
+         values (?, ?, ?, ?, ?::jsonb) on conflict (id) do nothing`,
+        params: [
+          m.id,
+          change.conversationId,
+          m.senderAccountId,
+          m.changeSequence,
+          JSON.stringify(m.attachmentIds),
+        ],
+      };
+    }
+    case 'attachments_used':
+      return {
+        text: `update conversations.attachments set message_id = ?
+          where conversation_id = ? and id in (select jsonb_array_elements_text(?::jsonb))`,
+        params: [change.messageId, change.conversationId, JSON.stringify(change.attachmentIds)],
+      };
+    case 'message_recalled':
+      return {
+        text: 'update conversations.messages set recalled = true where id = ?',
+        params: [change.messageId],
+      };
+    case 'attachments_deleted':
+      if (change.attachmentIds.length === 0) return null;
+      return {
+        text: `update conversations.attachments set deleted = true
+          where conversation_id = ? and id in (select jsonb_array_elements_text(?::jsonb))`,
+        params: [change.conversationId, JSON.stringify(change.attachmentIds)],
+      };
+    default: {
+      const unexpected: never = change;
+      throw new Error(`Unknown index change ${(unexpected as { type: string }).type}`);
     }
   }
-  return count;
 }
 
 interface ConversationRow {
   id: string;
+  match_id: string;
+  thread_id: string;
   account_a: string;
   gofer_a: string;
   account_b: string;
@@ -175,36 +194,67 @@ interface ConversationRow {
   last_change_sequence: string;
 }
 
-export interface LoadedConversation {
-  conversation: Conversation;
-  version: number;
-}
-
-/** The conversation's row, locked for the transaction when `lock` (every command takes it). */
+/** The conversation's snapshot and the stream version it stands for; locked for the transaction with `lock`. */
 export async function loadConversation(
   em: EntityManager,
   conversationId: string,
-  lock: boolean,
-): Promise<LoadedConversation | null> {
+  opts: { lock: boolean },
+): Promise<{ state: Conversation; version: number } | null> {
   const [r] = await sql<ConversationRow>(
     em,
-    `select id, account_a, gofer_a, account_b, gofer_b, status, version, last_change_sequence
-       from conversations.conversations where id = ?${lock ? ' for update' : ''}`,
+    `select id, match_id, thread_id, account_a, gofer_a, account_b, gofer_b, status, version, last_change_sequence
+       from conversations.conversations where id = ?${opts.lock ? ' for update' : ''}`,
     [conversationId],
   );
   if (!r) return null;
   return {
     version: r.version,
-    conversation: {
+    state: {
+      status: r.status,
       id: r.id,
+      matchId: r.match_id,
+      threadId: r.thread_id,
       accountA: r.account_a,
       goferA: r.gofer_a,
       accountB: r.account_b,
       goferB: r.gofer_b,
-      status: r.status,
       lastChangeSequence: Number(r.last_change_sequence),
     },
   };
+}
+
+/** The ids of a Gofer's open conversations. */
+export async function openConversationsOf(em: EntityManager, goferId: string): Promise<string[]> {
+  const rows = await sql<{ id: string }>(
+    em,
+    `select id from conversations.conversations where (gofer_a = ? or gofer_b = ?) and status = 'open'`,
+    [goferId, goferId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Recomputes the write state from the event store (after a restore, or to check it): each stream's
+ * snapshot folded with `evolveConversation`, its index from `indexChangesOf`.
+ */
+export async function rebuildWriteState(em: EntityManager, store: EventStore): Promise<number> {
+  await sql(em, 'truncate conversations.conversations, conversations.attachments, conversations.messages');
+  const rows = await sql<{ stream_id: string }>(
+    em,
+    `select distinct stream_id from "${store.schema}".events order by stream_id`,
+  );
+  let count = 0;
+  for (const { stream_id: streamId } of rows) {
+    const stored = await store.readStream(em, streamId);
+    const last = stored.at(-1);
+    if (!last) continue;
+    const state = stored
+      .map((e) => ({ type: e.type, data: e.data }) as ConversationEvent)
+      .reduce(evolveConversation, initialConversationState());
+    await writeState(em, stored, { state, version: last.streamVersion });
+    count += stored.length;
+  }
+  return count;
 }
 
 interface AttachmentRow {
