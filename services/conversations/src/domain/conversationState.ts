@@ -1,4 +1,4 @@
-import type { ConversationEvent, MessageAttachment } from '@oan/domain';
+import type { ConversationEvent, ConversationOpened, MessageAttachment } from '@oan/domain';
 
 /**
  * Stream `conversation-<conversationId>`: the two accounts of a match and their messages. A send
@@ -7,18 +7,12 @@ import type { ConversationEvent, MessageAttachment } from '@oan/domain';
  * write-side index (`indexChangesOf`), read for that decision only.
  */
 
-export interface ConversationData {
+/** What `ConversationOpened` says of the two sides (side a requested the match), and the counter. */
+export type ConversationData = Omit<ConversationOpened, 'conversationId' | 'openedAt'> & {
   id: string;
-  matchId: string;
-  threadId: string;
-  /** Side a is the match request's requester, side b its recipient. */
-  accountA: string;
-  goferA: string;
-  accountB: string;
-  goferB: string;
   /** The last changeSequence handed out (0 before the first message). */
   lastChangeSequence: number;
-}
+};
 
 export type ConversationState =
   { status: 'none' } | ({ status: 'open' } & ConversationData) | ({ status: 'closed' } & ConversationData);
