@@ -84,6 +84,20 @@ const sent = (
     createdAt: NOW,
   },
 });
+/** A's message m1 (changeSequence 1, to B) recalled, with the files it had. */
+const recalled = (attachmentIds: string[] = []): ConversationEvent => ({
+  type: 'ConversationMessageRecalled',
+  data: {
+    conversationId: CONV,
+    messageId: 'm1',
+    senderAccountId: A.accountId,
+    recipientAccountId: B.accountId,
+    changeSequence: 1,
+    attachmentIds,
+    recalledAt: NOW,
+  },
+});
+
 const closed = (goferId = B.goferId, attachmentIds: string[] = []): ConversationEvent => ({
   type: 'ConversationClosed',
   data: { conversationId: CONV, reason: 'gofer_deleted', goferId, attachmentIds, closedAt: NOW },
@@ -156,19 +170,7 @@ describe('when the conversation is open', () => {
   });
 
   it('keeps a recalled message’s changeSequence taken', () => {
-    const recalled: ConversationEvent = {
-      type: 'ConversationMessageRecalled',
-      data: {
-        conversationId: CONV,
-        messageId: 'm1',
-        senderAccountId: A.accountId,
-        recipientAccountId: B.accountId,
-        changeSequence: 1,
-        attachmentIds: [],
-        recalledAt: NOW,
-      },
-    };
-    given(opened, sent(1), recalled)
+    given(opened, sent(1), recalled())
       .when(send(A.accountId))
       .then(sent(2, A, B, { messageId: 'm-new' }));
   });
@@ -222,18 +224,7 @@ describe('when the conversation is open', () => {
     const withFile = message({ attachmentIds: ['att-1'] });
     given(opened, sent(1))
       .when(recall(A.accountId, withFile))
-      .then({
-        type: 'ConversationMessageRecalled',
-        data: {
-          conversationId: CONV,
-          messageId: 'm1',
-          senderAccountId: A.accountId,
-          recipientAccountId: B.accountId,
-          changeSequence: 1,
-          attachmentIds: ['att-1'],
-          recalledAt: NOW,
-        },
-      });
+      .then(recalled(['att-1']));
     given(opened, sent(1)).when(recall(B.accountId, message())).thenThrows('MESSAGE_NOT_YOURS');
     given(opened, sent(1))
       .when(recall(A.accountId, message({ recalled: true })))
