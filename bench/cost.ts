@@ -25,6 +25,13 @@ export interface CostSnapshot {
 
 const TICKS = 100; // USER_HZ
 
+/** utime + stime of a live process in seconds (fields 14 and 15 of /proc/<pid>/stat); throws once it ended. */
+export function cpuSecondsOf(pid: number | string): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
 function cpuByKind(fleet: TestFleet): Map<string, number> {
   const out = new Map<string, number>();
   const add = (k: string, v: number) => out.set(k, (out.get(k) ?? 0) + v);
@@ -34,19 +41,16 @@ function cpuByKind(fleet: TestFleet): Map<string, number> {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      const pid = Number(entry);
-      const fleetName = fleetPids.get(pid);
+      const seconds = cpuSecondsOf(entry);
+      const fleetName = fleetPids.get(Number(entry));
       if (fleetName) {
-        add(fleetName, ticks / TICKS);
+        add(fleetName, seconds);
         continue;
       }
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmd.startsWith('postgres') || cmd.includes('/postgres ')) add('postgres', ticks / TICKS);
-      else if (cmd.includes('kafka.Kafka') || cmd.includes('kafka/target')) add('kafka', ticks / TICKS);
-      else if (cmd.startsWith('redis-server')) add('redis', ticks / TICKS);
+      if (cmd.startsWith('postgres') || cmd.includes('/postgres ')) add('postgres', seconds);
+      else if (cmd.includes('kafka.Kafka') || cmd.includes('kafka/target')) add('kafka', seconds);
+      else if (cmd.startsWith('redis-server')) add('redis', seconds);
     } catch {
       // The process ended meanwhile.
     }

@@ -8,19 +8,11 @@
  * then the medians, and the load average.
  */
 import { loadavg } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { TestFleet } from '@oan/testing';
+import { cpuSecondsOf } from './cost.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
-const TICKS_PER_SECOND = 100;
 const LOADERS = ['native', 'tsx'] as const;
-
-/** utime + stime of a live process in seconds (fields 14 and 15 of /proc/<pid>/stat). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const results: Record<string, { wall: number[]; cpu: number[]; processes: number }> = {};
@@ -36,7 +28,7 @@ for (let round = 1; round <= ROUNDS; round++) {
     const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
     const wall = (performance.now() - t0) / 1000;
     let cpu = 0;
-    for (const p of fleet.running.values()) cpu += cpuSeconds(p.child.pid!);
+    for (const p of fleet.running.values()) cpu += cpuSecondsOf(p.child.pid!);
     const processes = fleet.running.size;
     await fleet.stop();
     const r = (results[loader] ??= { wall: [], cpu: [], processes });
