@@ -342,6 +342,13 @@ describe('every other process kind killed (kill -9) and restarted while a delive
       });
       await fleet.kill(kind);
       await fleet.restart(kind);
+      // The held request is sent again (answered 200) before the next one is held: a process that is
+      // back within the timeout would otherwise see the same delivery held again and again, until the
+      // endpoint had failed for the whole give-up period (6 s here) and was disabled.
+      await waitFor(() => receiver.at('/kinds').length > before + 1, {
+        timeoutMs: 30_000,
+        what: `the held delivery sent again (${kind})`,
+      });
     }
     await produce(c, 1);
     const want = await settled('/kinds', acc.userId, since, kinds.length + 1, 40_000);
