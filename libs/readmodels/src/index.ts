@@ -1,6 +1,7 @@
 /**
- * Every read model, one module each: its tables (migrations), its projection (what each domain event
- * of its context does to them, and which OAN notifications it yields). The projector runs them; the
+ * Every read model, one folder each (`<model>/`): its tables (migrations), its projection (what each
+ * domain event of its context does to them), the OAN notifications it derives and the queries others
+ * run on its tables. The projector runs them; the
  * services and tests that need the tables take them from here.
  */
 import type { MigrationDef } from '@oan/db';
@@ -10,15 +11,15 @@ import {
   oanExpectedMigration,
   projectorMigration,
 } from '@oan/projection';
-import { accountsDropped, accountsTables, authProjection } from './accounts.ts';
-import { agentsProjection, agentsTables } from './agents.ts';
-import { conversationsProjection, conversationsTables } from './conversations.ts';
-import { gofersProjection, gofersTables } from './gofers.ts';
-import { matchingProjection, matchingTables } from './matching.ts';
+import { accountsDropped, accountsTables, authProjection } from './accounts/index.ts';
+import { agentsProjection, agentsTables } from './agents/index.ts';
+import { conversationsProjection, conversationsTables } from './conversations/index.ts';
+import { gofersProjection, gofersTables } from './gofers/index.ts';
+import { matchingProjection, matchingTables } from './matching/index.ts';
 import type { Projection } from './types.ts';
 
 export * from './types.ts';
-export { SUMMARY_PREVIEW_LENGTH } from './matching.ts';
+export { SUMMARY_PREVIEW_LENGTH } from './matching/index.ts';
 
 // The queries others may run on the read models: no service writes SQL against `read.*` itself.
 export {
@@ -34,7 +35,7 @@ export {
   type GoferListRow,
   type GoferMessageRow,
   type GoferProfileRow,
-} from './gofers.ts';
+} from './gofers/index.ts';
 export {
   acceptedMatchOfConversation,
   pairingCardOf,
@@ -42,8 +43,8 @@ export {
   threadIdsOfGofer,
   type AcceptedMatchRow,
   type PairingCardRow,
-} from './matching.ts';
-export { conversationHistoryPage, type ConversationMessageRow } from './conversations.ts';
+} from './matching/index.ts';
+export { conversationHistoryPage, type ConversationMessageRow } from './conversations/index.ts';
 export {
   discoverySeed,
   discoverySeeds,
@@ -54,7 +55,7 @@ export {
   type ThreadLoadRow,
 } from './discovery.ts';
 export { openDecisionEnvelopes, openQuestionEnvelopes, type OpenEnvelopeRow } from './digest.ts';
-export { onlineAgent, onlineAgents, type AgentRow } from './agents.ts';
+export { onlineAgent, onlineAgents, type AgentRow } from './agents/index.ts';
 
 /** Every context's projection. */
 export const projections: Projection[] = [

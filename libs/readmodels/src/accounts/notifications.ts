@@ -1,0 +1,28 @@
+import type { AuthEvent } from '@oan/domain';
+import type { NotificationSpec, StoredEvent } from '../types.ts';
+
+type Event<T extends AuthEvent['type']> = StoredEvent<Extract<AuthEvent, { type: T }>>;
+
+/** An account notice (`system_notice`) to the account the event is about. */
+const notice = (
+  { accountId, occurredAt }: { accountId: string; occurredAt: string },
+  payload: Record<string, unknown>,
+): NotificationSpec[] => [
+  { recipient: accountId, type: 'system_notice', source: 'platform', payload, createdAt: occurredAt },
+];
+
+/** The account was banned. */
+export const accountBanned = (event: Event<'AccountBanned'>) => notice(event, { kind: 'account_banned' });
+
+/** §10.14: payload {kind, connector, installed, latest}. */
+export const connectorOutdated = (event: Event<'ConnectorOutdatedNoticed'>) =>
+  notice(event, {
+    kind: 'connector_outdated',
+    connector: event.data.connector,
+    installed: event.data.installed,
+    latest: event.data.latest,
+  });
+
+/** A webhook that kept failing was disabled: payload {kind, webhookId, url, reason}. */
+export const webhookDisabled = ({ data: d, ...event }: Event<'WebhookDisabled'>) =>
+  notice(event, { kind: 'webhook_disabled', webhookId: d.webhookId, url: d.url, reason: d.reason });

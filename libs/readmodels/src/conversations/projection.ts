@@ -1,0 +1,121 @@
+import { sql, type EntityManager } from '@oan/db';
+import type { ConversationEvent } from '@oan/domain';
+import { projection, type NotificationSpec, type StoredEvent } from '../types.ts';
+import { numOrNull, relayMessage } from './notifications.ts';
+
+type Event<T extends ConversationEvent['type']> = StoredEvent<Extract<ConversationEvent, { type: T }>>;
+/** Ids as a parameter: arrays go to Postgres as JSON text (`?::jsonb`). */
+const IDS = '(select jsonb_array_elements_text(?::jsonb))';
+
+/**
+ * The conversations context's read models (§4.7): `read.conversations`, `read.conversation_attachments`
+ * and `read.conversation_messages`, and the notification of `notifications.ts`. Events are keyed by the acting account, so one conversation's events
+ * span partitions: only the per-sender order (upload → send → recall) is guaranteed, and every write
+ * here either stands alone or is guarded to move forward only, so a redelivered event changes nothing.
+ */
+export const conversationsProjection = projection<ConversationEvent>({
+  async ConversationOpened(em, { data: d }) {
+    await sql(
+      em,
+      `insert into read.conversations (id, match_id, thread_id, account_a, gofer_a, account_b, gofer_b,
+         status, opened_at) values (?, ?, ?, ?, ?, ?, ?, 'open', ?) on conflict (id) do nothing`,
+      [d.conversationId, d.matchId, d.threadId, d.accountA, d.goferA, d.accountB, d.goferB, d.openedAt],
+    );
+    return [];
+  },
+  async ConversationAttachmentUploaded(em, { data: d }) {
+    // A close keyed by the other account may have been applied first (another partition): an
+    // upload into a closed conversation is born deleted, as the close would have marked it.
+    await sql(
+      em,
+      `insert into read.conversation_attachments (id, conversation_id, uploader_account_id, kind, name,
+         mime_type, size, width, height, storage_key, created_at, deleted_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+         (select closed_at from read.conversations where id = ? and status = 'closed'))
+       on conflict (id) do nothing`,
+      [
+        d.attachmentId,
+        d.conversationId,
+        d.uploaderAccountId,
+        d.kind,
+        d.name,
+        d.mimeType,
+        Number(d.size),
+        numOrNull(d.width),
+        numOrNull(d.height),
+        d.storageKey,
+        d.uploadedAt,
+        d.conversationId,
+      ],
+    );
+    return [];
+  },
+  ConversationMessageSent: messageSent,
+  async ConversationMessageRecalled(em, { data: d }) {
+    await sql(
+      em,
+      `update read.conversation_messages set recalled_at = ?
+       where id = ? and conversation_id = ? and recalled_at is null`,
+      [d.recalledAt, d.messageId, d.conversationId],
+    );
+    await deleteAttachments(em, d.conversationId, d.attachmentIds, d.recalledAt);
+    return [];
+  },
+  async ConversationClosed(em, { data: d }) {
+    await sql(
+      em,
+      `update read.conversations set status = 'closed', closed_reason = ?, closed_at = ?
+       where id = ? and status = 'open'`,
+      [d.reason, d.closedAt, d.conversationId],
+    );
+    await deleteAttachments(em, d.conversationId, d.attachmentIds, d.closedAt);
+    return [];
+  },
+});
+
+async function deleteAttachments(em: EntityManager, conversationId: string, ids: string[], at: string) {
+  if (ids.length === 0) return;
+  await sql(
+    em,
+    `update read.conversation_attachments set deleted_at = ?
+     where conversation_id = ? and id in ${IDS} and deleted_at is null`,
+    [at, conversationId, JSON.stringify(ids)],
+  );
+}
+
+async function messageSent(
+  em: EntityManager,
+  event: Event<'ConversationMessageSent'>,
+): Promise<NotificationSpec[]> {
+  const d = event.data;
+  const { conversationId, messageId, createdAt, attachments } = d;
+  const sender = d.senderAccountId;
+  const recipient = d.recipientAccountId;
+  const attachmentIds = attachments.map((a) => a.attachmentId);
+  await sql(
+    em,
+    `insert into read.conversation_messages (id, conversation_id, sender_account_id, recipient_account_id,
+       content, attachment_ids, change_sequence, created_at) values (?, ?, ?, ?, ?, ?::jsonb, ?, ?)
+     on conflict do nothing`,
+    [
+      messageId,
+      conversationId,
+      sender,
+      recipient,
+      d.content,
+      JSON.stringify(attachmentIds),
+      String(d.changeSequence),
+      createdAt,
+    ],
+  );
+  if (attachmentIds.length > 0) {
+    // The uploads are the sender's, keyed like this event, so their rows are already here.
+    await sql(
+      em,
+      `update read.conversation_attachments set message_id = ?
+       where conversation_id = ? and id in ${IDS} and message_id is null`,
+      [messageId, conversationId, JSON.stringify(attachmentIds)],
+    );
+  }
+  return relayMessage(event);
+}

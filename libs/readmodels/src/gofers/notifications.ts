@@ -1,0 +1,32 @@
+import type { GoferEvent } from '@oan/domain';
+import type { NotificationSpec, StoredEvent } from '../types.ts';
+
+type Event<T extends GoferEvent['type']> = StoredEvent<Extract<GoferEvent, { type: T }>>;
+
+/**
+ * The gofers context's two notifications (§8.6): an assistant turn becomes `gofer_message`, or
+ * `gofer_question` when it waits for the owner; the owner's own messages never become events.
+ */
+export function chatNotifications(event: Event<'ChatMessageAdded'>): NotificationSpec[] {
+  const d = event.data;
+  const goferId = d.goferId;
+  if (d.role !== 'assistant') return [];
+  const pending = d.pendingQuery === true;
+  const constraints = d.responseConstraints ?? null;
+  return [
+    {
+      recipient: event.accountId,
+      type: pending ? 'gofer_question' : 'gofer_message',
+      source: 'own_gofer',
+      goferId,
+      chatId: d.chatId,
+      reply: `/gofers/${goferId}/chat/messages`,
+      // Only a pending query carries the frozen constraints shape.
+      ...(pending && constraints
+        ? { responseConstraints: JSON.parse(constraints) as Record<string, unknown> }
+        : {}),
+      payload: { messageId: d.messageId, content: d.content, createdAt: d.createdAt },
+      createdAt: d.createdAt,
+    },
+  ];
+}

@@ -1,0 +1,129 @@
+import { sql, type EntityManager } from '@oan/db';
+import type { GoferEvent } from '@oan/domain';
+import { projection, type NotificationSpec, type StoredEvent } from '../types.ts';
+import { chatNotifications } from './notifications.ts';
+
+type Event<T extends GoferEvent['type']> = StoredEvent<Extract<GoferEvent, { type: T }>>;
+const json = (v: unknown): string => JSON.stringify(v ?? []);
+
+/**
+ * The gofers context's projection: `read.gofers`, `read.gofer_messages` and `read.gofer_attachments`,
+ * and the role-chat notifications of `notifications.ts`. Inserts do nothing on a known id and updates
+ * set the event's values, so a redelivered event changes nothing.
+ */
+export const gofersProjection = projection<GoferEvent>({
+  async GoferCreated(em, { accountId, data: d }) {
+    await sql(
+      em,
+      `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform,
+         discovery_status, human_review_triggers, "values", demands, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, 'in_discovery', ?::jsonb, '[]', '[]', ?, ?) on conflict (id) do nothing`,
+      [
+        d.goferId,
+        accountId,
+        d.chatId,
+        d.name,
+        d.description,
+        d.locale,
+        d.sourcePlatform,
+        json(d.humanReviewTriggers),
+        d.createdAt,
+        d.createdAt,
+      ],
+    );
+    return [];
+  },
+  ChatMessageAdded: chatMessage,
+  async GoferProfileUpdated(em, { data: d }) {
+    await sql(
+      em,
+      `update read.gofers set name = ?, description = ?, "values" = ?::jsonb, demands = ?::jsonb, updated_at = ? where id = ?`,
+      [d.name, d.description, json(d.values), json(d.demands), d.updatedAt, d.goferId],
+    );
+    return [];
+  },
+  async GoferDiscoveryStatusChanged(em, { data: d }) {
+    await sql(em, 'update read.gofers set discovery_status = ?, updated_at = ? where id = ?', [
+      d.status,
+      d.changedAt,
+      d.goferId,
+    ]);
+    return [];
+  },
+  async GoferDeleted(em, { data: d }) {
+    // §4.4 (15): the Gofer's data cascades; attachments keep a tombstone for storage clean-up.
+    await sql(em, 'update read.gofers set deleted_at = coalesce(deleted_at, ?) where id = ?', [
+      d.deletedAt,
+      d.goferId,
+    ]);
+    await sql(em, 'delete from read.gofer_messages where gofer_id = ?', [d.goferId]);
+    await sql(
+      em,
+      'update read.gofer_attachments set deleted_at = coalesce(deleted_at, ?) where gofer_id = ?',
+      [d.deletedAt, d.goferId],
+    );
+    return [];
+  },
+  async AttachmentAdded(em, { accountId, data: d }) {
+    await sql(
+      em,
+      `insert into read.gofer_attachments (id, gofer_id, account_id, kind, name, mime_type, size, width, height,
+         storage_key, rag_status, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (id) do nothing`,
+      [
+        d.attachmentId,
+        d.goferId,
+        accountId,
+        d.kind,
+        d.name,
+        d.mimeType,
+        Number(d.size),
+        d.width ?? null,
+        d.height ?? null,
+        d.storageKey,
+        d.ragStatus,
+        d.createdAt,
+      ],
+    );
+    return [];
+  },
+  async AttachmentRagStatusChanged(em, { data: d }) {
+    await sql(em, 'update read.gofer_attachments set rag_status = ?, knowledge = ? where id = ?', [
+      d.ragStatus,
+      d.knowledge ?? null,
+      d.attachmentId,
+    ]);
+    return [];
+  },
+  // The ConnectOnion relay's own directory (read.agents) lists a published Gofer; the role-chat rows
+  // of its relay turns arrive as ChatMessageAdded (kind 'relay'). Nothing to keep here.
+  GoferRelayPublished: null,
+  GoferRelayUnpublished: null,
+});
+
+async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>): Promise<NotificationSpec[]> {
+  const d = event.data;
+  const goferId = d.goferId;
+  await sql(
+    em,
+    `insert into read.gofer_messages (id, gofer_id, account_id, chat_id, role, content, kind, pairing, pending_query,
+       response_constraints, reply_to, attachment_ids, created_at, position)
+     values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?::jsonb, ?, ?::jsonb, ?, ?) on conflict (id) do nothing`,
+    [
+      d.messageId,
+      goferId,
+      event.accountId,
+      d.chatId,
+      d.role,
+      d.content,
+      d.kind ?? null,
+      d.pairing ?? null,
+      d.pendingQuery === true,
+      d.responseConstraints ?? null,
+      d.replyTo ?? null,
+      json(d.attachmentIds),
+      d.createdAt,
+      event.position?.toString() ?? null,
+    ],
+  );
+  return chatNotifications(event);
+}
