@@ -1,0 +1,76 @@
+import { conversationStreamId, type ConversationEvent } from '@oan/domain';
+import { at, eventBuilders } from './events.ts';
+
+interface Party {
+  accountId: string;
+  goferId: string;
+}
+
+/**
+ * The conversations context's events of one conversation between `a` and `b`; keyed by the acting
+ * account, as the conversations service keys them (by default `a` writes).
+ */
+export function conversationOf(conversationId: string, a: Party, b: Party) {
+  return eventBuilders<ConversationEvent>(
+    {
+      ConversationOpened: () => ({
+        conversationId,
+        matchId: `m-${conversationId}`,
+        threadId: `t-${conversationId}`,
+        accountA: a.accountId,
+        goferA: a.goferId,
+        accountB: b.accountId,
+        goferB: b.goferId,
+        openedAt: at(0),
+      }),
+      ConversationAttachmentUploaded: () => ({
+        conversationId,
+        uploaderAccountId: a.accountId,
+        attachmentId: `${conversationId}-photo`,
+        kind: 'photo',
+        name: 'me.png',
+        mimeType: 'image/png',
+        size: 2048,
+        width: null,
+        height: null,
+        storageKey: `conversations/${conversationId}/photo`,
+        uploadedAt: at(1),
+      }),
+      ConversationMessageSent: () => ({
+        conversationId,
+        messageId: `${conversationId}-m1`,
+        senderAccountId: a.accountId,
+        recipientAccountId: b.accountId,
+        content: 'Hi',
+        attachments: [],
+        changeSequence: 1,
+        createdAt: at(2),
+      }),
+      ConversationMessageRecalled: () => ({
+        conversationId,
+        messageId: `${conversationId}-m1`,
+        senderAccountId: a.accountId,
+        recipientAccountId: b.accountId,
+        changeSequence: 1,
+        attachmentIds: [],
+        recalledAt: at(3),
+      }),
+      ConversationClosed: () => ({
+        conversationId,
+        reason: 'gofer_deleted',
+        goferId: b.goferId,
+        attachmentIds: [],
+        closedAt: at(4),
+      }),
+    },
+    ({ type, data }) => ({
+      streamId: conversationStreamId(data.conversationId),
+      accountId:
+        type === 'ConversationAttachmentUploaded'
+          ? data.uploaderAccountId
+          : type === 'ConversationMessageSent' || type === 'ConversationMessageRecalled'
+            ? data.senderAccountId
+            : a.accountId,
+    }),
+  );
+}
