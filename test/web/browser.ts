@@ -76,7 +76,7 @@ export async function signIn(tab: Tab, email: string, code: string, path = '/'):
   await page.getByLabel('Email').fill(email);
   await page.getByRole('button', { name: 'Send code' }).click();
   await page.getByLabel('Code').fill(code);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
@@ -102,8 +102,8 @@ export async function axeFindings(page: Page): Promise<string[]> {
 }
 
 /**
- * With WEB_SCREENSHOTS=1, saves the page as docs/screenshots/<name>.png (the README's and docs'
- * pictures); otherwise nothing, so a test run leaves the work tree as it was.
+ * With WEB_SCREENSHOTS=1, saves the page as docs/screenshots/<name>.png (the README's pictures,
+ * taken by journey.e2e.test.ts only); otherwise nothing, so a test run leaves the work tree as it was.
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env.WEB_SCREENSHOTS !== '1') return;
@@ -112,8 +112,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 export { waitFor };
 
-/** A real, decodable PNG (a w×h gradient), so a page can show the photo (naturalWidth proves it loaded). */
-export function png(w: number, h: number): Buffer {
+/** One pixel of a picture: its red, green and blue (0–255) at column x, row y. */
+export type Pixel = (x: number, y: number) => [number, number, number];
+
+const gradient: Pixel = (x, y) => [40 + x * 8, 90 + y * 8, 200];
+
+/**
+ * A real, decodable PNG (w×h, a gradient unless `pixel` paints it), so a page can show the photo
+ * (naturalWidth proves it loaded).
+ */
+export function png(w: number, h: number, pixel: Pixel = gradient): Buffer {
   const chunk = (type: string, data: Buffer) => {
     const head = Buffer.alloc(8);
     head.writeUInt32BE(data.length, 0);
@@ -127,7 +135,7 @@ export function png(w: number, h: number): Buffer {
   ihdr.writeUInt32BE(h, 4);
   ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
   const rows = Array.from({ length: h }, (_, y) =>
-    Buffer.from([0, ...Array.from({ length: w }, (_, x) => [40 + x * 8, 90 + y * 8, 200]).flat()]),
+    Buffer.from([0, ...Array.from({ length: w }, (_, x) => pixel(x, y)).flat()]),
   );
   return Buffer.concat([
     Buffer.from('89504e470d0a1a0a', 'hex'),

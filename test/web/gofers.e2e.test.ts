@@ -1,17 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestFleet } from '@oan/testing';
-import {
-  axeFindings,
-  openTab,
-  png,
-  screenshot,
-  signIn,
-  startBrowser,
-  tokenOf,
-  WEB_FLEET,
-  type Tab,
-} from './browser.ts';
+import { axeFindings, openTab, png, signIn, startBrowser, tokenOf, WEB_FLEET, type Tab } from './browser.ts';
 
 const EMAIL = 'operator@web.test';
 const CODE = '246810';
@@ -136,7 +126,6 @@ describe('the web frontend, when an operator signs in and works with Gofers', ()
     await page.getByRole('link', { name: 'Gofers' }).click();
     const rows = page.getByRole('table').getByRole('row');
     await expect.poll(() => rows.count()).toBe(2);
-    await screenshot(page, 'gofers');
     expect(await axeFindings(page)).toEqual([]);
     await page.getByRole('button', { name: /^Delete / }).click();
     await page.getByRole('button', { name: /for good$/ }).click();

@@ -4,7 +4,7 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestFleet } from '@oan/testing';
-import { axeFindings, openTab, screenshot, startBrowser, tokenOf, WEB_FLEET } from './browser.ts';
+import { axeFindings, openTab, startBrowser, tokenOf, WEB_FLEET } from './browser.ts';
 
 const CLIENT_ID = 'oan-web-test.apps.googleusercontent.com';
 const EMAIL = 'google.operator@web.test';
@@ -123,7 +123,6 @@ describe('the web frontend, when the fleet is configured for Google sign-in', ()
     await page.goto('/');
     await page.getByRole('button', { name: 'Sign in with Google' }).waitFor();
     expect(await page.getByRole('button', { name: 'Send code' }).isVisible()).toBe(true);
-    await screenshot(page, 'signin');
     expect(await axeFindings(page)).toEqual([]);
   });
 

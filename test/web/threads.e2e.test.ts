@@ -3,17 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { extraKey, postJson, TestConnector, TestFleet } from '@oan/testing';
 import { awaitEnvelope, interviewToReady } from '../support.ts';
-import {
-  axeFindings,
-  openTab,
-  png,
-  screenshot,
-  signIn,
-  startBrowser,
-  tokenOf,
-  WEB_FLEET,
-  type Tab,
-} from './browser.ts';
+import { axeFindings, openTab, png, signIn, startBrowser, tokenOf, WEB_FLEET, type Tab } from './browser.ts';
 
 const CODE = '135790';
 const TEAM = 'team@web.test';
@@ -125,7 +115,6 @@ describe('the web frontend, when two operators are paired, matched and talking',
     await signIn(a, TEAM, CODE);
     const waiting = a.page.getByRole('link', { name: /^Confirm the pairing with / });
     await waiting.waitFor();
-    await screenshot(a.page, 'home');
     await a.page.goto(proposed.webUrl!);
     await a.page.getByRole('heading', { name: 'Confirm this pairing?' }).waitFor();
     expect(await axeFindings(a.page)).toEqual([]);
@@ -157,7 +146,6 @@ describe('the web frontend, when two operators are paired, matched and talking',
     // The engineer's answers, quoted in the card, hold markup: shown as text.
     expect(await a.page.locator('.summary').textContent()).toContain(HOSTILE_CARD);
     await notPwned(a.page);
-    await screenshot(a.page, 'thread');
     expect(await axeFindings(a.page)).toEqual([]);
   });
 
@@ -183,7 +171,6 @@ describe('the web frontend, when two operators are paired, matched and talking',
     expect(summaryPreview).toBeTruthy();
     expect(await card.textContent()).toContain(summaryPreview);
     await notPwned(a.page);
-    await screenshot(a.page, 'gofer');
     expect(await axeFindings(a.page)).toEqual([]);
     // The card opens the thread's page.
     await card.getByRole('link').click();
@@ -234,11 +221,9 @@ describe('the web frontend, when two operators are paired, matched and talking',
     await a.page.getByRole('button', { name: /^Document: <img src=x/ }).waitFor({ timeout: 30_000 });
     await notPwned(a.page);
     await notPwned(b.page);
-    await screenshot(a.page, 'conversation');
     expect(await axeFindings(a.page)).toEqual([]);
     await a.page.getByRole('link', { name: 'Conversations', exact: true }).click();
     await a.page.getByRole('link', { name: /^With / }).waitFor();
-    await screenshot(a.page, 'conversations');
     expect(await axeFindings(a.page)).toEqual([]);
   });
 
@@ -250,7 +235,6 @@ describe('the web frontend, when two operators are paired, matched and talking',
     await page.getByRole('button', { name: 'Create a pairing code' }).click();
     await expect.poll(() => page.getByLabel('Pairing code').inputValue()).toMatch(/^[0-9a-f]{16}$/);
     await page.getByText(/valid until/).waitFor();
-    await screenshot(page, 'connectors');
     expect(await axeFindings(page)).toEqual([]);
     await page.getByRole('button', { name: /^Revoke / }).click();
     await page.getByRole('button', { name: /now$/ }).click();
