@@ -1,11 +1,10 @@
 import type { EntityManager, MikroORM } from '@oan/db';
+import type { Decider } from '@oan/domain';
 import type { EventStore } from './store.ts';
 import { ConcurrencyError, type NewEvent, type StoredEvent } from './types.ts';
 
-export interface Decider<State, Event> {
-  initialState: () => State;
-  evolve: (state: State, event: Event) => State;
-}
+/** What loading a stream needs of an aggregate's decider: its initial state and `evolve`. */
+export type Fold<State, Event> = Pick<Decider<State, Event, never>, 'initialState' | 'evolve'>;
 
 export interface CommandResult<State> {
   state: State;
@@ -40,7 +39,7 @@ export async function handleCommand<State, Event extends { type: string; data: u
   orm: MikroORM,
   store: EventStore,
   streamId: string,
-  decider: Decider<State, Event>,
+  decider: Fold<State, Event>,
   decide: (state: State, em: EntityManager) => NewEvent[] | Promise<NewEvent[]>,
   opts: {
     retries?: number;
@@ -98,7 +97,7 @@ export async function handleCommand<State, Event extends { type: string; data: u
 /** Reads a stream inside a multi-stream command and folds it; the append expects that version. */
 export type LoadStream = <State, Event extends { type: string; data: unknown }>(
   streamId: string,
-  decider: Decider<State, Event>,
+  decider: Fold<State, Event>,
 ) => Promise<State>;
 
 /**

@@ -5,8 +5,7 @@ import {
   type PairingCodeCommand,
   type PairingCodeState,
 } from '../src/domain/pairingCode.ts';
-import type { Timed } from '../src/domain/account.ts';
-import type { PairingCodeEvent } from '@oan/domain';
+import type { PairingCodeEvent, Timed } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 
 const given = deciderSpec<PairingCodeState, PairingCodeEvent, Timed<PairingCodeCommand>>(expect, {

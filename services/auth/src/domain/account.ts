@@ -1,5 +1,5 @@
 import { IllegalStateError, NotFoundError } from './errors.ts';
-import type { AccountEvent } from '@oan/domain';
+import type { AccountEvent, Timed } from '@oan/domain';
 
 /** Stream `account-<accountId>`; the id is UUIDv5 of the normalized email (see commands/ids.ts). */
 export interface ApiKeyView {
@@ -50,9 +50,6 @@ export type AccountCommand =
   | { type: 'BanAccount'; data: { reason: string | null } }
   | { type: 'NoticeOutdatedConnector'; data: { connector: string; installed: string; latest: string } }
   | { type: 'DisableWebhook'; data: { webhookId: string; url: string; reason: string } };
-
-/** Every command carries the time its events are stamped with. */
-export type Timed<C> = C & { metadata: { now: string } };
 
 export const initialAccountState = (): AccountState => ({ status: 'unregistered' });
 

@@ -1,6 +1,5 @@
 import { IllegalStateError } from './errors.ts';
-import type { PairingCodeEvent } from '@oan/domain';
-import type { Timed } from './account.ts';
+import type { PairingCodeEvent, Timed } from '@oan/domain';
 
 /** Stream `pairing-code-<sha256(code)>`: the code itself is never stored (§2.4, invariant 6). */
 export type PairingCodeState =

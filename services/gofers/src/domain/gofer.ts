@@ -6,6 +6,7 @@ import type {
   DiscoveryStatus,
   GoferEvent,
   RagStatus,
+  Timed,
 } from '@oan/domain';
 
 /** Stream `gofer-<goferId>`: one Gofer, its role-chat and its uploads. */
@@ -107,9 +108,6 @@ export type GoferCommand =
         discoveryStatus: DiscoveryStatus | null;
       };
     };
-
-/** Every command carries the time its events are stamped with. */
-export type Timed<C> = C & { metadata: { now: string } };
 
 // ---- Locale-dependent texts (§4.4 (11)): `en` and `zh`, anything else falls back to `en`. ----
 
