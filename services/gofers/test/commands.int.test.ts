@@ -5,7 +5,7 @@ import { createGofer } from '../src/commands/createGofer.ts';
 import { deleteGofer } from '../src/commands/deleteGofer.ts';
 import { postUserMessage } from '../src/commands/postUserMessage.ts';
 import type { GoferEvent } from '@oan/domain';
-import { placeholderTexts } from '../src/domain/gofer.ts';
+import { placeholderTexts } from '../src/domain/goferTexts.ts';
 import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
 let fleet: GoferFleet;

@@ -7,7 +7,7 @@ import { waitFor } from '@oan/testing';
 import { addAssistantTurn } from '../src/commands/assistantTurn.ts';
 import { runGoferCommand } from '../src/commands/context.ts';
 import type { ChatMessageAdded, GoferEvent } from '@oan/domain';
-import { placeholderTexts } from '../src/domain/gofer.ts';
+import { placeholderTexts } from '../src/domain/goferTexts.ts';
 import { body, expectError, JWT_SECRET, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /** In-memory object storage: records deletions, fails them on demand. */

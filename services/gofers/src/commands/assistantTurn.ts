@@ -1,5 +1,6 @@
 import type { DiscoveryStatus } from '@oan/domain';
-import { decideGofer, type GoferProfile } from '../domain/gofer.ts';
+import { decideGofer } from '../domain/gofer.ts';
+import type { GoferProfile } from '../domain/goferState.ts';
 import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
 
 export interface AssistantTurnInput {

@@ -1,5 +1,6 @@
 import type { AttachmentAdded, GoferEvent, RagStatus } from '@oan/domain';
-import { assertOwnedActive, type GoferState } from '../domain/gofer.ts';
+import { assertOwnedActive } from '../domain/gofer.ts';
+import type { GoferState } from '../domain/goferState.ts';
 import { runGoferCommand, type GoferContext } from './context.ts';
 
 export type NewAttachment = Omit<AttachmentAdded, 'createdAt'>;

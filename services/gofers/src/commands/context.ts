@@ -3,7 +3,8 @@ import { handleCommand, type EventStore, type NewEvent, type StoredEvent } from 
 import type { WriteSource, WriteTracker } from '@oan/projection';
 import { goferStreamId, type GoferEvent } from '@oan/domain';
 import { ForbiddenError } from '../domain/errors.ts';
-import { goferDecider, type GoferState } from '../domain/gofer.ts';
+import { goferDecider } from '../domain/gofer.ts';
+import type { GoferState } from '../domain/goferState.ts';
 
 /** What every command handler needs. */
 export interface GoferContext {

@@ -1,6 +1,7 @@
 import { registeredPlatformOf } from '@oan/auth';
 import { normalizePlatform } from '@oan/protocol';
-import { decideGofer, normalizeLocale, placeholderTexts } from '../domain/gofer.ts';
+import { decideGofer } from '../domain/gofer.ts';
+import { normalizeLocale, placeholderTexts } from '../domain/goferTexts.ts';
 import { goferWebUrl, runGoferCommand, type GoferContext } from './context.ts';
 
 export interface CreateGoferInput {

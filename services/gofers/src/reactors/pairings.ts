@@ -7,7 +7,7 @@ import {
   type SchemaRegistry,
 } from '@oan/kafka';
 import { plausibleGoferId, runGoferCommand, type GoferContext } from '../commands/context.ts';
-import { announcePairing } from '../domain/pairing.ts';
+import { decideGofer } from '../domain/gofer.ts';
 
 export interface PairingsDeps {
   kafka: KafkaHandle;
@@ -32,14 +32,17 @@ export async function announceToSide(
   if (!plausibleGoferId(self.goferId)) return false;
   const { appended } = await runGoferCommand(ctx, self.goferId, (state, now) => {
     if (state.status !== 'active') return null;
-    const events = announcePairing(
-      state,
+    const events = decideGofer(
       {
-        threadId,
-        self: { roleId: self.goferId, name: self.name },
-        counterpart: { roleId: counterpart.goferId, name: counterpart.name },
+        type: 'AnnouncePairing',
+        data: {
+          threadId,
+          self: { roleId: self.goferId, name: self.name },
+          counterpart: { roleId: counterpart.goferId, name: counterpart.name },
+        },
+        metadata: { now },
       },
-      now,
+      state,
     );
     return { accountId: state.accountId, events };
   });
