@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  decidePairingCode,
-  pairingCodeDecider,
-  type PairingCodeCommand,
-  type PairingCodeState,
-} from '../src/domain/pairingCode.ts';
+import { decidePairingCode, pairingCodeDecider, type PairingCodeCommand } from '../src/domain/pairingCode.ts';
+import type { PairingCodeState } from '../src/domain/pairingCodeState.ts';
 import type { PairingCodeEvent, Timed } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 

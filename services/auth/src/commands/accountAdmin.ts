@@ -1,5 +1,6 @@
 import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountCommand, type AccountState } from '../domain/account.ts';
+import { accountDecider, decideAccount, type AccountCommand } from '../domain/account.ts';
+import type { AccountState } from '../domain/accountState.ts';
 import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountIdForEmail, accountStream } from '../infra/ids.ts';
 import { toNewEvents, type AuthContext } from './context.ts';

@@ -1,6 +1,7 @@
 import { isoUtc, sql } from '@oan/db';
 import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountState } from '../domain/account.ts';
+import { accountDecider, decideAccount } from '../domain/account.ts';
+import type { AccountState } from '../domain/accountState.ts';
 import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountStream } from '../infra/ids.ts';
 import type { RevocationPublisher } from '../infra/push.ts';

@@ -4,12 +4,8 @@ import { handleCommand, handleMultiStreamCommand } from '@oan/eventstore';
 import { API_KEY_PERMISSIONS } from '@oan/protocol';
 import { accountDecider, decideAccount } from '../domain/account.ts';
 import { IllegalStateError } from '../domain/errors.ts';
-import {
-  decidePairingCode,
-  PAIRING_CODE_TTL_MS,
-  pairingCodeDecider,
-  type PairingCodeState,
-} from '../domain/pairingCode.ts';
+import { decidePairingCode, PAIRING_CODE_TTL_MS, pairingCodeDecider } from '../domain/pairingCode.ts';
+import type { PairingCodeState } from '../domain/pairingCodeState.ts';
 import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountStream, pairingCodeHash, pairingCodeStream } from '../infra/ids.ts';
 import { toNewEvents, type AuthContext } from './context.ts';

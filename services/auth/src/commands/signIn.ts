@@ -1,5 +1,6 @@
 import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountState } from '../domain/account.ts';
+import { accountDecider, decideAccount } from '../domain/account.ts';
+import type { AccountState } from '../domain/accountState.ts';
 import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountIdForEmail, accountStream, normalizeEmail } from '../infra/ids.ts';
 import type { AuthContext } from './context.ts';
