@@ -11,5 +11,5 @@ export interface AuthContext {
 
 /** Stamps domain events for the store; `accountId` is the Kafka key that orders them. */
 export function toNewEvents(accountId: string, occurredAt: string, events: AuthEvent[]): NewEvent[] {
-  return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt }));
+  return events.map((e) => ({ type: e.type, data: e.data, partitionKey: accountId, occurredAt }));
 }

@@ -80,13 +80,13 @@ function decideOn(ctx: ConversationContext, conversationId: string, command: Com
       if (events.length === 0) return [];
       const accountId = keyAccountOf(c, state);
       if (c.type !== 'OpenConversation') {
-        return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt: now }));
+        return events.map((e) => ({ type: e.type, data: e.data, partitionKey: accountId, occurredAt: now }));
       }
       // Deterministic: both openers would write the same events, and only one can.
       return events.map((e) => ({
         type: e.type,
         data: e.data,
-        accountId,
+        partitionKey: accountId,
         eventId: uuidv5(`${e.type}:${conversationId}`, EVENT_NAMESPACE),
         occurredAt: c.data.opened.openedAt,
       }));

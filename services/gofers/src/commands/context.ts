@@ -25,7 +25,7 @@ export const WRITE_SOURCE: WriteSource = 'gofers';
 
 /** Stamps domain events for the store; `accountId` (the owner) is the Kafka key that orders them. */
 export function toNewEvents(accountId: string, occurredAt: string, events: GoferEvent[]): NewEvent[] {
-  return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt }));
+  return events.map((e) => ({ type: e.type, data: e.data, partitionKey: accountId, occurredAt }));
 }
 
 /**

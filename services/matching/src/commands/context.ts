@@ -93,7 +93,7 @@ export async function runThreadCommand(
       const events = threadDecider.decide({ ...command, metadata: { now } }, state);
       if (events.length === 0) return [];
       const accountId = keyAccountOf(state, events);
-      return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt: now }));
+      return events.map((e) => ({ type: e.type, data: e.data, partitionKey: accountId, occurredAt: now }));
     },
     { inline: (em, appended) => recordLookups(em, ctx.store, appended) },
   );
