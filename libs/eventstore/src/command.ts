@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@oan/db';
-import type { Decider } from '@oan/domain';
+import type { Decider, Timed } from '@oan/domain';
 import type { EventStore } from './store.ts';
 import { ConcurrencyError, type NewEvent, type StoredEvent } from './types.ts';
 
@@ -153,3 +153,77 @@ export async function handleMultiStreamCommand<Result>(
     }
   }
 }
+
+/** What one call of a `commandHandler` may add to the handler's own settings. */
+export interface CommandOptions<State> {
+  /** The stream id is fresh for this command: see `handleCommand`'s `newStream`. */
+  newStream?: boolean;
+  /** Runs in the append's transaction, after the handler's own `inline`. */
+  inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
+  /** The command's time when the caller already took it (data derived from it); else the clock's. */
+  now?: Date;
+  /** Accounts besides the partition key's that act through this command (for `remember`). */
+  callers?: readonly string[];
+}
+
+/**
+ * One aggregate's command handling: stamps the command with the time, decides it against the
+ * folded stream, maps the events to NewEvents under their partition key, appends them with the
+ * expected version (retried on a conflict, `handleCommand`), and after the commit lets the owner
+ * remember its write so that its next read waits for the projector (read-your-writes).
+ */
+export function commandHandler<State, Event extends { type: string; data: unknown }, Command>(deps: {
+  orm: MikroORM;
+  store: EventStore;
+  decider: Decider<State, Event, Timed<Command>>;
+  now: () => Date;
+  /** The Kafka key of the events one command decided (never called with none). */
+  partitionKey: (state: State, events: readonly Event[], command: Command) => string;
+  /** Runs in every append's transaction (the write side's inline projections and lookups). */
+  inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
+  /** After a commit that appended: its last event, for the writer's read-your-writes. */
+  remember?: (last: StoredEvent, callers: readonly string[]) => Promise<void>;
+  retries?: number;
+}) {
+  return async (
+    streamId: string,
+    command: Command,
+    options: CommandOptions<State> = {},
+  ): Promise<CommandResult<State>> => {
+    const inlines = [deps.inline, options.inline].filter((f) => f !== undefined);
+    const result = await handleCommand(
+      deps.orm,
+      deps.store,
+      streamId,
+      deps.decider,
+      (state) => {
+        const now = (options.now ?? deps.now()).toISOString();
+        const events = deps.decider.decide({ ...command, metadata: { now } }, state);
+        if (events.length === 0) return [];
+        const partitionKey = deps.partitionKey(state, events, command);
+        return events.map((e) => ({ type: e.type, data: e.data, partitionKey, occurredAt: now }));
+      },
+      {
+        ...(deps.retries !== undefined ? { retries: deps.retries } : {}),
+        ...(options.newStream ? { newStream: true } : {}),
+        ...(inlines.length > 0
+          ? {
+              inline: async (em: EntityManager, appended: StoredEvent[], state: State) => {
+                for (const inline of inlines) await inline(em, appended, state);
+              },
+            }
+          : {}),
+      },
+    );
+    const last = result.appended.at(-1);
+    if (last && deps.remember) await deps.remember(last, options.callers ?? []);
+    return result;
+  };
+}
+
+/** The function a `commandHandler` returns. */
+export type CommandHandler<State, Command> = (
+  streamId: string,
+  command: Command,
+  options?: CommandOptions<State>,
+) => Promise<CommandResult<State>>;

@@ -1,14 +1,10 @@
 import type { ChatMessageAdded, Decider, DiscoveryStatus, GoferEvent, Timed } from '@oan/domain';
 import { ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
 import { placeholderTexts } from './goferTexts.ts';
-import {
-  evolveGofer,
-  initialGoferState,
-  type ActiveGofer,
-  type GoferProfile,
-  type GoferState,
-} from './goferState.ts';
+import { evolveGofer, initialGoferState, type GoferProfile, type GoferState } from './goferState.ts';
 import { announcePairing, type AnnouncePairing } from './pairing.ts';
+import { addAttachment, recordRagStatus, type NewAttachment, type RagOutcome } from './attachments.ts';
+import { assertOwnedActive } from './guards.ts';
 
 export type GoferCommand =
   | {
@@ -62,19 +58,11 @@ export type GoferCommand =
         discoveryStatus: DiscoveryStatus | null;
       };
     }
-  | { type: 'AnnouncePairing'; data: AnnouncePairing };
+  | { type: 'AnnouncePairing'; data: AnnouncePairing }
+  | { type: 'AddAttachment'; data: NewAttachment }
+  | { type: 'RecordRagStatus'; data: RagOutcome };
 
 type Data<T extends GoferCommand['type']> = Extract<GoferCommand, { type: T }>['data'];
-
-/**
- * §6: unknown, deleted and foreign Gofers are one refusal (byte-identical 403) on every
- * `/gofers/:goferId/*` route except DELETE.
- */
-export function assertOwnedActive(state: GoferState, accountId: string): asserts state is ActiveGofer {
-  if (state.status !== 'active' || state.accountId !== accountId) {
-    throw new ForbiddenError('GOFER_FORBIDDEN', 'Forbidden');
-  }
-}
 
 const rejected = (code: ConstructorParameters<typeof RejectedError>[0], message: string) =>
   new RejectedError(code, message);
@@ -257,6 +245,10 @@ export function decideGofer(command: Timed<GoferCommand>, state: GoferState): Go
       return addAssistantTurn(state, command.data, now);
     case 'AnnouncePairing':
       return announcePairing(state, command.data, now);
+    case 'AddAttachment':
+      return addAttachment(state, command.data, now);
+    case 'RecordRagStatus':
+      return recordRagStatus(state, command.data, now);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);
