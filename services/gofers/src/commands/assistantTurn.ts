@@ -10,7 +10,7 @@ export interface AssistantTurnInput {
   content: string;
   /** An `ask_user` turn: delivered as `gofer_question` (§8.6). */
   pendingQuery: boolean;
-  /** The frozen §8.3 shape; kept on pending queries only (A27). */
+  /** The frozen §8.3 shape; kept on pending queries only. */
   responseConstraints: object | null;
   profile?: GoferProfile;
   discoveryStatus?: DiscoveryStatus;

@@ -10,7 +10,7 @@ export interface RelayInput {
 }
 
 /**
- * Issue 16 (ADR 0023): the owner publishes the Gofer as a ConnectOnion relay agent. Its key is made
+ * ADR 0023: the owner publishes the Gofer as a ConnectOnion relay agent. Its key is made
  * on the first publication (sealed in `gofers.relay_agents`), and `GoferRelayPublished` names only
  * the address. Idempotent: publishing a published Gofer appends nothing and answers the same address.
  */
