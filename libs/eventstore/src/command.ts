@@ -164,7 +164,13 @@ export interface CommandOptions<State> {
   now?: Date;
   /** Accounts besides the partition key's that act through this command (for `remember`). */
   callers?: readonly string[];
+  /** Load the state from this row instead of folding the stream (see `Snapshot`). */
+  snapshot?: Snapshot<State>;
 }
+
+/** A command, or one built in the command's transaction from the state and rows it reads there. */
+export type CommandOn<State, Command> =
+  Command | ((state: State, em: EntityManager) => Command | Promise<Command>);
 
 /**
  * One aggregate's command handling: stamps the command with the time, decides it against the
@@ -182,30 +188,39 @@ export function commandHandler<State, Event extends { type: string; data: unknow
   /** Runs in every append's transaction (the write side's inline projections and lookups). */
   inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
   /** After a commit that appended: its last event, for the writer's read-your-writes. */
-  remember?: (last: StoredEvent, callers: readonly string[]) => Promise<void>;
+  remember?: (last: StoredEvent, callers: readonly string[], command: Command) => Promise<void>;
+  /** A deterministic event id or an own time for an event (both writers of a fact write one event). */
+  stamp?: (event: Event, command: Command) => Partial<Pick<NewEvent, 'eventId' | 'occurredAt'>>;
   retries?: number;
-}) {
-  return async (
-    streamId: string,
-    command: Command,
-    options: CommandOptions<State> = {},
-  ): Promise<CommandResult<State>> => {
+}): CommandHandler<State, Command> {
+  return async (streamId, commandOn, options = {}) => {
+    let command: Command | undefined;
     const inlines = [deps.inline, options.inline].filter((f) => f !== undefined);
     const result = await handleCommand(
       deps.orm,
       deps.store,
       streamId,
       deps.decider,
-      (state) => {
+      async (state, em) => {
+        const c =
+          typeof commandOn === 'function' ? await (commandOn as Built<State, Command>)(state, em) : commandOn;
+        command = c;
         const now = (options.now ?? deps.now()).toISOString();
-        const events = deps.decider.decide({ ...command, metadata: { now } }, state);
+        const events = deps.decider.decide({ ...c, metadata: { now } }, state);
         if (events.length === 0) return [];
-        const partitionKey = deps.partitionKey(state, events, command);
-        return events.map((e) => ({ type: e.type, data: e.data, partitionKey, occurredAt: now }));
+        const partitionKey = deps.partitionKey(state, events, c);
+        return events.map((e) => ({
+          type: e.type,
+          data: e.data,
+          partitionKey,
+          occurredAt: now,
+          ...deps.stamp?.(e, c),
+        }));
       },
       {
         ...(deps.retries !== undefined ? { retries: deps.retries } : {}),
         ...(options.newStream ? { newStream: true } : {}),
+        ...(options.snapshot ? { snapshot: options.snapshot } : {}),
         ...(inlines.length > 0
           ? {
               inline: async (em: EntityManager, appended: StoredEvent[], state: State) => {
@@ -216,14 +231,17 @@ export function commandHandler<State, Event extends { type: string; data: unknow
       },
     );
     const last = result.appended.at(-1);
-    if (last && deps.remember) await deps.remember(last, options.callers ?? []);
+    if (last && deps.remember && command !== undefined)
+      await deps.remember(last, options.callers ?? [], command);
     return result;
   };
 }
 
+type Built<State, Command> = (state: State, em: EntityManager) => Command | Promise<Command>;
+
 /** The function a `commandHandler` returns. */
 export type CommandHandler<State, Command> = (
   streamId: string,
-  command: Command,
+  command: CommandOn<State, Command>,
   options?: CommandOptions<State>,
 ) => Promise<CommandResult<State>>;
