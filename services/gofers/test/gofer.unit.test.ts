@@ -380,3 +380,37 @@ describe('an active Gofer, when one of its threads is proposed', () => {
     given(created, deleted).when(announce).thenNothing();
   });
 });
+
+describe('an active Gofer, when an upload of it is stored and parsed', () => {
+  const added = attachment('d1', 'document');
+  const { createdAt: _createdAt, ...upload } = (added as Extract<GoferEvent, { type: 'AttachmentAdded' }>)
+    .data;
+  const add: GoferCommand = { type: 'AddAttachment', data: upload };
+  const parsed: GoferCommand = {
+    type: 'RecordRagStatus',
+    data: { goferId: 'g1', attachmentId: 'd1', ragStatus: 'ready', knowledge: 'text' },
+  };
+
+  it('records the upload once, for its owner only', () => {
+    given(created).when(add).then(added);
+    given(created, added).when(add).thenNothing();
+    given(created)
+      .when({ ...add, data: { ...upload, accountId: OTHER } })
+      .thenThrows('GOFER_FORBIDDEN');
+    given(created, deleted).when(add).thenThrows('GOFER_FORBIDDEN');
+  });
+
+  it('records a parse outcome once, from processing only, and nothing after deletion', () => {
+    const changed: GoferEvent = {
+      type: 'AttachmentRagStatusChanged',
+      data: { ...ids, attachmentId: 'd1', ragStatus: 'ready', knowledge: 'text', changedAt: NOW },
+    };
+    given(created, added).when(parsed).then(changed);
+    given(created, added, changed).when(parsed).thenNothing();
+    given(created, attachment('p1', 'photo'))
+      .when({ ...parsed, data: { ...(parsed.data as object), attachmentId: 'p1' } } as GoferCommand)
+      .thenNothing();
+    given(created, added, deleted).when(parsed).thenNothing();
+    given().when(parsed).thenNothing();
+  });
+});
