@@ -30,7 +30,7 @@ export async function partitionedFleet(
 /** A small, valid auth event for benches to append in bulk (it yields one `system_notice`). */
 export const benchNotice = (accountId: string, installed: string) => ({
   type: 'ConnectorOutdatedNoticed',
-  accountId,
+  partitionKey: accountId,
   occurredAt: new Date().toISOString(),
   data: {
     accountId,

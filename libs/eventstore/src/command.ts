@@ -1,11 +1,10 @@
 import type { EntityManager, MikroORM } from '@oan/db';
+import type { Decider, Timed } from '@oan/domain';
 import type { EventStore } from './store.ts';
 import { ConcurrencyError, type NewEvent, type StoredEvent } from './types.ts';
 
-export interface Decider<State, Event> {
-  initialState: () => State;
-  evolve: (state: State, event: Event) => State;
-}
+/** What loading a stream needs of an aggregate's decider: its initial state and `evolve`. */
+export type Fold<State, Event> = Pick<Decider<State, Event, never>, 'initialState' | 'evolve'>;
 
 export interface CommandResult<State> {
   state: State;
@@ -40,7 +39,7 @@ export async function handleCommand<State, Event extends { type: string; data: u
   orm: MikroORM,
   store: EventStore,
   streamId: string,
-  decider: Decider<State, Event>,
+  decider: Fold<State, Event>,
   decide: (state: State, em: EntityManager) => NewEvent[] | Promise<NewEvent[]>,
   opts: {
     retries?: number;
@@ -98,7 +97,7 @@ export async function handleCommand<State, Event extends { type: string; data: u
 /** Reads a stream inside a multi-stream command and folds it; the append expects that version. */
 export type LoadStream = <State, Event extends { type: string; data: unknown }>(
   streamId: string,
-  decider: Decider<State, Event>,
+  decider: Fold<State, Event>,
 ) => Promise<State>;
 
 /**
@@ -154,3 +153,95 @@ export async function handleMultiStreamCommand<Result>(
     }
   }
 }
+
+/** What one call of a `commandHandler` may add to the handler's own settings. */
+export interface CommandOptions<State> {
+  /** The stream id is fresh for this command: see `handleCommand`'s `newStream`. */
+  newStream?: boolean;
+  /** Runs in the append's transaction, after the handler's own `inline`. */
+  inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
+  /** The command's time when the caller already took it (data derived from it); else the clock's. */
+  now?: Date;
+  /** Accounts besides the partition key's that act through this command (for `remember`). */
+  callers?: readonly string[];
+  /** Load the state from this row instead of folding the stream (see `Snapshot`). */
+  snapshot?: Snapshot<State>;
+}
+
+/** A command, or one built in the command's transaction from the state and rows it reads there. */
+export type CommandOn<State, Command> =
+  Command | ((state: State, em: EntityManager) => Command | Promise<Command>);
+
+/**
+ * One aggregate's command handling: stamps the command with the time, decides it against the
+ * folded stream, maps the events to NewEvents under their partition key, appends them with the
+ * expected version (retried on a conflict, `handleCommand`), and after the commit lets the owner
+ * remember its write so that its next read waits for the projector (read-your-writes).
+ */
+export function commandHandler<State, Event extends { type: string; data: unknown }, Command>(deps: {
+  orm: MikroORM;
+  store: EventStore;
+  decider: Decider<State, Event, Timed<Command>>;
+  now: () => Date;
+  /** The Kafka key of the events one command decided (never called with none). */
+  partitionKey: (state: State, events: readonly Event[], command: Command) => string;
+  /** Runs in every append's transaction (the write side's inline projections and lookups). */
+  inline?: (em: EntityManager, appended: StoredEvent[], state: State) => Promise<void>;
+  /** After a commit that appended: its last event, for the writer's read-your-writes. */
+  remember?: (last: StoredEvent, callers: readonly string[], command: Command) => Promise<void>;
+  /** A deterministic event id or an own time for an event (both writers of a fact write one event). */
+  stamp?: (event: Event, command: Command) => Partial<Pick<NewEvent, 'eventId' | 'occurredAt'>>;
+  retries?: number;
+}): CommandHandler<State, Command> {
+  return async (streamId, commandOn, options = {}) => {
+    let command: Command | undefined;
+    const inlines = [deps.inline, options.inline].filter((f) => f !== undefined);
+    const result = await handleCommand(
+      deps.orm,
+      deps.store,
+      streamId,
+      deps.decider,
+      async (state, em) => {
+        const c =
+          typeof commandOn === 'function' ? await (commandOn as Built<State, Command>)(state, em) : commandOn;
+        command = c;
+        const now = (options.now ?? deps.now()).toISOString();
+        const events = deps.decider.decide({ ...c, metadata: { now } }, state);
+        if (events.length === 0) return [];
+        const partitionKey = deps.partitionKey(state, events, c);
+        return events.map((e) => ({
+          type: e.type,
+          data: e.data,
+          partitionKey,
+          occurredAt: now,
+          ...deps.stamp?.(e, c),
+        }));
+      },
+      {
+        ...(deps.retries !== undefined ? { retries: deps.retries } : {}),
+        ...(options.newStream ? { newStream: true } : {}),
+        ...(options.snapshot ? { snapshot: options.snapshot } : {}),
+        ...(inlines.length > 0
+          ? {
+              inline: async (em: EntityManager, appended: StoredEvent[], state: State) => {
+                for (const inline of inlines) await inline(em, appended, state);
+              },
+            }
+          : {}),
+      },
+    );
+    const last = result.appended.at(-1);
+    if (last && deps.remember && command !== undefined)
+      await deps.remember(last, options.callers ?? [], command);
+    return result;
+  };
+}
+
+type Built<State, Command> = (state: State, em: EntityManager) => Command | Promise<Command>;
+
+/** The function a `commandHandler` returns. */
+export type CommandHandler<State, Command> = (
+  streamId: string,
+  command: CommandOn<State, Command>,
+  options?: CommandOptions<State>,
+) => Promise<CommandResult<State>>;

@@ -94,7 +94,7 @@ export class EventStore {
           stream_version: version,
           type: e.type,
           version: schemaVersion,
-          account_id: e.accountId,
+          account_id: e.partitionKey,
           data: e.data,
           occurred_at: e.occurredAt,
           expected,

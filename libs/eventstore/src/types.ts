@@ -4,8 +4,13 @@ export interface NewEvent<T = unknown> {
   /** Avro schema version of `data` (schemas/<context>/<type>.v<N>.avsc). Default: 1. */
   version?: number;
   data: T;
-  /** Kafka key: the account whose partition orders this event. */
-  accountId: string;
+  /**
+   * The Kafka key of the event's record: events with one key keep their order on one partition.
+   * Each context keys by the account whose order matters (a Gofer's owner, a thread's side a, a
+   * conversation's actor), and the projector's read-your-writes positions are recorded per key.
+   * Stored in the events table's `account_id` column (a rename would migrate every stored event).
+   */
+  partitionKey: string;
   /** Deterministic when the caller needs idempotence; random otherwise. */
   eventId?: string;
   /** ISO-8601; the command's time. */
@@ -19,6 +24,7 @@ export interface StoredEvent<T = unknown> {
   streamVersion: number;
   type: string;
   version: number;
+  /** The partition key it was appended with (`NewEvent.partitionKey`; column `account_id`). */
   accountId: string;
   data: T;
   occurredAt: string;

@@ -57,7 +57,7 @@ describe('the outbox relay', () => {
               {
                 streamId: `s-${acc}`,
                 expectedVersion: i - 1 || 'no_stream',
-                events: [{ type: 'T', data: { i }, accountId: acc, occurredAt: new Date().toISOString() }],
+                events: [{ type: 'T', data: { i }, partitionKey: acc, occurredAt: new Date().toISOString() }],
               },
             ]),
           );

@@ -19,7 +19,7 @@ afterAll(async () => {
 const ev = (n: number) => ({
   type: 'Counted',
   data: { n },
-  accountId: 'acc',
+  partitionKey: 'acc',
   occurredAt: new Date().toISOString(),
 });
 const counter = {
@@ -153,7 +153,7 @@ describe('a command across streams (handleMultiStreamCommand)', () => {
   const event = (type: string, data: object) => ({
     type,
     data,
-    accountId: 'acc',
+    partitionKey: 'acc',
     occurredAt: new Date().toISOString(),
   });
   const redeem = (voucherId: string) =>

@@ -1,18 +1,12 @@
+import type { Decider } from '@oan/domain';
 import type { ExpectStatic } from 'vitest';
-
-/** A decider as every aggregate has one: pure `decide` and `evolve` from an initial state. */
-export interface DeciderUnderTest<S, E, C> {
-  initialState: () => S;
-  evolve: (state: S, event: E) => S;
-  decide: (command: C, state: S) => E[];
-}
 
 /**
  * given(events).when(command).then(events) | .thenNothing() | .thenThrows(code, message?) — emmett's
  * DeciderSpecification, small, for every aggregate's unit tests. `expect` is the test runner's (this
  * package is also loaded outside it, by the dev runner and the benches).
  */
-export function deciderSpec<S, E, C>(expect: ExpectStatic, decider: DeciderUnderTest<S, E, C>) {
+export function deciderSpec<S, E, C>(expect: ExpectStatic, decider: Decider<S, E, C>) {
   return (...given: E[]) => ({
     when: (command: C) => {
       const run = () => decider.decide(command, given.reduce(decider.evolve, decider.initialState()));

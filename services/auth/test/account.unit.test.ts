@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { accountDecider, decideAccount, type AccountCommand, type Timed } from '../src/domain/account.ts';
-import type { AccountEvent } from '@oan/domain';
+import { accountDecider, decideAccount, type AccountCommand } from '../src/domain/account.ts';
+import type { AccountEvent, Timed } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 
 const given = deciderSpec(expect, { ...accountDecider, decide: decideAccount });

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  decidePairingCode,
-  pairingCodeDecider,
-  type PairingCodeCommand,
-  type PairingCodeState,
-} from '../src/domain/pairingCode.ts';
-import type { Timed } from '../src/domain/account.ts';
-import type { PairingCodeEvent } from '@oan/domain';
+import { decidePairingCode, pairingCodeDecider, type PairingCodeCommand } from '../src/domain/pairingCode.ts';
+import type { PairingCodeState } from '../src/domain/pairingCodeState.ts';
+import type { PairingCodeEvent, Timed } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 
 const given = deciderSpec<PairingCodeState, PairingCodeEvent, Timed<PairingCodeCommand>>(expect, {

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAssistantTurn } from '../src/commands/assistantTurn.ts';
-import { runGoferCommand, WRITE_SOURCE } from '../src/commands/context.ts';
+import { WRITE_SOURCE } from '../src/commands/context.ts';
+import { appendGoferEvents } from './appendEvents.ts';
 import { createGofer } from '../src/commands/createGofer.ts';
 import { deleteGofer } from '../src/commands/deleteGofer.ts';
 import { postUserMessage } from '../src/commands/postUserMessage.ts';
 import type { GoferEvent } from '@oan/domain';
-import { placeholderTexts } from '../src/domain/gofer.ts';
+import { placeholderTexts } from '../src/domain/goferTexts.ts';
 import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
 let fleet: GoferFleet;
@@ -162,7 +163,7 @@ describe('deleteGofer', () => {
         createdAt: new Date().toISOString(),
       },
     };
-    await runGoferCommand(fleet.ctx, g.goferId, () => ({ accountId: g.accountId, events: [added] }));
+    await appendGoferEvents(fleet.ctx, g.goferId, g.accountId, [added]);
     await expect(deleteGofer(fleet.ctx, { accountId: 'intruder', goferId: g.goferId })).rejects.toMatchObject(
       {
         code: 'GOFER_FORBIDDEN',

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { GoferEvent } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
-import {
-  decideGofer,
-  goferDecider,
-  localeFamily,
-  normalizeLocale,
-  placeholderTexts,
-  type GoferCommand,
-  type GoferState,
-} from '../src/domain/gofer.ts';
+import { decideGofer, goferDecider, type GoferCommand } from '../src/domain/gofer.ts';
+import { pairingMessageIdFor } from '../src/domain/pairing.ts';
+import type { GoferState } from '../src/domain/goferState.ts';
+import { localeFamily, normalizeLocale, placeholderTexts } from '../src/domain/goferTexts.ts';
 import { parseSince } from '../src/http/chat.ts';
 
 const NOW = '2026-11-29T08:00:00.000Z';
@@ -106,7 +101,7 @@ const turn = (
   },
 });
 
-describe('creating a Gofer (§4.4 (11))', () => {
+describe('a Gofer not created yet, when it is created (§4.4 (11))', () => {
   const create = (locale: string): GoferCommand => ({
     type: 'CreateGofer',
     data: {
@@ -167,7 +162,7 @@ describe('creating a Gofer (§4.4 (11))', () => {
   });
 });
 
-describe('posting a user message (§4.4 (13))', () => {
+describe('an active Gofer, when its owner posts a message (§4.4 (13))', () => {
   it('records content as sent, untrimmed', () => {
     given(created)
       .when(post({ content: '  my goal  ' }))
@@ -220,7 +215,7 @@ describe('posting a user message (§4.4 (13))', () => {
   });
 });
 
-describe('deleting a Gofer (§4.4 (15), A4)', () => {
+describe('an active Gofer, when its owner deletes it (§4.4 (15))', () => {
   it('records the deletion for the owner', () => {
     given(created)
       .when({ type: 'DeleteGofer', data: { accountId: OWNER } })
@@ -240,7 +235,7 @@ describe('deleting a Gofer (§4.4 (15), A4)', () => {
   });
 });
 
-describe('an assistant turn', () => {
+describe('an active Gofer, when its brain answers', () => {
   const profile = { name: 'Ada', description: 'Finds co-founders', values: ['honesty'], demands: ['a CTO'] };
 
   it('records the reply to a user message', () => {
@@ -294,7 +289,7 @@ describe('an assistant turn', () => {
   });
 });
 
-describe('the state', () => {
+describe('the state a Gofer’s events fold to', () => {
   const fold = (...events: GoferEvent[]): GoferState =>
     events.reduce(goferDecider.evolve, goferDecider.initialState());
 
@@ -331,7 +326,7 @@ describe('the state', () => {
   });
 });
 
-describe('the `since` of the chat history (§4.4 (14), A12)', () => {
+describe('the `since` of the chat history (§4.4 (14))', () => {
   it('reads ISO-8601 instants and nothing else', () => {
     expect(parseSince('2026-08-01T00:00:00.000Z')?.toISOString()).toBe('2026-08-01T00:00:00.000Z');
     expect(parseSince('2026-08-01T02:00:00+02:00')?.toISOString()).toBe('2026-08-01T00:00:00.000Z');
@@ -351,5 +346,71 @@ describe('the `since` of the chat history (§4.4 (14), A12)', () => {
     ]) {
       expect(parseSince(bad)).toBeNull();
     }
+  });
+});
+
+describe('an active Gofer, when one of its threads is proposed', () => {
+  const pairing = {
+    threadId: 't1',
+    self: { roleId: 'g1', name: 'Scout' },
+    counterpart: { roleId: 'g2', name: '  Second\n Gofer ' },
+  };
+  const announce: GoferCommand = { type: 'AnnouncePairing', data: pairing };
+
+  it('announces the pairing once in its role-chat, quoting the counterpart’s name on one line', () => {
+    const [event] = given(created).when(announce).events();
+    expect(event).toMatchObject({
+      type: 'ChatMessageAdded',
+      data: {
+        ...ids,
+        chatId: 'c1',
+        messageId: pairingMessageIdFor('t1', 'g1'),
+        role: 'system',
+        kind: 'pairing',
+        content: 'You have been paired with “Second Gofer”.',
+        pairing: JSON.stringify(pairing),
+        createdAt: NOW,
+      },
+    });
+    given(created, event!).when(announce).thenNothing();
+  });
+
+  it('announces nothing for an unknown or deleted Gofer (§8.6)', () => {
+    given().when(announce).thenNothing();
+    given(created, deleted).when(announce).thenNothing();
+  });
+});
+
+describe('an active Gofer, when an upload of it is stored and parsed', () => {
+  const added = attachment('d1', 'document');
+  const { createdAt: _createdAt, ...upload } = (added as Extract<GoferEvent, { type: 'AttachmentAdded' }>)
+    .data;
+  const add: GoferCommand = { type: 'AddAttachment', data: upload };
+  const parsed: GoferCommand = {
+    type: 'RecordRagStatus',
+    data: { goferId: 'g1', attachmentId: 'd1', ragStatus: 'ready', knowledge: 'text' },
+  };
+
+  it('records the upload once, for its owner only', () => {
+    given(created).when(add).then(added);
+    given(created, added).when(add).thenNothing();
+    given(created)
+      .when({ ...add, data: { ...upload, accountId: OTHER } })
+      .thenThrows('GOFER_FORBIDDEN');
+    given(created, deleted).when(add).thenThrows('GOFER_FORBIDDEN');
+  });
+
+  it('records a parse outcome once, from processing only, and nothing after deletion', () => {
+    const changed: GoferEvent = {
+      type: 'AttachmentRagStatusChanged',
+      data: { ...ids, attachmentId: 'd1', ragStatus: 'ready', knowledge: 'text', changedAt: NOW },
+    };
+    given(created, added).when(parsed).then(changed);
+    given(created, added, changed).when(parsed).thenNothing();
+    given(created, attachment('p1', 'photo'))
+      .when({ ...parsed, data: { ...(parsed.data as object), attachmentId: 'p1' } } as GoferCommand)
+      .thenNothing();
+    given(created, added, deleted).when(parsed).thenNothing();
+    given().when(parsed).thenNothing();
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { GoferEvent } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 import { buildCallerPrompt, buildPrompt, scriptedReply, type BrainInput } from '../src/brain/index.ts';
-import { decideGofer, goferDecider, type GoferCommand, type GoferState } from '../src/domain/gofer.ts';
+import { decideGofer, goferDecider, type GoferCommand } from '../src/domain/gofer.ts';
+import type { GoferState } from '../src/domain/goferState.ts';
 import { addressOf, KeySealer, newRelayKey, signText, verifiedBy } from '../src/relay/keys.ts';
 
 /** Issue 16, point 5 (ADR 0023): publishing a Gofer on the relay, its key, and its callers' words. */
@@ -46,7 +47,7 @@ const turn: GoferCommand = {
   data: { messageId: 'm1', caller: CALLER, asked: 'who are you?', answered: 'Scout.' },
 };
 
-describe('publishing a Gofer on the relay', () => {
+describe('an active Gofer, when its owner publishes it on the relay', () => {
   it('is one event naming the address (no key), and publishing again appends nothing', () => {
     given(created).when(publish).then(published);
     given(created, published).when(publish).thenNothing();

@@ -5,9 +5,9 @@ import { observeStatements, sql } from '@oan/db';
 import type { ObjectStorage } from '@oan/storage';
 import { waitFor } from '@oan/testing';
 import { addAssistantTurn } from '../src/commands/assistantTurn.ts';
-import { runGoferCommand } from '../src/commands/context.ts';
+import { appendGoferEvents } from './appendEvents.ts';
 import type { ChatMessageAdded, GoferEvent } from '@oan/domain';
-import { placeholderTexts } from '../src/domain/gofer.ts';
+import { placeholderTexts } from '../src/domain/goferTexts.ts';
 import { body, expectError, JWT_SECRET, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /** In-memory object storage: records deletions, fails them on demand. */
@@ -85,7 +85,7 @@ const list = async (h: Headers, app = fleet.app) => {
 };
 /** Appends events another component would (uploads, matching) straight to the Gofer's stream. */
 const append = (goferId: string, accountId: string, events: GoferEvent[]) =>
-  runGoferCommand(fleet.ctx, goferId, () => ({ accountId, events }));
+  appendGoferEvents(fleet.ctx, goferId, accountId, events);
 const eventCount = async () => (await fleet.events()).length;
 
 describe('creating Gofers (§4.4 (11))', () => {

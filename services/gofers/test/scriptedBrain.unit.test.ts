@@ -10,7 +10,7 @@ import {
 } from '../src/brain/index.ts';
 import { TEXTS } from '../src/brain/scripted/texts.ts';
 import type { GoferEvent } from '@oan/domain';
-import { placeholderTexts } from '../src/domain/gofer.ts';
+import { placeholderTexts } from '../src/domain/goferTexts.ts';
 
 /** A Gofer as POST /gofers leaves it: placeholder profile, the greeting as the first message. */
 function newGofer(locale = 'en', humanReviewTriggers: string[] = []) {

@@ -40,7 +40,7 @@ export class AgentLog {
             {
               streamId: agentStreamId(address),
               expectedVersion: 'any',
-              events: [{ type: event.type, data: event.data, accountId: address, occurredAt }],
+              events: [{ type: event.type, data: event.data, partitionKey: address, occurredAt }],
             },
           ]);
         });

@@ -1,21 +1,10 @@
-import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountCommand, type AccountState } from '../domain/account.ts';
-import { projectCredentials } from '../infra/credentialsProjection.ts';
+import type { AccountCommand } from '../domain/account.ts';
 import { accountIdForEmail, accountStream } from '../infra/ids.ts';
-import { toNewEvents, type AuthContext } from './context.ts';
+import { accountCommands, type AuthContext } from './context.ts';
 
+/** Whether the command appended anything (each of these is idempotent). */
 async function run(ctx: AuthContext, accountId: string, command: AccountCommand): Promise<boolean> {
-  const { appended } = await handleCommand(
-    ctx.orm,
-    ctx.store,
-    accountStream(accountId),
-    accountDecider,
-    (s: AccountState) => {
-      const now = ctx.now().toISOString();
-      return toNewEvents(accountId, now, decideAccount({ ...command, metadata: { now } }, s));
-    },
-    { inline: projectCredentials },
-  );
+  const { appended } = await accountCommands(ctx)(accountStream(accountId), command);
   return appended.length > 0;
 }
 
@@ -33,7 +22,7 @@ export async function banAccount(
   return { accountId, banned: await run(ctx, accountId, { type: 'BanAccount', data: { reason } }) };
 }
 
-/** A20: records the notice unless this account already has one for (connector, latest). */
+/** Records the outdated-connector notice unless this account already has one for (connector, latest). */
 export async function noticeOutdatedConnector(
   ctx: AuthContext,
   input: { accountId: string; connector: string; installed: string; latest: string },
@@ -43,7 +32,7 @@ export async function noticeOutdatedConnector(
 }
 
 /**
- * Issue 15: disables a webhook endpoint that failed for the whole give-up period. The event's inline
+ * Disables a webhook endpoint that failed for the whole give-up period. The event's inline
  * projection sets `auth.webhooks.disabled_at` in the append's transaction; the projector turns it into
  * the account's `webhook_disabled` notice. `disabled` is false when it was disabled already.
  */

@@ -1,10 +1,7 @@
 import { isoUtc, sql } from '@oan/db';
-import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountState } from '../domain/account.ts';
-import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountStream } from '../infra/ids.ts';
 import type { RevocationPublisher } from '../infra/push.ts';
-import { toNewEvents, type AuthContext } from './context.ts';
+import { accountCommands, type AuthContext } from './context.ts';
 
 export interface ApiKeyListItem {
   id: string;
@@ -38,21 +35,7 @@ export async function revokeApiKey(
   accountId: string,
   apiKeyId: string,
 ): Promise<void> {
-  await handleCommand(
-    ctx.orm,
-    ctx.store,
-    accountStream(accountId),
-    accountDecider,
-    (s: AccountState) => {
-      const now = ctx.now().toISOString();
-      return toNewEvents(
-        accountId,
-        now,
-        decideAccount({ type: 'RevokeApiKey', data: { apiKeyId }, metadata: { now } }, s),
-      );
-    },
-    { inline: projectCredentials },
-  );
+  await accountCommands(ctx)(accountStream(accountId), { type: 'RevokeApiKey', data: { apiKeyId } });
   try {
     await ctx.revocations.keyRevoked(accountId, apiKeyId);
   } catch (err) {

@@ -1,18 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { generateApiKey, hashApiKey } from '@oan/auth';
-import { handleCommand, handleMultiStreamCommand } from '@oan/eventstore';
+import { handleMultiStreamCommand } from '@oan/eventstore';
 import { API_KEY_PERMISSIONS } from '@oan/protocol';
 import { accountDecider, decideAccount } from '../domain/account.ts';
 import { IllegalStateError } from '../domain/errors.ts';
-import {
-  decidePairingCode,
-  PAIRING_CODE_TTL_MS,
-  pairingCodeDecider,
-  type PairingCodeState,
-} from '../domain/pairingCode.ts';
+import { decidePairingCode, PAIRING_CODE_TTL_MS, pairingCodeDecider } from '../domain/pairingCode.ts';
 import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountStream, pairingCodeHash, pairingCodeStream } from '../infra/ids.ts';
-import { toNewEvents, type AuthContext } from './context.ts';
+import { pairingCodeCommands, toNewEvents, type AuthContext } from './context.ts';
 
 /** §2.4: 8 random bytes as hex; only its hash is recorded (the stream id included). */
 export async function issuePairingCode(
@@ -25,25 +20,9 @@ export async function issuePairingCode(
     const now = ctx.now();
     const expiresAt = new Date(now.getTime() + PAIRING_CODE_TTL_MS).toISOString();
     try {
-      await handleCommand(
-        ctx.orm,
-        ctx.store,
-        pairingCodeStream(codeHash),
-        pairingCodeDecider,
-        (s: PairingCodeState) =>
-          toNewEvents(
-            accountId,
-            now.toISOString(),
-            decidePairingCode(
-              {
-                type: 'IssuePairingCode',
-                data: { codeHash, accountId, expiresAt },
-                metadata: { now: now.toISOString() },
-              },
-              s,
-            ),
-          ),
-      );
+      // Issued at the time its expiry is counted from.
+      const command = { type: 'IssuePairingCode', data: { codeHash, accountId, expiresAt } } as const;
+      await pairingCodeCommands(ctx)(pairingCodeStream(codeHash), command, { now });
       return { code, expiresAt };
     } catch (err) {
       // A 64-bit collision: draw another code rather than fail the caller.
@@ -56,7 +35,7 @@ export async function issuePairingCode(
 /**
  * §4.1 (5). `PairingCodeRedeemed` (on the code's stream) and `ApiKeyIssued` (on the account's) are
  * appended in ONE transaction, each at the version it was decided on: of concurrent redeems of one
- * code exactly one commits; the others conflict, run again, and find the code used (invariant 5).
+ * code exactly one commits; the others conflict, run again, and find the code used (a code redeems once).
  */
 export async function redeemPairingCode(
   ctx: AuthContext,
@@ -81,7 +60,7 @@ export async function redeemPairingCode(
           data: {
             apiKeyId,
             keyHash: hashApiKey(apiKey),
-            name: `connector (redeemed ${now})`, // A30
+            name: `connector (redeemed ${now})`, // the key is named after its redemption
             permissions: [...API_KEY_PERMISSIONS],
             pairingCodeHash: codeHash,
           },

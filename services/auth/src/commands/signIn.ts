@@ -1,9 +1,5 @@
-import { handleCommand } from '@oan/eventstore';
-import { accountDecider, decideAccount, type AccountState } from '../domain/account.ts';
-import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountIdForEmail, accountStream, normalizeEmail } from '../infra/ids.ts';
-import type { AuthContext } from './context.ts';
-import { toNewEvents } from './context.ts';
+import { accountCommands, type AuthContext } from './context.ts';
 
 export interface AccountView {
   id: string;
@@ -28,24 +24,14 @@ export interface SignInInput {
 export async function signIn(ctx: AuthContext, input: SignInInput): Promise<AccountView> {
   const email = normalizeEmail(input.email);
   const accountId = accountIdForEmail(email);
-  const { state } = await handleCommand(
-    ctx.orm,
-    ctx.store,
-    accountStream(accountId),
-    accountDecider,
-    (s: AccountState) => {
-      const now = ctx.now().toISOString();
-      const data = {
-        accountId,
-        email,
-        googleSub: input.googleSub,
-        platform: input.platform,
-        method: input.method,
-      };
-      return toNewEvents(accountId, now, decideAccount({ type: 'SignIn', data, metadata: { now } }, s));
-    },
-    { inline: projectCredentials },
-  );
+  const data = {
+    accountId,
+    email,
+    googleSub: input.googleSub,
+    platform: input.platform,
+    method: input.method,
+  };
+  const { state } = await accountCommands(ctx)(accountStream(accountId), { type: 'SignIn', data });
   if (state.status === 'unregistered') throw new Error('sign-in left the account unregistered');
   return {
     id: state.accountId,

@@ -1,12 +1,6 @@
+import type { Decider, PairingCodeEvent, Timed } from '@oan/domain';
 import { IllegalStateError } from './errors.ts';
-import type { PairingCodeEvent } from '@oan/domain';
-import type { Timed } from './account.ts';
-
-/** Stream `pairing-code-<sha256(code)>`: the code itself is never stored (§2.4, invariant 6). */
-export type PairingCodeState =
-  | { status: 'unissued' }
-  | { status: 'issued'; accountId: string; expiresAt: string }
-  | { status: 'redeemed'; accountId: string; apiKeyId: string };
+import { evolvePairingCode, initialPairingCodeState, type PairingCodeState } from './pairingCodeState.ts';
 
 export type PairingCodeCommand =
   | { type: 'IssuePairingCode'; data: { codeHash: string; accountId: string; expiresAt: string } }
@@ -14,25 +8,35 @@ export type PairingCodeCommand =
 
 export const PAIRING_CODE_TTL_MS = 10 * 60 * 1000; // §2.4
 
-export const initialPairingCodeState = (): PairingCodeState => ({ status: 'unissued' });
-
-export function evolvePairingCode(state: PairingCodeState, event: PairingCodeEvent): PairingCodeState {
-  switch (event.type) {
-    case 'PairingCodeIssued':
-      if (state.status !== 'unissued') return state;
-      return { status: 'issued', accountId: event.data.accountId, expiresAt: event.data.expiresAt };
-    case 'PairingCodeRedeemed':
-      if (state.status !== 'issued') return state;
-      return { status: 'redeemed', accountId: state.accountId, apiKeyId: event.data.apiKeyId };
-    default: {
-      const unexpected: never = event;
-      return unexpected;
-    }
-  }
-}
+type Data<T extends PairingCodeCommand['type']> = Extract<PairingCodeCommand, { type: T }>['data'];
 
 /** §2.4: expired, already used and unknown are one and the same refusal. */
 const invalid = () => new IllegalStateError('PAIRING_CODE_INVALID', 'Invalid pairing code');
+
+export function issuePairingCode(
+  state: PairingCodeState,
+  d: Data<'IssuePairingCode'>,
+  now: string,
+): PairingCodeEvent[] {
+  // 64 random bits: a collision is astronomically unlikely, but never reuse a stream.
+  if (state.status !== 'unissued')
+    throw new IllegalStateError('PAIRING_CODE_TAKEN', 'Pairing code already issued');
+  return [{ type: 'PairingCodeIssued', data: { ...d, issuedAt: now } }];
+}
+
+export function redeemPairingCode(
+  state: PairingCodeState,
+  d: Data<'RedeemPairingCode'>,
+  now: string,
+): PairingCodeEvent[] {
+  if (state.status !== 'issued' || Date.parse(now) >= Date.parse(state.expiresAt)) throw invalid();
+  return [
+    {
+      type: 'PairingCodeRedeemed',
+      data: { codeHash: d.codeHash, accountId: state.accountId, apiKeyId: d.apiKeyId, redeemedAt: now },
+    },
+  ];
+}
 
 export function decidePairingCode(
   command: Timed<PairingCodeCommand>,
@@ -41,23 +45,9 @@ export function decidePairingCode(
   const now = command.metadata.now;
   switch (command.type) {
     case 'IssuePairingCode':
-      // 64 random bits: a collision is astronomically unlikely, but never reuse a stream.
-      if (state.status !== 'unissued')
-        throw new IllegalStateError('PAIRING_CODE_TAKEN', 'Pairing code already issued');
-      return [{ type: 'PairingCodeIssued', data: { ...command.data, issuedAt: now } }];
+      return issuePairingCode(state, command.data, now);
     case 'RedeemPairingCode':
-      if (state.status !== 'issued' || Date.parse(now) >= Date.parse(state.expiresAt)) throw invalid();
-      return [
-        {
-          type: 'PairingCodeRedeemed',
-          data: {
-            codeHash: command.data.codeHash,
-            accountId: state.accountId,
-            apiKeyId: command.data.apiKeyId,
-            redeemedAt: now,
-          },
-        },
-      ];
+      return redeemPairingCode(state, command.data, now);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);
@@ -65,4 +55,8 @@ export function decidePairingCode(
   }
 }
 
-export const pairingCodeDecider = { initialState: initialPairingCodeState, evolve: evolvePairingCode };
+export const pairingCodeDecider: Decider<PairingCodeState, PairingCodeEvent, Timed<PairingCodeCommand>> = {
+  initialState: initialPairingCodeState,
+  evolve: evolvePairingCode,
+  decide: decidePairingCode,
+};

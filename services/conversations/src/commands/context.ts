@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@oan/db';
-import { handleCommand, type EventStore, type StoredEvent } from '@oan/eventstore';
+import { commandHandler, type CommandHandler, type EventStore, type StoredEvent } from '@oan/eventstore';
 import { awaitOwnWrites, type WriteSource, type WriteTracker } from '@oan/projection';
 import { acceptedMatchOfConversation, deletedGoferAmong } from '@oan/readmodels';
 import { v5 as uuidv5 } from 'uuid';
@@ -60,44 +60,54 @@ type CommandOn = (
 ) => Promise<ConversationCommand> | ConversationCommand;
 
 /**
- * load → decide → append on `conversation-<conversationId>` through the one command handler, with the
- * conversation's snapshot row as the state (locked: commands on one conversation queue instead of
- * failing their version check), saved with the index rows of the events, all in one transaction
- * (ADR 0013).
- * With `openFirst`, a conversation not opened yet throws `Unopened` before anything is decided.
+ * The conversation aggregate's command handler: load → decide → append on
+ * `conversation-<conversationId>`, with the conversation's snapshot row as the state (locked:
+ * commands on one conversation queue instead of failing their version check), saved with the index
+ * rows of the events, all in one transaction (ADR 0013). The events an opener writes have
+ * deterministic ids and the match's time: both openers would write the same events, and only one
+ * can. The actor's position is remembered for its next reads (an opening is the reactor's, not a
+ * reader's).
+ */
+const conversationCommands = (
+  ctx: ConversationContext,
+): CommandHandler<ConversationState, ConversationCommand> =>
+  commandHandler({
+    orm: ctx.orm,
+    store: ctx.store,
+    decider: conversationDecider,
+    now: ctx.now,
+    partitionKey: (state, _events, command) => keyAccountOf(command, state),
+    stamp: (e, c) =>
+      c.type === 'OpenConversation'
+        ? {
+            eventId: uuidv5(`${e.type}:${c.data.opened.conversationId}`, EVENT_NAMESPACE),
+            occurredAt: c.data.opened.openedAt,
+          }
+        : {},
+    remember: async (last, _callers, command) => {
+      if (command.type !== 'OpenConversation')
+        await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
+    },
+  });
+
+/**
+ * One command on `conversation-<conversationId>` (`conversationCommands`). With `openFirst`, a
+ * conversation not opened yet throws `Unopened` before anything is decided.
  */
 function decideOn(ctx: ConversationContext, conversationId: string, command: CommandOn, openFirst: boolean) {
-  return handleCommand(
-    ctx.orm,
-    ctx.store,
+  return conversationCommands(ctx)(
     conversationStreamId(conversationId),
-    conversationDecider,
     async (state, em) => {
       if (openFirst && state.status === 'none') throw new Unopened();
-      const c = await command(em, state);
-      const now = ctx.now().toISOString();
-      const events = conversationDecider.decide({ ...c, metadata: { now } }, state);
-      if (events.length === 0) return [];
-      const accountId = keyAccountOf(c, state);
-      if (c.type !== 'OpenConversation') {
-        return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt: now }));
-      }
-      // Deterministic: both openers would write the same events, and only one can.
-      return events.map((e) => ({
-        type: e.type,
-        data: e.data,
-        accountId,
-        eventId: uuidv5(`${e.type}:${conversationId}`, EVENT_NAMESPACE),
-        occurredAt: c.data.opened.openedAt,
-      }));
+      return command(em, state);
     },
     { snapshot: conversationSnapshot(conversationId) },
   );
 }
 
 /**
- * One command on a conversation (`decideOn`), then the actor's position is remembered for its next
- * reads. `command` is built in the command's transaction, so it can carry the index rows its
+ * One command on a conversation (`decideOn`, which remembers the actor's position for its next
+ * reads). `command` is built in the command's transaction, so it can carry the index rows its
  * decision needs (the files a message names, the message a recall names).
  */
 export async function runConversationCommand(
@@ -115,12 +125,10 @@ export async function runConversationCommand(
     // With `openFor` (the caller's account): a conversation this service has not opened yet (its
     // accepted match request is there, the opener reactor has not run) is opened first, then the
     // command runs — found missing inside the command's own transaction, so a command on an open
-    // conversation reads it once (issue 11).
+    // conversation reads it once.
     await ensureConversation(ctx, conversationId, opts.openFor);
     result = await decideOn(ctx, conversationId, command, false);
   }
-  const last = result.appended.at(-1);
-  if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
   return result;
 }
 
@@ -174,7 +182,7 @@ const MATCHING_SOURCE: WriteSource = 'matching';
  * the opener reactor ran — opened here from the accepted match the projector already shows. Unknown
  * ids stay unknown (the routes answer 403).
  *
- * Issue 12: the caller may be the one whose decision (or crossing request) made the match a moment
+ * The caller may be the one whose decision (or crossing request) made the match a moment
  * ago, and act on its 200 at once, before the projector shows the match: with `accountId`, a missing
  * conversation first waits, bounded as every read-your-writes wait (ADR 0009), until the projector
  * applied that account's own matching writes.

@@ -1,5 +1,5 @@
 import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
-import type { ConversationEvent, ConversationOpened, MessageAttachment } from '@oan/domain';
+import type { ConversationEvent, ConversationOpened, MessageAttachment, Timed } from '@oan/domain';
 import {
   evolveConversation,
   initialConversationState,
@@ -27,9 +27,6 @@ export type ConversationCommand =
   | { type: 'SendMessage'; data: SendMessage }
   | { type: 'RecallMessage'; data: RecallMessage }
   | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer };
-
-/** Every command carries the time its events are stamped with. */
-export type Timed<C> = C & { metadata: { now: string } };
 
 /** §4.7 / §6: unknown, closed and foreign conversations are one refusal. */
 export function assertParticipant(state: ConversationState, accountId: string): Conversation {

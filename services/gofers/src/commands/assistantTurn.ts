@@ -1,6 +1,7 @@
 import type { DiscoveryStatus } from '@oan/domain';
-import { decideGofer, type GoferProfile } from '../domain/gofer.ts';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
+import { goferStreamId } from '@oan/domain';
+import type { GoferProfile } from '../domain/goferState.ts';
+import { goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
 export interface AssistantTurnInput {
   goferId: string;
@@ -9,7 +10,7 @@ export interface AssistantTurnInput {
   content: string;
   /** An `ask_user` turn: delivered as `gofer_question` (§8.6). */
   pendingQuery: boolean;
-  /** The frozen §8.3 shape; kept on pending queries only (A27). */
+  /** The frozen §8.3 shape; kept on pending queries only. */
   responseConstraints: object | null;
   profile?: GoferProfile;
   discoveryStatus?: DiscoveryStatus;
@@ -27,26 +28,18 @@ export async function addAssistantTurn(
 ): Promise<AssistantTurnResult> {
   if (!plausibleGoferId(input.goferId)) return { appended: false };
   const messageId = ctx.ids();
-  const { appended } = await runGoferCommand(ctx, input.goferId, (state, now) => {
-    if (state.status === 'none') return null;
-    const events = decideGofer(
-      {
-        type: 'AddAssistantTurn',
-        data: {
-          messageId,
-          replyTo: input.replyTo,
-          content: input.content,
-          pendingQuery: input.pendingQuery,
-          responseConstraints:
-            input.responseConstraints === null ? null : JSON.stringify(input.responseConstraints),
-          profile: input.profile ?? null,
-          discoveryStatus: input.discoveryStatus ?? null,
-        },
-        metadata: { now },
-      },
-      state,
-    );
-    return { accountId: state.accountId, events };
+  const { appended } = await goferCommands(ctx)(goferStreamId(input.goferId), {
+    type: 'AddAssistantTurn',
+    data: {
+      messageId,
+      replyTo: input.replyTo,
+      content: input.content,
+      pendingQuery: input.pendingQuery,
+      responseConstraints:
+        input.responseConstraints === null ? null : JSON.stringify(input.responseConstraints),
+      profile: input.profile ?? null,
+      discoveryStatus: input.discoveryStatus ?? null,
+    },
   });
   return appended.length > 0 ? { appended: true, messageId } : { appended: false };
 }

@@ -1,9 +1,10 @@
-import { sql, type EntityManager, type MikroORM } from '@oan/db';
-import { handleCommand, type EventStore, type NewEvent, type StoredEvent } from '@oan/eventstore';
+import { sql, type MikroORM } from '@oan/db';
+import { commandHandler, type CommandHandler, type EventStore } from '@oan/eventstore';
 import type { WriteSource, WriteTracker } from '@oan/projection';
-import { goferStreamId, type GoferEvent } from '@oan/domain';
+import { goferStreamId } from '@oan/domain';
 import { ForbiddenError } from '../domain/errors.ts';
-import { goferDecider, type GoferState } from '../domain/gofer.ts';
+import { goferDecider, type GoferCommand } from '../domain/gofer.ts';
+import type { GoferState } from '../domain/goferState.ts';
 
 /** What every command handler needs. */
 export interface GoferContext {
@@ -15,50 +16,29 @@ export interface GoferContext {
   now: () => Date;
   /** Fresh ids (randomUUID) for Gofers, chats and messages. */
   ids: () => string;
-  /** OAN_WEB_BASE_URL without its trailing slash; `webUrl` is emitted only when set (§0.5, A29). */
+  /** OAN_WEB_BASE_URL without its trailing slash; `webUrl` is emitted only when set (§0.5). */
   webBaseUrl?: string;
 }
 
 /** The read-your-writes source name of this event store (topic `gofers.events`). */
 export const WRITE_SOURCE: WriteSource = 'gofers';
 
-/** Stamps domain events for the store; `accountId` (the owner) is the Kafka key that orders them. */
-export function toNewEvents(accountId: string, occurredAt: string, events: GoferEvent[]): NewEvent[] {
-  return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt }));
-}
-
 /**
- * load → fold → decide → append on the Gofer's stream, then remember the owner's last position
- * (invariant 4) so that the owner's next GET waits until the projector applied it.
+ * The Gofer aggregate's command handler: load → fold → decide → append on `gofer-<goferId>`, keyed
+ * by the owner's account (every Gofer event names it), then the owner's last position is
+ * remembered so that the owner's next GET waits until the projector applied it.
  */
-export async function runGoferCommand(
-  ctx: GoferContext,
-  goferId: string,
-  decide: (state: GoferState, now: string) => { accountId: string; events: GoferEvent[] } | null,
-  opts: {
-    newStream?: boolean;
-    /** Runs in the append's transaction (the relay keys' `published` flag, ADR 0023). */
-    inline?: (em: EntityManager, appended: StoredEvent[], state: GoferState) => Promise<void>;
-  } = {},
-): Promise<{ state: GoferState; appended: StoredEvent[] }> {
-  const result = await handleCommand(
-    ctx.orm,
-    ctx.store,
-    goferStreamId(goferId),
-    goferDecider,
-    (state) => {
-      const now = ctx.now().toISOString();
-      const decided = decide(state, now);
-      return decided ? toNewEvents(decided.accountId, now, decided.events) : [];
-    },
-    opts,
-  );
-  const last = result.appended.at(-1);
-  if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
-  return result;
-}
+export const goferCommands = (ctx: GoferContext): CommandHandler<GoferState, GoferCommand> =>
+  commandHandler({
+    orm: ctx.orm,
+    store: ctx.store,
+    decider: goferDecider,
+    now: ctx.now,
+    partitionKey: (_state, events) => events[0]!.data.accountId,
+    remember: (last) => ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position),
+  });
 
-/** `${OAN_WEB_BASE_URL}/gofers/<goferId>` when configured (A29), otherwise no key at all. */
+/** `${OAN_WEB_BASE_URL}/gofers/<goferId>` when configured, otherwise no key at all. */
 export const goferWebUrl = (ctx: Pick<GoferContext, 'webBaseUrl'>, goferId: string) =>
   ctx.webBaseUrl ? { webUrl: `${ctx.webBaseUrl}/gofers/${encodeURIComponent(goferId)}` } : {};
 

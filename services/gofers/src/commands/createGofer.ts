@@ -1,7 +1,8 @@
 import { registeredPlatformOf } from '@oan/auth';
 import { normalizePlatform } from '@oan/protocol';
-import { decideGofer, normalizeLocale, placeholderTexts } from '../domain/gofer.ts';
-import { goferWebUrl, runGoferCommand, type GoferContext } from './context.ts';
+import { goferStreamId } from '@oan/domain';
+import { normalizeLocale, placeholderTexts } from '../domain/goferTexts.ts';
+import { goferCommands, goferWebUrl, type GoferContext } from './context.ts';
 
 export interface CreateGoferInput {
   accountId: string;
@@ -39,29 +40,15 @@ export async function createGofer(ctx: GoferContext, input: CreateGoferInput): P
     input.sourcePlatform !== undefined
       ? normalizePlatform(input.sourcePlatform)
       : await registrationPlatform(ctx, input.accountId);
-  await runGoferCommand(
-    ctx,
+  const data = {
     goferId,
-    (state, now) => ({
-      accountId: input.accountId,
-      events: decideGofer(
-        {
-          type: 'CreateGofer',
-          data: {
-            goferId,
-            accountId: input.accountId,
-            chatId,
-            greetingId: ctx.ids(),
-            locale,
-            humanReviewTriggers: input.humanReviewTriggers ?? [],
-            sourcePlatform,
-          },
-          metadata: { now },
-        },
-        state,
-      ),
-    }),
-    { newStream: true },
-  );
+    accountId: input.accountId,
+    chatId,
+    greetingId: ctx.ids(),
+    locale,
+    humanReviewTriggers: input.humanReviewTriggers ?? [],
+    sourcePlatform,
+  };
+  await goferCommands(ctx)(goferStreamId(goferId), { type: 'CreateGofer', data }, { newStream: true });
   return { goferId, chatId, greeting: placeholderTexts(locale).greeting, ...goferWebUrl(ctx, goferId) };
 }

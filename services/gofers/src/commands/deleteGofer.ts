@@ -1,7 +1,7 @@
 import { NotFoundError } from '../domain/errors.ts';
-import { decideGofer } from '../domain/gofer.ts';
+import { goferStreamId } from '@oan/domain';
 import { setRelayPublished } from '../infra/relayAgents.ts';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
+import { goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
 /**
  * §4.4 (15): irreversible. Returns the storage keys of the Gofer's uploads so the caller can remove
@@ -12,17 +12,10 @@ export async function deleteGofer(
   input: { accountId: string; goferId: string },
 ): Promise<{ storageKeys: string[] }> {
   if (!plausibleGoferId(input.goferId)) throw new NotFoundError('GOFER_NOT_FOUND', 'Gofer not found');
-  const { state } = await runGoferCommand(
-    ctx,
-    input.goferId,
-    (s, now) => ({
-      accountId: input.accountId,
-      events: decideGofer(
-        { type: 'DeleteGofer', data: { accountId: input.accountId }, metadata: { now } },
-        s,
-      ),
-    }),
-    // Issue 16: a deleted Gofer leaves the relay (the route then withdraws its announcement).
+  const { state } = await goferCommands(ctx)(
+    goferStreamId(input.goferId),
+    { type: 'DeleteGofer', data: { accountId: input.accountId } },
+    // A deleted Gofer leaves the relay (the route then withdraws its announcement).
     { inline: (em) => setRelayPublished(em, input.goferId, false, ctx.now().toISOString()) },
   );
   if (state.status === 'none') return { storageKeys: [] };

@@ -1,6 +1,6 @@
 import { ForbiddenError } from '../domain/errors.ts';
-import { decideGofer } from '../domain/gofer.ts';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
+import { goferStreamId } from '@oan/domain';
+import { goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
 export interface PostUserMessageInput {
   accountId: string;
@@ -21,22 +21,15 @@ export async function postUserMessage(
 ): Promise<{ messageId: string }> {
   if (!plausibleGoferId(input.goferId)) throw new ForbiddenError('GOFER_FORBIDDEN', 'Forbidden');
   const messageId = ctx.ids();
-  await runGoferCommand(ctx, input.goferId, (state, now) => ({
-    accountId: state.status === 'none' ? input.accountId : state.accountId,
-    events: decideGofer(
-      {
-        type: 'PostUserMessage',
-        data: {
-          accountId: input.accountId,
-          messageId,
-          content: input.content ?? '',
-          attachmentIds: input.attachmentIds ?? [],
-          attachmentsEnabled: input.attachmentsEnabled,
-        },
-        metadata: { now },
-      },
-      state,
-    ),
-  }));
+  await goferCommands(ctx)(goferStreamId(input.goferId), {
+    type: 'PostUserMessage',
+    data: {
+      accountId: input.accountId,
+      messageId,
+      content: input.content ?? '',
+      attachmentIds: input.attachmentIds ?? [],
+      attachmentsEnabled: input.attachmentsEnabled,
+    },
+  });
   return { messageId };
 }

@@ -1,8 +1,8 @@
 import { ForbiddenError } from '../domain/errors.ts';
-import { decideGofer } from '../domain/gofer.ts';
+import { goferStreamId } from '@oan/domain';
 import { ensureRelayKey, relayAgentOf, setRelayPublished } from '../infra/relayAgents.ts';
 import type { KeySealer } from '../relay/keys.ts';
-import { assertOwnsActiveGofer, plausibleGoferId, runGoferCommand, type GoferContext } from './context.ts';
+import { assertOwnsActiveGofer, goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
 export interface RelayInput {
   accountId: string;
@@ -10,7 +10,7 @@ export interface RelayInput {
 }
 
 /**
- * Issue 16 (ADR 0023): the owner publishes the Gofer as a ConnectOnion relay agent. Its key is made
+ * ADR 0023: the owner publishes the Gofer as a ConnectOnion relay agent. Its key is made
  * on the first publication (sealed in `gofers.relay_agents`), and `GoferRelayPublished` names only
  * the address. Idempotent: publishing a published Gofer appends nothing and answers the same address.
  */
@@ -27,16 +27,9 @@ export async function publishOnRelay(
     accountId,
     now: ctx.now().toISOString(),
   });
-  await runGoferCommand(
-    ctx,
-    goferId,
-    (state, now) => ({
-      accountId,
-      events: decideGofer(
-        { type: 'PublishOnRelay', data: { accountId, address: row.address }, metadata: { now } },
-        state,
-      ),
-    }),
+  await goferCommands(ctx)(
+    goferStreamId(goferId),
+    { type: 'PublishOnRelay', data: { accountId, address: row.address } },
     {
       inline: async (em, _appended, state) => {
         if (state.status === 'active' && state.relayAddress !== null)
@@ -57,13 +50,9 @@ export async function unpublishFromRelay(
 ): Promise<{ address: string | null }> {
   if (!plausibleGoferId(input.goferId)) throw new ForbiddenError('GOFER_FORBIDDEN', 'Forbidden');
   const { goferId, accountId } = input;
-  await runGoferCommand(
-    ctx,
-    goferId,
-    (state, now) => ({
-      accountId: state.status === 'none' ? accountId : state.accountId,
-      events: decideGofer({ type: 'UnpublishFromRelay', data: { accountId }, metadata: { now } }, state),
-    }),
+  await goferCommands(ctx)(
+    goferStreamId(goferId),
+    { type: 'UnpublishFromRelay', data: { accountId } },
     { inline: (em) => setRelayPublished(em, goferId, false, ctx.now().toISOString()) },
   );
   const row = await relayAgentOf(ctx.orm.em.fork(), goferId);
@@ -85,20 +74,9 @@ export interface RelayTurn {
  */
 export async function recordRelayTurn(ctx: GoferContext, turn: RelayTurn): Promise<{ appended: boolean }> {
   const messageId = ctx.ids();
-  const { appended } = await runGoferCommand(ctx, turn.goferId, (state, now) =>
-    state.status === 'none'
-      ? null
-      : {
-          accountId: state.accountId,
-          events: decideGofer(
-            {
-              type: 'AddRelayTurn',
-              data: { messageId, caller: turn.caller, asked: turn.asked, answered: turn.answered },
-              metadata: { now },
-            },
-            state,
-          ),
-        },
-  );
+  const { appended } = await goferCommands(ctx)(goferStreamId(turn.goferId), {
+    type: 'AddRelayTurn',
+    data: { messageId, caller: turn.caller, asked: turn.asked, answered: turn.answered },
+  });
   return { appended: appended.length > 0 };
 }

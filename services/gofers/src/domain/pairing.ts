@@ -1,6 +1,7 @@
 import { v5 as uuidv5 } from 'uuid';
 import type { GoferEvent } from '@oan/domain';
-import { localeFamily, type GoferState } from './gofer.ts';
+import type { GoferState } from './goferState.ts';
+import { localeFamily, pairingAnnouncement } from './goferTexts.ts';
 
 /** Fixed: changing it would change every announcement's id on replay. */
 const PAIRING_NAMESPACE = '8f1c2b7e-5d4a-4e0b-9a61-3c7d2e9f1b58';
@@ -19,11 +20,6 @@ export interface AnnouncePairing {
   self: PairingRef;
   counterpart: PairingRef;
 }
-
-const TEXTS = {
-  en: (name: string) => `You have been paired with “${name}”.`,
-  zh: (name: string) => `已与“${name}”配对。`,
-};
 
 /**
  * The `system` row announcing a pairing in the Gofer's role-chat (§4.4 (14)): `kind: 'pairing'` and
@@ -44,7 +40,7 @@ export function announcePairing(state: GoferState, d: AnnouncePairing, now: stri
         chatId: state.chatId,
         messageId,
         role: 'system',
-        content: TEXTS[localeFamily(state.locale)](name),
+        content: pairingAnnouncement[localeFamily(state.locale)](name),
         attachmentIds: [],
         kind: 'pairing',
         pairing: JSON.stringify({ threadId: d.threadId, self: d.self, counterpart: d.counterpart }),

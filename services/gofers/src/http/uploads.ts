@@ -12,8 +12,9 @@ import {
   sanitizeFileName,
   type ObjectStorage,
 } from '@oan/storage';
-import { addAttachment, type NewAttachment } from '../commands/attachments.ts';
-import { assertOwnsActiveGofer, type GoferContext } from '../commands/context.ts';
+import { goferStreamId } from '@oan/domain';
+import { assertOwnsActiveGofer, goferCommands, type GoferContext } from '../commands/context.ts';
+import type { NewAttachment } from '../domain/attachments.ts';
 import { rethrowMapped } from './errors.ts';
 
 export interface UploadRouteDeps {
@@ -86,7 +87,8 @@ export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, 
             contentType: input.mimeType,
           })
         : null;
-      await addAttachment(ctx, { ...input, storageKey });
+      const data = { ...input, storageKey };
+      await goferCommands(ctx)(goferStreamId(input.goferId), { type: 'AddAttachment', data });
       return signed;
     } catch (err) {
       await storage

@@ -1,4 +1,4 @@
-import type { ThreadProposed } from '@oan/domain';
+import { goferStreamId, type ThreadProposed } from '@oan/domain';
 import {
   startReactorLoop,
   type KafkaHandle,
@@ -6,8 +6,7 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { plausibleGoferId, runGoferCommand, type GoferContext } from '../commands/context.ts';
-import { announcePairing } from '../domain/pairing.ts';
+import { goferCommands, plausibleGoferId, type GoferContext } from '../commands/context.ts';
 
 export interface PairingsDeps {
   kafka: KafkaHandle;
@@ -30,18 +29,13 @@ export async function announceToSide(
   counterpart: ProposedSide,
 ): Promise<boolean> {
   if (!plausibleGoferId(self.goferId)) return false;
-  const { appended } = await runGoferCommand(ctx, self.goferId, (state, now) => {
-    if (state.status !== 'active') return null;
-    const events = announcePairing(
-      state,
-      {
-        threadId,
-        self: { roleId: self.goferId, name: self.name },
-        counterpart: { roleId: counterpart.goferId, name: counterpart.name },
-      },
-      now,
-    );
-    return { accountId: state.accountId, events };
+  const { appended } = await goferCommands(ctx)(goferStreamId(self.goferId), {
+    type: 'AnnouncePairing',
+    data: {
+      threadId,
+      self: { roleId: self.goferId, name: self.name },
+      counterpart: { roleId: counterpart.goferId, name: counterpart.name },
+    },
   });
   return appended.length > 0;
 }

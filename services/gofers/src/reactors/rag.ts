@@ -5,9 +5,9 @@ import type { EventStore } from '@oan/eventstore';
 import { startReactorLoop, type KafkaHandle, type LogSink, type SchemaRegistry } from '@oan/kafka';
 import type { WriteTracker } from '@oan/projection';
 import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
-import { setRagStatus, type RagOutcome } from '../commands/attachments.ts';
-import type { GoferContext } from '../commands/context.ts';
-import type { AttachmentAdded } from '@oan/domain';
+import { goferCommands, type GoferContext } from '../commands/context.ts';
+import type { RagOutcome } from '../domain/attachments.ts';
+import { goferStreamId, type AttachmentAdded } from '@oan/domain';
 
 export interface RagReactorDeps {
   kafka: KafkaHandle;
@@ -33,7 +33,7 @@ export const MAX_KNOWLEDGE_BYTES = 64 * 1024;
  * Background parsing of text documents (§4.4 (16) `ragStatus`). Driven by the log, not by a queue in
  * memory: every `AttachmentAdded` still `processing` is read back from storage, parsed and answered
  * with `AttachmentRagStatusChanged` before its offset is committed. A crash redelivers the record,
- * and `setRagStatus` appends only `processing` → final, so a redelivery or a replay appends nothing.
+ * and `RecordRagStatus` appends only `processing` → final, so a redelivery or a replay appends nothing.
  */
 export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagReactor> {
   const { logger, storage } = deps;
@@ -58,7 +58,8 @@ export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagR
       const added = record.data as unknown as AttachmentAdded;
       if (added.ragStatus !== 'processing') return;
       const outcome = await parseAttachment(storage, added);
-      const { appended } = await setRagStatus(ctx, outcome);
+      const command = { type: 'RecordRagStatus', data: outcome } as const;
+      const appended = (await goferCommands(ctx)(goferStreamId(added.goferId), command)).appended.length > 0;
       logger.info(
         { goferId: added.goferId, attachmentId: added.attachmentId, ragStatus: outcome.ragStatus, appended },
         'document parsed',

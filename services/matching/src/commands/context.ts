@@ -1,5 +1,5 @@
 import { sql, type EntityManager, type MikroORM } from '@oan/db';
-import { handleCommand, type EventStore, type StoredEvent } from '@oan/eventstore';
+import { commandHandler, type CommandHandler, type EventStore, type StoredEvent } from '@oan/eventstore';
 import { NotFoundError } from '../domain/errors.ts';
 import { threadStreamId, type ThreadEvent } from '@oan/domain';
 import { threadIdFor } from '../domain/ids.ts';
@@ -30,7 +30,7 @@ export const plausibleId = (id: string) => /^[A-Za-z0-9_-]{1,128}$/.test(id);
 const threadNotFound = () => new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
 
 /** The Kafka key of a thread's events: side `a`'s account (`threadKey`), from the state or the proposal. */
-function keyAccountOf(state: ThreadState, events: ThreadEvent[]): string {
+function keyAccountOf(state: ThreadState, events: readonly ThreadEvent[]): string {
   if (state.status !== 'none') return state.a.accountId;
   const proposal = events.find((e) => e.type === 'ThreadProposed');
   if (!proposal) throw new Error('The first event of a thread must be ThreadProposed');
@@ -64,9 +64,25 @@ async function recordLookups(em: EntityManager, store: EventStore, appended: Sto
 }
 
 /**
- * load → fold → decide → append on `thread-<threadId>` (optimistic concurrency: a racing command
- * re-runs on the new state), the lookups inline, then the positions for read-your-writes: under the
- * key account, and for each caller in `accountIds` that is not the key (src/commands/writes.ts).
+ * The thread aggregate's command handler: load → fold → decide → append on `thread-<threadId>`
+ * (optimistic concurrency: a racing command re-runs on the new state), the lookups inline, then the
+ * positions for read-your-writes: under the key account, and for each caller that is not the key
+ * (src/commands/writes.ts).
+ */
+export const threadCommands = (ctx: MatchingContext): CommandHandler<ThreadState, ThreadCommand> =>
+  commandHandler({
+    orm: ctx.orm,
+    store: ctx.store,
+    decider: threadDecider,
+    now: ctx.now,
+    partitionKey: keyAccountOf,
+    inline: (em, appended) => recordLookups(em, ctx.store, appended),
+    remember: (last, callers) => ctx.writes.remember(last.accountId, last.position, callers),
+  });
+
+/**
+ * One command on a thread through `threadCommands`, once its id is one the command can address;
+ * `accountIds` are the callers whose reads wait for it.
  */
 export async function runThreadCommand(
   ctx: MatchingContext,
@@ -83,23 +99,7 @@ export async function runThreadCommand(
     // An id that cannot exist is unknown; it never reaches a query (or a stream name).
     throw threadNotFound();
   }
-  const result = await handleCommand(
-    ctx.orm,
-    ctx.store,
-    threadStreamId(threadId),
-    threadDecider,
-    (state) => {
-      const now = ctx.now().toISOString();
-      const events = threadDecider.decide({ ...command, metadata: { now } }, state);
-      if (events.length === 0) return [];
-      const accountId = keyAccountOf(state, events);
-      return events.map((e) => ({ type: e.type, data: e.data, accountId, occurredAt: now }));
-    },
-    { inline: (em, appended) => recordLookups(em, ctx.store, appended) },
-  );
-  const last = result.appended.at(-1);
-  if (last) await ctx.writes.remember(last.accountId, last.position, accountIds);
-  return result;
+  return threadCommands(ctx)(threadStreamId(threadId), command, { callers: accountIds });
 }
 
 /** The thread as its stream says now (the aggregate; never a read model): events and folded state. */

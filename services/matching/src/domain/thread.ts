@@ -6,7 +6,7 @@ import {
   ForbiddenError,
   RejectedError,
 } from './errors.ts';
-import type { PairingMode, ThreadEvent, ThreadSide } from '@oan/domain';
+import type { PairingMode, ThreadEvent, ThreadSide, Timed } from '@oan/domain';
 import { sessionTurnIdFor, threadIdFor } from './ids.ts';
 import {
   decideMatchRequest,
@@ -33,9 +33,6 @@ export type ThreadCommand =
   | { type: 'RecordSummaryCard'; data: RecordSummaryCard }
   | { type: 'RequestMatch'; data: RequestMatch }
   | { type: 'DecideMatchRequest'; data: DecideMatchRequest };
-
-/** Every command carries the time its events are stamped with. */
-export type Timed<C> = C & { metadata: { now: string } };
 
 type Data<T extends ThreadCommand['type']> = Extract<ThreadCommand, { type: T }>['data'];
 

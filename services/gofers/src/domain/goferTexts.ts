@@ -1,0 +1,40 @@
+/**
+ * The texts a Gofer writes itself, by locale: `en` and `zh`, anything else falls back to `en` (the
+ * placeholder profile and greeting a new Gofer starts with, §4.4 (11)).
+ */
+const TEXTS = {
+  en: {
+    name: 'New Gofer',
+    description: 'A new Gofer, still learning what its owner is looking for.',
+    greeting:
+      "Hi, I'm your new Gofer! Tell me what you would like me to find or achieve for you, and I'll ask a few questions to get to know you.",
+    relayTurn: (caller: string, asked: string, answered: string) =>
+      `A caller on the agent relay (${caller}) asked:\n${asked}\n\nI answered:\n${answered}`,
+  },
+  zh: {
+    name: '新的 Gofer',
+    description: '一个新的 Gofer，正在了解主人想要寻找什么。',
+    greeting: '你好，我是你的新 Gofer！告诉我你希望我帮你寻找或实现什么，我会问几个问题来了解你。',
+    relayTurn: (caller: string, asked: string, answered: string) =>
+      `代理中继上的来访者（${caller}）问：\n${asked}\n\n我回答：\n${answered}`,
+  },
+} as const;
+export type LocaleFamily = keyof typeof TEXTS;
+
+/** `zh`, `zh-CN`, `zh_Hant` → zh; everything else (unset included) → en. */
+export function localeFamily(locale: string | null | undefined): LocaleFamily {
+  const primary = (locale ?? '').trim().toLowerCase().split(/[-_]/)[0];
+  return primary === 'zh' ? 'zh' : 'en';
+}
+
+/** The locale stored on the Gofer: as requested (BCP 47 separators), `en` when none was given. */
+export const normalizeLocale = (locale: string | null | undefined): string =>
+  (locale ?? '').trim().replace(/_/g, '-') || 'en';
+
+export const placeholderTexts = (locale: string | null | undefined) => TEXTS[localeFamily(locale)];
+
+/** The `system` row announcing a pairing in the Gofer's role-chat; the counterpart's name is quoted. */
+export const pairingAnnouncement = {
+  en: (name: string) => `You have been paired with “${name}”.`,
+  zh: (name: string) => `已与“${name}”配对。`,
+} as const satisfies Record<LocaleFamily, (name: string) => string>;
