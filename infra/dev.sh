@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source infra/node.sh
 source infra/deps.sh
-exec node infra/dev.ts "$@"
+exec node --disable-warning=TimeoutNegativeWarning infra/dev.ts "$@"
