@@ -11,6 +11,7 @@
  * One file descriptor per socket in this process (and its share in each gateway): `ulimit -n`
  * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000, not raisable).
  */
+import { FLEET_NODE_FLAGS } from '@oan/config';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -210,7 +211,7 @@ try {
   sockets.length = 0;
   const perGateway = TOTAL / GATEWAYS;
   const barePort = await freePort();
-  const bare = spawn(process.execPath, ['bench/bareSocketServer.ts'], {
+  const bare = spawn(process.execPath, [...FLEET_NODE_FLAGS, 'bench/bareSocketServer.ts'], {
     env: { ...process.env, PORT: String(barePort) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The supported runtime (Node 24) first on PATH, so vitest and every fleet process it starts run on it.
 source infra/node.sh
+# The locked dependencies, installed when missing or stale (fast when nothing changed).
+source infra/deps.sh
 bash infra/up.sh
 # The web frontend's build and the browser its tests drive (issue 14); both skip when already there.
 node infra/web.ts

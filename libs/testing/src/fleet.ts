@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FLEET_NODE_FLAGS } from '@oan/config';
 import { freePort, waitFor } from './ports.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -177,7 +178,7 @@ export function startProcess(
   const log: WriteStream = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
   // OAN_NODE_ARGS: extra node flags for every process of the fleet (e.g. `--cpu-prof --cpu-prof-dir=…`).
   const nodeArgs = (process.env.OAN_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
-  const child = spawn(process.execPath, [...nodeArgs, ...loaderArgs(), spec.entry], {
+  const child = spawn(process.execPath, [...FLEET_NODE_FLAGS, ...nodeArgs, ...loaderArgs(), spec.entry], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
