@@ -27,4 +27,12 @@ export { InvalidMessageError, SchemaLoadError, SchemaValidationError, UnknownSch
 // kafkajs client types, so callers can name what the handle returns without importing kafkajs.
 export type { Admin, Consumer, Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
 export { avroEventValidator, EventSchemaError } from './validator.ts';
-export { startReactorLoop, type ReactorLoop, type RunningReactor } from './reactor.ts';
+export { reactor, startReactorLoop } from './reactor.ts';
+export type {
+  ReactorContext,
+  ReactorHandlers,
+  ReactorLoop,
+  ReactorSpec,
+  RunningReactor,
+  TypedEvent,
+} from './reactor.ts';

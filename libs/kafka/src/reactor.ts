@@ -116,3 +116,46 @@ export async function startReactorLoop(loop: ReactorLoop): Promise<RunningReacto
   logger.info({ groupId, topic }, 'reactor started');
   return { groupId, consumer, stop: () => consumer.stop() };
 }
+
+/** The shape every domain event union has: a `type` discriminator and its `data`. */
+export interface TypedEvent {
+  type: string;
+  data: object;
+}
+
+/** What a handler gets beside its event: the raw record (key, offset, headers) and the liveness check. */
+export interface ReactorContext {
+  record: LogRecord;
+  running: () => boolean;
+}
+
+/** One handler per event type the reactor acts on, each typed by its member of the union `E`. */
+export type ReactorHandlers<E extends TypedEvent> = {
+  [T in E['type']]?: (event: Extract<E, { type: T }>, ctx: ReactorContext) => Promise<void>;
+};
+
+export interface ReactorSpec<E extends TypedEvent> extends Omit<ReactorLoop, 'types' | 'handle' | 'groupId'> {
+  group: string;
+  /** Events of a type not named here are committed past without being decoded. */
+  on: ReactorHandlers<E>;
+}
+
+/**
+ * A reactor declared by its handlers: `reactor<GoferEvent>({ group, topic, on: { GoferDeleted } })`.
+ * The loop's ordering, commit and skip rules are `startReactorLoop`'s; the union is the caller's,
+ * since this package knows no domain. The decoded data is trusted to match its type: the registry
+ * decoded it with the Avro schema the union mirrors.
+ */
+export function reactor<E extends TypedEvent>(spec: ReactorSpec<E>): Promise<RunningReactor> {
+  const { group, on, ...loop } = spec;
+  const handlers = on as Record<string, ((event: E, ctx: ReactorContext) => Promise<void>) | undefined>;
+  return startReactorLoop({
+    ...loop,
+    groupId: group,
+    types: new Set(Object.keys(on)),
+    handle: async (record, running) => {
+      const event = { type: record.type, data: record.data } as unknown as E;
+      await handlers[record.type]?.(event, { record, running });
+    },
+  });
+}

@@ -1,5 +1,6 @@
+import type { GoferEvent, ThreadEvent } from '@oan/domain';
 import {
-  startReactorLoop,
+  reactor,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -17,38 +18,36 @@ export interface ReactorDeps {
   topicPrefix: string;
 }
 
-const text = (v: unknown) => (typeof v === 'string' ? v : '');
-
 /**
  * Group `<prefix>conversations.opener` on `<prefix>matching.events`: every accepted match request
  * opens its conversation (§4.6 (26): "creates … its conversation"). Redelivery opens nothing twice
  * (the stream can start once). A route that meets the conversation first opens it the same way.
  */
 export async function startOpener(deps: ReactorDeps): Promise<RunningReactor> {
-  return startReactorLoop({
+  return reactor<ThreadEvent>({
     kafka: deps.kafka,
     registry: deps.registry,
     logger: deps.logger,
-    groupId: `${deps.topicPrefix}conversations.opener`,
+    group: `${deps.topicPrefix}conversations.opener`,
     topic: `${deps.topicPrefix}matching.events`,
-    types: new Set(['MatchRequestDecided']),
-    handle: async (record) => {
-      const d = record.data;
-      if (d.status !== 'accepted' || !d.conversationId || !d.matchId) return;
-      const opened = {
-        conversationId: text(d.conversationId),
-        matchId: text(d.matchId),
-        threadId: text(d.threadId),
-        accountA: text(d.requesterAccountId),
-        goferA: text(d.requesterGoferId),
-        accountB: text(d.recipientAccountId),
-        goferB: text(d.recipientGoferId),
-        openedAt: text(d.decidedAt),
-      };
-      const deleted = await deletedGoferOf(deps.ctx.orm.em.fork(), opened);
-      if (await openConversation(deps.ctx, opened, deleted)) {
-        deps.logger.info({ conversationId: opened.conversationId }, 'opened a conversation');
-      }
+    on: {
+      MatchRequestDecided: async ({ data: d }) => {
+        if (d.status !== 'accepted' || !d.conversationId || !d.matchId) return;
+        const opened = {
+          conversationId: d.conversationId,
+          matchId: d.matchId,
+          threadId: d.threadId,
+          accountA: d.requesterAccountId,
+          goferA: d.requesterGoferId,
+          accountB: d.recipientAccountId,
+          goferB: d.recipientGoferId,
+          openedAt: d.decidedAt,
+        };
+        const deleted = await deletedGoferOf(deps.ctx.orm.em.fork(), opened);
+        if (await openConversation(deps.ctx, opened, deleted)) {
+          deps.logger.info({ conversationId: opened.conversationId }, 'opened a conversation');
+        }
+      },
     },
   });
 }
@@ -61,24 +60,25 @@ export async function startOpener(deps: ReactorDeps): Promise<RunningReactor> {
 export async function startGoferDeleted(
   deps: ReactorDeps & { storage: ObjectStorage | null },
 ): Promise<RunningReactor> {
-  return startReactorLoop({
+  return reactor<GoferEvent>({
     kafka: deps.kafka,
     registry: deps.registry,
     logger: deps.logger,
-    groupId: `${deps.topicPrefix}conversations.gofer-deleted`,
+    group: `${deps.topicPrefix}conversations.gofer-deleted`,
     topic: `${deps.topicPrefix}gofers.events`,
-    types: new Set(['GoferDeleted']),
-    handle: async (record) => {
-      const goferId = text(record.data.goferId);
-      const { closed, storageKeys } = await closeConversationsOf(deps.ctx, goferId);
-      for (const key of storageKeys) {
-        await deps.storage
-          ?.delete(key)
-          .catch((err: unknown) =>
-            deps.logger.warn({ err: (err as Error).message }, 'could not delete a file'),
-          );
-      }
-      if (closed > 0) deps.logger.info({ closed }, 'closed the conversations of a deleted Gofer');
+    on: {
+      GoferDeleted: async ({ data }) => {
+        const goferId = data.goferId;
+        const { closed, storageKeys } = await closeConversationsOf(deps.ctx, goferId);
+        for (const key of storageKeys) {
+          await deps.storage
+            ?.delete(key)
+            .catch((err: unknown) =>
+              deps.logger.warn({ err: (err as Error).message }, 'could not delete a file'),
+            );
+        }
+        if (closed > 0) deps.logger.info({ closed }, 'closed the conversations of a deleted Gofer');
+      },
     },
   });
 }

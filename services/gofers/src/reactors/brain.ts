@@ -1,6 +1,6 @@
 import type { MikroORM } from '@oan/db';
 import {
-  startReactorLoop,
+  reactor,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -99,19 +99,19 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
     });
   };
 
-  const loop = await startReactorLoop({
+  const loop = await reactor<GoferEvent>({
     kafka,
     registry,
     logger,
-    groupId,
+    group: groupId,
     topic,
-    types: new Set(['ChatMessageAdded']),
     concurrency,
     // One Gofer's messages in order; other Gofers of the batch, and other partitions, side by side.
     keyOf: (record) => (record.data as unknown as ChatMessageAdded).goferId,
-    handle: async (record, running) => {
-      const turn = record.data as unknown as ChatMessageAdded;
-      if (turn.role === 'user') await answer(turn, running);
+    on: {
+      ChatMessageAdded: async ({ data: turn }, { running }) => {
+        if (turn.role === 'user') await answer(turn, running);
+      },
     },
   });
   logger.info({ groupId, topic, provider: provider.kind }, 'brain started');

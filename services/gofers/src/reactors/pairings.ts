@@ -1,6 +1,6 @@
-import { goferStreamId, type ThreadProposed } from '@oan/domain';
+import { goferStreamId, type ThreadEvent, type ThreadProposed } from '@oan/domain';
 import {
-  startReactorLoop,
+  reactor,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -47,17 +47,17 @@ export async function announceToSide(
  */
 export async function startPairings(deps: PairingsDeps): Promise<RunningPairings> {
   const { ctx } = deps;
-  return startReactorLoop({
+  return reactor<ThreadEvent>({
     kafka: deps.kafka,
     registry: deps.registry,
     logger: deps.logger,
-    groupId: `${deps.topicPrefix}gofers.pairings`,
+    group: `${deps.topicPrefix}gofers.pairings`,
     topic: `${deps.topicPrefix}matching.events`,
-    types: new Set(['ThreadProposed']),
-    handle: async (record) => {
-      const { threadId, a, b } = record.data as unknown as ThreadProposed;
-      await announceToSide(ctx, threadId, a, b);
-      await announceToSide(ctx, threadId, b, a);
+    on: {
+      ThreadProposed: async ({ data: { threadId, a, b } }) => {
+        await announceToSide(ctx, threadId, a, b);
+        await announceToSide(ctx, threadId, b, a);
+      },
     },
   });
 }

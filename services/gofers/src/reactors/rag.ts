@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { MikroORM } from '@oan/db';
 import type { EventStore } from '@oan/eventstore';
-import { startReactorLoop, type KafkaHandle, type LogSink, type SchemaRegistry } from '@oan/kafka';
+import { reactor, type KafkaHandle, type LogSink, type SchemaRegistry } from '@oan/kafka';
 import type { WriteTracker } from '@oan/projection';
 import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
 import { goferCommands, type GoferContext } from '../commands/context.ts';
 import type { RagOutcome } from '../domain/attachments.ts';
-import { goferStreamId, type AttachmentAdded } from '@oan/domain';
+import { goferStreamId, type AttachmentAdded, type GoferEvent } from '@oan/domain';
 
 export interface RagReactorDeps {
   kafka: KafkaHandle;
@@ -47,23 +47,29 @@ export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagR
     ids: randomUUID,
   };
   // A new group starts from the beginning: uploads made before it existed still get parsed.
-  const loop = await startReactorLoop({
+  const loop = await reactor<GoferEvent>({
     kafka: deps.kafka,
     registry: deps.registry,
     logger,
-    groupId,
+    group: groupId,
     topic,
-    types: new Set(['AttachmentAdded']),
-    handle: async (record) => {
-      const added = record.data as unknown as AttachmentAdded;
-      if (added.ragStatus !== 'processing') return;
-      const outcome = await parseAttachment(storage, added);
-      const command = { type: 'RecordRagStatus', data: outcome } as const;
-      const appended = (await goferCommands(ctx)(goferStreamId(added.goferId), command)).appended.length > 0;
-      logger.info(
-        { goferId: added.goferId, attachmentId: added.attachmentId, ragStatus: outcome.ragStatus, appended },
-        'document parsed',
-      );
+    on: {
+      AttachmentAdded: async ({ data: added }) => {
+        if (added.ragStatus !== 'processing') return;
+        const outcome = await parseAttachment(storage, added);
+        const command = { type: 'RecordRagStatus', data: outcome } as const;
+        const appended =
+          (await goferCommands(ctx)(goferStreamId(added.goferId), command)).appended.length > 0;
+        logger.info(
+          {
+            goferId: added.goferId,
+            attachmentId: added.attachmentId,
+            ragStatus: outcome.ragStatus,
+            appended,
+          },
+          'document parsed',
+        );
+      },
     },
   });
   return { groupId, stop: () => loop.stop() };

@@ -1,6 +1,7 @@
+import type { GoferEvent } from '@oan/domain';
 import { sql, TEXT_ARRAY, type EntityManager } from '@oan/db';
 import {
-  startReactorLoop,
+  reactor,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -209,35 +210,33 @@ export async function runDiscoveryOnce(deps: DiscoveryRunDeps): Promise<string[]
  */
 export async function startDiscovery(deps: DiscoveryDeps): Promise<RunningReactor> {
   const { ctx } = deps;
-  return startReactorLoop({
+  return reactor<GoferEvent>({
     kafka: deps.kafka,
     registry: deps.registry,
     logger: deps.logger,
-    groupId: `${deps.topicPrefix}matching.discovery`,
+    group: `${deps.topicPrefix}matching.discovery`,
     topic: `${deps.topicPrefix}gofers.events`,
-    types: new Set(['GoferProfileUpdated', 'GoferDiscoveryStatusChanged']),
-    handle: async (record) => {
-      const d = record.data;
-      const goferId = String(d.goferId);
-      if (record.type === 'GoferProfileUpdated') {
+    on: {
+      GoferProfileUpdated: async ({ data: d }) => {
         await upsertDiscoveryTerms(
           ctx.orm.em.fork(),
-          goferId,
+          d.goferId,
           {
-            name: String(d.name),
-            description: String(d.description),
+            name: d.name,
+            description: d.description,
             values: strings(d.values),
             demands: strings(d.demands),
           },
-          String(d.updatedAt),
+          d.updatedAt,
         );
-        return;
-      }
-      // Committed before the search (see recordReadiness): of two Gofers turning ready at once, the
-      // later handler finds the earlier one even when the projector has applied neither yet.
-      await recordReadiness(ctx.orm.em.fork(), goferId, d.status === 'ready_for_pairing');
-      if (d.status !== 'ready_for_pairing') return;
-      await discoverFor(deps, goferId, { statusFromLog: true });
+      },
+      GoferDiscoveryStatusChanged: async ({ data: d }) => {
+        // Committed before the search (see recordReadiness): of two Gofers turning ready at once, the
+        // later handler finds the earlier one even when the projector has applied neither yet.
+        await recordReadiness(ctx.orm.em.fork(), d.goferId, d.status === 'ready_for_pairing');
+        if (d.status !== 'ready_for_pairing') return;
+        await discoverFor(deps, d.goferId, { statusFromLog: true });
+      },
     },
   });
 }

@@ -1,7 +1,8 @@
 import { sql } from '@oan/db';
 import { threadIdsOfGofer } from '@oan/readmodels';
+import type { GoferEvent } from '@oan/domain';
 import {
-  startReactorLoop,
+  reactor,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -44,17 +45,18 @@ export async function closeThreadsOf(ctx: MatchingContext, goferId: string): Pro
 
 /** Group `<prefix>matching.gofer-deleted` on `<prefix>gofers.events`. */
 export async function startGoferDeleted(deps: GoferDeletedDeps): Promise<RunningReactor> {
-  return startReactorLoop({
+  return reactor<GoferEvent>({
     kafka: deps.kafka,
     registry: deps.registry,
     logger: deps.logger,
-    groupId: `${deps.topicPrefix}matching.gofer-deleted`,
+    group: `${deps.topicPrefix}matching.gofer-deleted`,
     topic: `${deps.topicPrefix}gofers.events`,
-    types: new Set(['GoferDeleted']),
-    handle: async (record) => {
-      const closed = await closeThreadsOf(deps.ctx, String(record.data.goferId));
-      if (closed.length > 0)
-        deps.logger.info({ closed: closed.length }, 'closed the threads of a deleted Gofer');
+    on: {
+      GoferDeleted: async ({ data }) => {
+        const closed = await closeThreadsOf(deps.ctx, data.goferId);
+        if (closed.length > 0)
+          deps.logger.info({ closed: closed.length }, 'closed the threads of a deleted Gofer');
+      },
     },
   });
 }

@@ -1,7 +1,7 @@
 import { goferFiles, goferProfile } from '@oan/readmodels';
 import { awaitOwnWrites, type WriteSource } from '@oan/projection';
 import {
-  startReactorLoop,
+  reactor,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -225,14 +225,15 @@ const publicFields = (p: SessionParty) => ({
 
 /** Session reactor (group `<prefix>matching.session` on `<prefix>matching.events`). */
 export async function startSession(deps: SessionDeps): Promise<RunningReactor> {
-  return startReactorLoop({
+  return reactor<ThreadEvent>({
     kafka: deps.kafka,
     registry: deps.registry,
     logger: deps.logger,
-    groupId: `${deps.topicPrefix}matching.session`,
+    group: `${deps.topicPrefix}matching.session`,
     topic: `${deps.topicPrefix}matching.events`,
-    types: new Set(['ThreadActivated']),
-    handle: (record) =>
-      runSession(deps.ctx, String(record.data.threadId), { logger: deps.logger, provider: deps.provider }),
+    on: {
+      ThreadActivated: ({ data }) =>
+        runSession(deps.ctx, data.threadId, { logger: deps.logger, provider: deps.provider }),
+    },
   });
 }
