@@ -1,5 +1,5 @@
 /**
- * The ConnectOnion agent relay (issue 16, docs/agent-relay.md): round-trip latency client → relay →
+ * The ConnectOnion agent relay (docs/agent-relay.md): round-trip latency client → relay →
  * agent → relay → client and frames per second, beside a raw WebSocket echo on loopback measured in
  * the same run. Paths: the agent and the client on one replica; on two replicas (frames cross through
  * Redis pub/sub); both through the edge. The agent is the tests' RelayAgent answering each INPUT with

@@ -1,5 +1,5 @@
 /**
- * The cost report (issue 11): what a phase of a benchmark cost, counted rather than estimated, so it
+ * The cost report: what a phase of a benchmark cost, counted rather than estimated, so it
  * can be divided by the commands or events the phase moved. Before and after the phase it reads:
  * - Postgres: pg_stat_database of the fleet's database (commits, rollbacks) and, when the server
  *   preloads pg_stat_statements, every statement's calls (statements = round trips: the services send

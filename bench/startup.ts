@@ -1,5 +1,5 @@
 /**
- * Start-up of the whole fleet with each way of running our TypeScript (issue 11, ADR 0001): Node 24's
+ * Start-up of the whole fleet with each way of running our TypeScript (ADR 0001): Node 24's
  * own type stripping against tsx's loader, in the same run, alternating. Usage:
  *   bash infra/node.sh node bench/startup.ts [rounds=3]
  * For each round and loader it starts a TestFleet (every process of the fleet, each its own Node

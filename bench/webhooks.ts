@@ -1,5 +1,5 @@
 /**
- * Webhooks beside sockets (issue 15, ADR 0018): ACCOUNTS accounts, each with one socket and one
+ * Webhooks beside sockets (ADR 0018): ACCOUNTS accounts, each with one socket and one
  * webhook to a receiver on loopback (a node:http server in this process that answers 204); EVENTS
  * auth events appended straight to the auth event store, APPENDERS at a time (each one
  * `system_notice` envelope). Both paths are fed by the same envelopes in the same run: prints

@@ -21,7 +21,7 @@ function useSession(): Session | null {
   return session;
 }
 
-/** Routes by path: the webUrls of A29 (`/gofers/:id`, `/threads/:id`) and the app's own pages. */
+/** Routes by path: the webUrls the events carry (`/gofers/:id`, `/threads/:id`) and the app's own pages. */
 export function App({ config }: { config: WebConfig }) {
   const session = useSession();
   const path = usePath();

@@ -101,7 +101,7 @@ function takePending(): Pending | null {
 }
 
 /**
- * §1.1 (1): the ID token for the OAN JWT (`POST /auth/oan/google`), kept like the email path keeps
+ * The ID token for the OAN JWT (`POST /auth/oan/google`), kept like the email path keeps
  * it; then the page the operator started from. Throws with the text to show on anything amiss.
  */
 export async function finishGoogleSignIn(a: URLSearchParams): Promise<void> {

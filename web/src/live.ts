@@ -5,11 +5,11 @@ import { saveSession } from './session';
 
 export type LiveStatus = 'connecting' | 'live' | 'offline';
 
-/** §9.7: a refusal the engine treats as terminal; the page signs out instead of retrying. */
+/** A refusal the engine treats as terminal; the page signs out instead of retrying. */
 const AUTH_DEAD = /unauthori[sz]ed|forbidden|banned/i;
 
 /**
- * The account's events as a connector sees them (§10.2): the `/oan` socket with the JWT in the
+ * The account's events as a connector sees them: the `/oan` socket with the JWT in the
  * handshake, and `GET /events` backfill from the cursor on every (re)connect, deduplicated by eventId.
  * Every page derives what it shows from these envelopes or refetches when one concerns it, so the
  * page and a connector never disagree.
@@ -40,7 +40,7 @@ class Live {
     socket.on('oan:event', (e: Envelope) => this.add([e]));
     socket.on('disconnect', (reason) => {
       this.setStatus('offline');
-      // A server-side disconnect(true) is not retried by socket.io itself (§9.7).
+      // A server-side disconnect(true) is not retried by socket.io itself.
       if (reason === 'io server disconnect') socket.connect();
     });
     socket.on('connect_error', (err) => {

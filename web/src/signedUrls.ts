@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from './api/client';
 
 /**
- * §4.5 (24): a fresh signed URL for each of a thread's counterpart files (the summary card's photos
+ * A fresh signed URL for each of a thread's counterpart files (the summary card's photos
  * and documents, a pairing card's cover photo); 404 = deleted or not shared, left out, not retried.
  */
 export function useSignedUrls(threadId: string, ids: string[]): Record<string, string> {

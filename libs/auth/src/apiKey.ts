@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { API_KEY_PREFIX } from '@oan/protocol';
 
 /**
- * A connector API key (§2.3): `gofers_` + 32 random bytes as base64url (43 chars). The tail stays
+ * A connector API key: `gofers_` + 32 random bytes as base64url (43 chars). The tail stays
  * inside `[A-Za-z0-9_-]` because the adapter recovers keys from pasted text with that pattern.
  */
 export function generateApiKey(): string {

@@ -7,8 +7,8 @@ export type Principal =
   | { accountId: string; via: 'apiKey'; apiKeyId: string; permissions: string[] };
 
 /**
- * A principal plus the account's ban flag (callers decide what a ban forbids, §2.7/A21) and the
- * platform it registered with (§2.6: what its Gofers inherit), read in the same lookup.
+ * A principal plus the account's ban flag (callers decide what a ban forbids) and the
+ * platform it registered with (what its Gofers inherit), read in the same lookup.
  */
 export type AuthenticatedPrincipal = Principal & { banned: boolean; sourcePlatform: string };
 
@@ -27,8 +27,8 @@ export class AuthError extends Error {
 export interface AuthenticateOptions {
   /**
    * Refuse JWTs of another realm before the account is looked up, so a `gofers` token gets the
-   * realm error (§0.2) whether or not its subject exists here; the account row's realm
-   * must match too (§9.3 step 3). API keys have no realm check (§0.2).
+   * realm error whether or not its subject exists here; the account row's realm
+   * must match too. API keys have no realm check.
    */
   requireRealm?: string;
 }
@@ -46,7 +46,7 @@ export interface AuthenticatorOptions {
   onBackgroundError?: (err: unknown) => void;
 }
 
-/** A JWT without a `realm` claim counts as realm `gofers` (§2.1). */
+/** A JWT without a `realm` claim counts as realm `gofers`. */
 export const LEGACY_REALM = 'gofers';
 
 interface KeyRow {

@@ -6,7 +6,7 @@ import { sql, type EntityManager } from '@oan/db';
  * answer holds from the moment the command answered. Nothing outside libs/auth reads the view's SQL.
  */
 
-/** §2.6: the platform the account registered with, or null for an unknown account. */
+/** The platform the account registered with, or null for an unknown account. */
 export async function registeredPlatformOf(em: EntityManager, accountId: string): Promise<string | null> {
   const [row] = await sql<{ source_platform: string }>(
     em,

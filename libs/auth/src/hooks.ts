@@ -12,23 +12,23 @@ declare module 'fastify' {
 }
 
 /**
- * §0.2 auth kinds. `multi+realm`: OAN JWT or API key; `jwt-strict`: OAN JWT only (A7: a key is a
+ * The auth kinds of the routes. `multi+realm`: OAN JWT or API key; `jwt-strict`: OAN JWT only (a key is a
  * 401); `multi-open`: JWT of either realm or API key.
  */
 export type AuthMode = 'multi+realm' | 'jwt-strict' | 'multi-open';
 
 export interface RequireAuthOptions {
   mode: AuthMode;
-  /** Needed by an API key (§4.0 perm column, A6); JWTs act as the account itself. */
+  /** Needed by an API key (the route's permission; a key without it is 403); JWTs act as the account itself. */
   permission?: ApiKeyPermission;
   /**
    * Read-only event history stays readable for a banned account, so a connector whose cursor precedes
-   * the `account_banned` notice sees it on backfill and stops (§9.7, A38; docs/adr/0008).
+   * the `account_banned` notice sees it on backfill and stops (docs/adr/0008).
    */
   allowBanned?: boolean;
 }
 
-// A19/§5.3: every refusal text contains Unauthorized/Forbidden/banned so connectors stop retrying.
+// every refusal text contains Unauthorized/Forbidden/banned so connectors stop retrying.
 const TEXTS = {
   invalidApiKey: 'Unauthorized: invalid API key',
   invalidToken: 'Unauthorized: invalid token',
@@ -48,7 +48,7 @@ export function bearerToken(header: string | undefined): string | null {
 
 /**
  * An onRequest hook that authenticates the request, applies the mode's rules and sets
- * `req.principal`: credentials are checked before the body is parsed or validated (§0.2: a missing or
+ * `req.principal`: credentials are checked before the body is parsed or validated (a missing or
  * bad credential is a 401 whatever else is wrong with the request).
  */
 export function requireAuth(
@@ -70,7 +70,7 @@ export function requireAuth(
       if (err.reason === 'realmNotAllowed') throw realmNotAllowed();
       throw unauthorized(TEXTS[err.reason]);
     }
-    if (principal.banned && !opts.allowBanned) throw accountBanned(); // A21
+    if (principal.banned && !opts.allowBanned) throw accountBanned(); // 403 'Forbidden: account banned' on every authenticated route
     if (opts.permission && principal.via === 'apiKey' && !principal.permissions.includes(opts.permission)) {
       throw forbidden(`Forbidden: API key lacks permission ${opts.permission}`);
     }
@@ -85,8 +85,8 @@ export function principalOf(req: FastifyRequest): AuthenticatedPrincipal {
 }
 
 /**
- * The `/oan` handshake check (§9.3 steps 1–4): returns the principal or throws an Error whose message
- * is one of the four texts of §9.3, ready to pass to the Socket.IO middleware callback.
+ * The `/oan` handshake check (credential, realm, account, ban): returns the principal or throws an Error whose message
+ * is one of the four handshake rejection texts, ready to pass to the Socket.IO middleware callback.
  */
 export async function authenticateSocketToken(
   authenticator: Authenticator,

@@ -3,7 +3,7 @@ import { OAN_REALM } from '@oan/protocol';
 
 export interface OanJwtOptions {
   accountId: string;
-  /** `null` omits the claim: such a token counts as realm `gofers` (§2.1); tests mint those. */
+  /** `null` omits the claim: such a token counts as realm `gofers`; tests mint those. */
   realm?: string | null;
   ttlSeconds: number;
 }
@@ -23,7 +23,7 @@ export class InvalidJwtError extends Error {
 const ALG = 'HS256';
 const keyOf = (secret: string) => new TextEncoder().encode(secret);
 
-/** Mints an OAN operator token (§2.2): HS256, claims `sub`, `realm`, `iat`, `exp`. */
+/** Mints an OAN operator token: HS256, claims `sub`, `realm`, `iat`, `exp`. */
 export async function signOanJwt(secret: string, opts: OanJwtOptions): Promise<string> {
   const realm = opts.realm === undefined ? OAN_REALM : opts.realm;
   const claims = realm === null ? {} : { realm };

@@ -15,7 +15,7 @@ class CreateCredentials extends Migration {
       source_platform text not null,
       banned_at timestamptz,
       created_at timestamptz not null)`);
-    // §2.1: one account per email and realm, case-insensitively.
+    // one account per email and realm, case-insensitively.
     this.addSql(
       'create unique index if not exists accounts_realm_email_uq on auth.accounts (realm, lower(email))',
     );

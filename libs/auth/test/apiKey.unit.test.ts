@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, isApiKey } from '../src/index.ts';
 
 describe('a generated API key', () => {
-  it('is gofers_ + 43 base64url characters the adapter can recover from pasted text (§2.3)', () => {
+  it('is gofers_ + 43 base64url characters the adapter can recover from pasted text', () => {
     for (let i = 0; i < 200; i++) {
       const key = generateApiKey();
       expect(key).toMatch(/^gofers_[A-Za-z0-9_-]{43}$/);

@@ -23,7 +23,7 @@ let authenticator: Authenticator;
 let app: Awaited<ReturnType<typeof createHttpApp>>;
 const headers: Record<string, Record<string, string>> = {};
 
-/** credential kind → expected answer per mode (§0.2, §3, A7, A19, A21). */
+/** credential kind → expected answer per mode: a key on a JWT-only route is 401, a refusal says Unauthorized/Forbidden, a banned account is 403. */
 const matrix: Record<string, [Expect, Expect, Expect]> = {
   none: [UNAUTHORIZED, UNAUTHORIZED, UNAUTHORIZED],
   'malformed header': [UNAUTHORIZED, UNAUTHORIZED, UNAUTHORIZED],

@@ -28,7 +28,7 @@ const jwt = (id: string, realm?: string | null) =>
 const rejects = (token: unknown, message: string) =>
   expect(authenticateSocketToken(authenticator, token)).rejects.toThrow(new Error(message));
 
-describe('a /oan handshake (§9.3)', () => {
+describe('a /oan handshake', () => {
   it('without a token is refused as an invalid token', async () => {
     await rejects(undefined, 'Unauthorized: invalid token');
     await rejects('', 'Unauthorized: invalid token');

@@ -45,7 +45,7 @@ export const envHttpUrl = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 /**
- * The model provider of the Gofer brain and of Gofer-to-Gofer sessions (ARCHITECTURE §5): the
+ * The model provider of the Gofer brain and of Gofer-to-Gofer sessions : the
  * deterministic offline `scripted` one, or any OpenAI-compatible chat-completions endpoint.
  * Check with `refineLlmEnv` in the service's `superRefine`.
  */
@@ -106,7 +106,7 @@ export const commonEnv = z.object({
   HOST: z.string().default('127.0.0.1'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
   // Empty counts as unset (`OAN_WEB_BASE_URL=` in an env file, compose's `${OAN_WEB_BASE_URL:-}`):
-  // §0.5 then omits `webUrl`, rather than the whole fleet refusing to start.
+  // envelopes then omit `webUrl`, rather than the whole fleet refusing to start.
   OAN_WEB_BASE_URL: envOptional(envHttpUrl),
 });
 export type CommonEnv = z.infer<typeof commonEnv>;

@@ -36,7 +36,7 @@ describe('loadConfig', () => {
     expect(cfg.OAN_WEB_BASE_URL).toBe('https://x.io');
   });
 
-  it('reads an empty OAN_WEB_BASE_URL as unset and refuses a relative or non-http one (§0.5)', () => {
+  it('reads an empty OAN_WEB_BASE_URL as unset and refuses a relative or non-http one', () => {
     for (const empty of ['', '  ']) {
       const cfg = loadConfig(commonEnv, { ...base, OAN_WEB_BASE_URL: empty });
       expect(cfg.OAN_WEB_BASE_URL).toBeUndefined();

@@ -205,7 +205,7 @@ export const isoUtc = (column: string) =>
  * Raw SQL with `?` placeholders, inside `em`'s transaction when it has one. Sent straight to the
  * node-postgres connection the ORM's pool (or the transaction) holds, as a named prepared statement
  * with its parameters bound, never interpolated into the text: Postgres parses and plans each
- * statement once per connection (issue 11), and the ORM's per-query formatting is skipped.
+ * statement once per connection, and the ORM's per-query formatting is skipped.
  */
 export async function sql<T = Record<string, unknown>>(
   em: EntityManager,

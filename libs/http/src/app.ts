@@ -132,9 +132,9 @@ export async function createHttpApp(opts: HttpAppOptions) {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
-    // §0.1: clients do not strip a trailing slash from baseUrl, so `//api/v1/...` must work.
+    // clients do not strip a trailing slash from baseUrl, so `//api/v1/...` must work.
     rewriteUrl: (req) => collapseSlashes(req.url ?? '/'),
-    // An id of any length reaches its route, which answers it as unknown (§6: 403/404, never a 414).
+    // An id of any length reaches its route, which answers it as unknown (403/404, never a 414).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Requests the router cannot take (bad percent-encoding) get the error body too.
     frameworkErrors: (err, _req, reply) => {
@@ -163,7 +163,7 @@ export async function createHttpApp(opts: HttpAppOptions) {
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   }
 
-  // A31: a JSON content type with an empty body is an empty body, not an error.
+  // a JSON content type with an empty body is an empty body, not an error.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
@@ -210,7 +210,7 @@ export async function createHttpApp(opts: HttpAppOptions) {
       return reply.status(400).send({ error: 'Request aborted', code: ErrorCodes.request });
     }
     if (isDependencyDown(err)) {
-      // A dependency is down or restarting (§0.3): the client may retry; nothing was half done.
+      // A dependency is down or restarting: the client may retry; nothing was half done.
       req.log.warn({ err: loggableError(err), reqId: req.id }, 'dependency unavailable');
       return reply
         .status(503)

@@ -16,7 +16,7 @@ export class HttpError extends Error {
   }
 }
 
-// A19/§5.3: 401 texts contain "Unauthorized" so connectors classify dead credentials as terminal.
+// 401 texts contain "Unauthorized" so connectors classify dead credentials as terminal.
 export const unauthorized = (message = 'Unauthorized') =>
   new HttpError(401, ErrorCodes.unauthorized, message);
 export const forbidden = (message = 'Forbidden') => new HttpError(403, ErrorCodes.forbidden, message);

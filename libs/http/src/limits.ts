@@ -19,7 +19,7 @@ export const BODY_LIMITS = {
   gateway: MiB,
 } as const;
 
-/** §7: 10 × 1024 × 1024 bytes per file on every upload endpoint, enforced while the part streams in. */
+/** 10 × 1024 × 1024 bytes per file on every upload endpoint, enforced while the part streams in. */
 export const MAX_UPLOAD_BYTES = 10 * MiB;
 
 /** A multipart upload: one file of MAX_UPLOAD_BYTES plus the multipart framing and small fields. */

@@ -43,7 +43,7 @@ export async function registerUploadScope(app: FastifyInstance): Promise<void> {
 export interface FilePart {
   /** The file name as the client sent it (sanitize before storing or echoing it). */
   fileName: string | undefined;
-  /** The media type of the part's Content-Type header; undefined when the part has none (A11). */
+  /** The media type of the part's Content-Type header; undefined when the part has none (the type then comes from the file name's extension). */
   partType: string | undefined;
   bytes: Buffer;
 }
@@ -52,7 +52,7 @@ const isFormData = (req: FastifyRequest) =>
   /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type']?.trim() ?? '');
 
 /**
- * The first file part, which must be named `file` (§10.8), read into memory up to MAX_UPLOAD_BYTES.
+ * The first file part, which must be named `file` (as the SDK sends it), read into memory up to MAX_UPLOAD_BYTES.
  * The parser holds one part at a time and at most UPLOAD_BODY_LIMIT of content in all; what follows
  * the file is left unread (Node discards it once the answer is sent).
  */
@@ -69,7 +69,7 @@ export async function readFilePart(req: FastifyRequest): Promise<FilePart> {
       // A file is a part with a file name or declared application/octet-stream; fields are skipped.
       if (!part.isFile) continue;
       if (part.name !== 'file') break;
-      // `mediaType` is undefined when the part has no Content-Type: A11 then goes by the extension.
+      // `mediaType` is undefined when the part has no Content-Type: the MIME type then goes by the extension.
       return { fileName: part.filename, partType: part.mediaType, bytes: Buffer.concat(part.content) };
     }
     throw validation('A file part named "file" is required');

@@ -49,7 +49,7 @@ describe('the error handler', () => {
     await app.close();
   });
 
-  it('accepts a JSON content type with an empty body as no body (A31) and collapses // (§0.1)', async () => {
+  it('accepts a JSON content type with an empty body as no body and collapses a leading //', async () => {
     const app = await createHttpApp({ name: 't', logLevel: 'silent', metrics: false });
     app.post('/api/v1/x', async (req) => ({ body: req.body ?? null }));
     const res = await app.inject({

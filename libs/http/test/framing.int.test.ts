@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createHttpApp } from '../src/index.ts';
 
-/** Issue 7: whatever a client sends, the answer is a 4xx with the `{error, code}` body. */
+/** Whatever a client sends, the answer is a 4xx with the `{error, code}` body. */
 let app: Awaited<ReturnType<typeof createHttpApp>>;
 let port: number;
 

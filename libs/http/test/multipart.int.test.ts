@@ -48,7 +48,7 @@ const answer = async (payload: Buffer, contentType?: string) => {
 };
 const validationError = { error: expect.any(String), code: 'VALIDATION_ERROR' };
 
-describe('the part type (A11)', () => {
+describe('the part type', () => {
   it('is undefined for a part without a Content-Type, so it can be told from a declared text/plain', async () => {
     expect(await answer(body(file([]), end))).toEqual({
       status: 200,

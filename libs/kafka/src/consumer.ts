@@ -226,7 +226,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
         } finally {
           inFlight.delete(running);
         }
-        // Issue 6: every consumer's lag per partition, after the batch was handled.
+        // every consumer's lag per partition, after the batch was handled.
         if (last !== undefined) {
           const lag = BigInt(payload.batch.highWatermark) - BigInt(last) - 1n;
           consumerLag.set(

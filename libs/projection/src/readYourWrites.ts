@@ -68,7 +68,7 @@ export async function recordApplied(
 
 /**
  * Stage 1's bookkeeping in one statement: `recordApplied` for `source` and, once the batch's
- * notifications were produced and acked, `recordExpected` for them (issue 11: one round trip, not two).
+ * notifications were produced and acked, `recordExpected` for them (one round trip, not two).
  */
 export async function recordProgress(
   em: EntityManager,

@@ -1,5 +1,5 @@
 /**
- * The JSON the ConnectOnion clients sign, byte for byte (spec/connectonion-relay.md §3): Python's
+ * The JSON the ConnectOnion clients sign, byte for byte: Python's
  * `json.dumps(msg, sort_keys=True)`. ANNOUNCE uses the default separators `", "` / `": "` with
  * `ensure_ascii` on; CONNECT and commands the compact `","` / `":"`.
  */
@@ -10,7 +10,7 @@ export interface CanonicalStyle {
   ascii: boolean;
 }
 
-// Shared by the relay (services/agents) and the Gofers published on it (services/gofers, issue 16).
+// Shared by the relay (services/agents) and the Gofers published on it (services/gofers).
 export const ANNOUNCE_STYLE: CanonicalStyle = { spaced: true, ascii: true };
 export const COMMAND_STYLE: CanonicalStyle = { spaced: false, ascii: true };
 

@@ -1,6 +1,6 @@
 /**
- * §10.13–§10.14: bounding a connector's handshake declaration and deciding whether it is outdated.
- * Pure, so the gateway can use the same rules; lives in the protocol lib so the gateway (which decides) and auth (which records the notice once, A20) share it.
+ * Bounding a connector's handshake declaration and deciding whether it is outdated.
+ * Pure, so the gateway can use the same rules; lives in the protocol lib so the gateway (which decides) and auth (which records the connector_outdated notice once) share it.
  */
 export interface ClientInfo {
   name: string;
@@ -16,7 +16,7 @@ export interface OutdatedConnector {
 const NAME = /^[@A-Za-z0-9._/-]+$/;
 const VERSION = /^[A-Za-z0-9.+-]+$/;
 
-/** The declaration when it passes every rule of §10.13, otherwise `null` (treated as undeclared). */
+/** The declaration when it passes every bound on the handshake declaration, otherwise `null` (treated as undeclared). */
 export function parseClientInfo(value: unknown): ClientInfo | null {
   if (typeof value !== 'object' || value === null) return null;
   const { name, version } = value as { name?: unknown; version?: unknown };

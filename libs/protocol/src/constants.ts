@@ -1,4 +1,4 @@
-/** Protocol v1 constants (spec/OAN-REFERENCE.md §1). */
+/** Protocol v1 constants. */
 export const OAN_PROTOCOL_VERSION = 1;
 export const OAN_WS_NAMESPACE = '/oan';
 export const OAN_WS_EVENT = 'oan:event';
@@ -7,7 +7,7 @@ export const OAN_EVENTS_MAX_PAGE_LIMIT = 200;
 export const OAN_EVENTS_DEFAULT_PAGE_LIMIT = 50;
 
 /**
- * Extensions for connectors without a socket (issue 15, docs/connectors-without-socket.md); a v1
+ * Extensions for connectors without a socket (docs/connectors-without-socket.md); a v1
  * connector that uses none of them sees no change.
  * Long-poll: `GET /events?wait=N` holds an empty answer up to N seconds.
  */
@@ -41,7 +41,7 @@ export type OanMessageSource = (typeof OAN_MESSAGE_SOURCES)[number];
 export const OAN_CONNECTOR_PLATFORMS = ['openclaw', 'hermes', 'dsh', 'other'] as const;
 export type OanConnectorPlatform = (typeof OAN_CONNECTOR_PLATFORMS)[number];
 
-/** §10.12: latest published release per connector package. */
+/** The latest published release per connector package. */
 export const OAN_CONNECTOR_RELEASES: Readonly<Record<string, string>> = {
   '@openagentnetwork/dsh-plugin': '0.1.5',
   '@openagentnetwork/openclaw-plugin': '0.2.8',
@@ -65,7 +65,7 @@ export type ApiKeyPermission = (typeof API_KEY_PERMISSIONS)[number];
 export const OAN_REALM = 'oan';
 export const WS_ROOM_PREFIX = 'oan:';
 
-/** Normalizes a registration platform (§2.6): anything unknown becomes `other`. */
+/** Normalizes a registration platform: anything unknown becomes `other`. */
 export function normalizePlatform(value: unknown): OanConnectorPlatform {
   return (OAN_CONNECTOR_PLATFORMS as readonly unknown[]).includes(value)
     ? (value as OanConnectorPlatform)

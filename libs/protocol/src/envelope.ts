@@ -8,7 +8,7 @@ export const responseConstraintsSchema = z.looseObject({
   maxLength: z.number().int().positive().optional(),
 });
 
-/** §8.1 — identical on the socket and in every REST listing. */
+/** The event envelope, identical on the socket and in every REST listing. */
 export const envelopeSchema = z.object({
   v: z.literal(1),
   seq: z.string().regex(/^\d+$/),

@@ -4,7 +4,7 @@ import { ErrorCodes } from './errors.ts';
 import { limitsResponse } from './limits.ts';
 
 /**
- * The OpenAPI description of what the edge adds to every route (issue 15,
+ * The OpenAPI description of what the edge adds to every route (
  * docs/connectors-without-socket.md): components, plus what every POST and every operation of
  * /api/v1 gains. The merge of the services' documents applies it (libs/testing, `npm run openapi`).
  */

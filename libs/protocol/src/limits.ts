@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** `GET /api/v1/limits` (issue 15, part 4): the caller's account's own limits and usage. */
+/** `GET /api/v1/limits`: the caller's account's own limits and usage. */
 export const limitsResponse = z.object({
   /** Requests per window across every REST route, counted per account; null when the server sets none. */
   rateLimit: z

@@ -5,7 +5,7 @@ import { compareConnectorVersions, findOutdatedConnector, parseClientInfo } from
 const dsh = '@openagentnetwork/dsh-plugin';
 const decl = (version: string, name = dsh) => ({ name, version });
 
-describe('findOutdatedConnector (§10.14)', () => {
+describe('findOutdatedConnector', () => {
   it('reports dsh-plugin 0.1.4 against latest 0.1.5', () => {
     expect(findOutdatedConnector(decl('0.1.4'), OAN_CONNECTOR_RELEASES)).toEqual({
       connector: dsh,
@@ -59,7 +59,7 @@ describe('findOutdatedConnector (§10.14)', () => {
   });
 });
 
-describe('compareConnectorVersions (§10.13)', () => {
+describe('compareConnectorVersions', () => {
   it('compares numerically, component by component', () => {
     expect(compareConnectorVersions('0.1.9', '0.1.10')).toBe(-1);
     expect(compareConnectorVersions('0.2.0', '0.10.9')).toBe(-1);
@@ -79,7 +79,7 @@ describe('compareConnectorVersions (§10.13)', () => {
   });
 });
 
-describe('parseClientInfo (§10.13)', () => {
+describe('parseClientInfo', () => {
   it('keeps a valid declaration as given and drops anything out of bounds', () => {
     expect(parseClientInfo({ name: dsh, version: '0.1.5', extra: 1 })).toEqual({
       name: dsh,

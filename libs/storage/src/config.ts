@@ -12,7 +12,7 @@ const optional = <T extends z.ZodType>(schema: T) =>
 /**
  * The object-storage variables, to spread into a service's env schema
  * (`commonEnv.extend({ ...storageEnv.shape, … }).superRefine(refineStorageEnv)`).
- * `none`: no adapter, upload routes absent (§0.5). `fs` (default): files on local disk, downloads
+ * `none`: no adapter, upload routes absent. `fs` (default): files on local disk, downloads
  * through the signed-URL listener on STORAGE_PORT. `s3`: S3/MinIO with presigned URLs.
  */
 export const storageEnv = z.object({

@@ -36,7 +36,7 @@ export interface OpenedObject extends StoredMeta {
   stream: Readable;
 }
 
-/** What a signed request is: `forbidden` never says whether the key exists (§4.8). */
+/** What a signed request is: `forbidden` never says whether the key exists. */
 export type SignatureCheck = 'valid' | 'forbidden';
 
 /**

@@ -24,7 +24,7 @@ const PREFIX = '/files/';
 
 /**
  * The download origin of FilesystemStorage: `GET /files/<key>?exp=<epoch s>&sig=<hex>`. The URL is
- * the whole authorization (§4.8): an Authorization header is neither needed nor looked at, so it can
+ * the whole authorization: an Authorization header is neither needed nor looked at, so it can
  * never stand in for a signature. A bad or expired signature is 403 whether or not the key exists;
  * only a correctly signed URL learns that a key is gone (404).
  */

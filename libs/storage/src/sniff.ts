@@ -1,7 +1,7 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
 
-/** §4.4 (16), §7: the document whitelist. */
+/** The document whitelist (Gofer attachments). */
 export const DOCUMENT_MIMES = [
   'application/pdf',
   'application/msword',
@@ -9,7 +9,7 @@ export const DOCUMENT_MIMES = [
   'text/plain',
   'text/csv',
 ] as const;
-/** §4.4 (17), §7: the photo whitelist. */
+/** The photo whitelist (Gofer photos). */
 export const PHOTO_MIMES = ['image/jpeg', 'image/png', 'image/webp'] as const;
 
 export type DocumentMime = (typeof DOCUMENT_MIMES)[number];
@@ -18,7 +18,7 @@ export type UploadMime = DocumentMime | PhotoMime;
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
-/** §7: the extensions the engine maps to a MIME type. */
+/** The extensions the engine maps to a MIME type. */
 const BY_EXTENSION: Record<string, UploadMime> = {
   pdf: 'application/pdf',
   doc: 'application/msword',
@@ -37,9 +37,9 @@ export const mimeOfExtension = (fileName: string): UploadMime | undefined => {
 };
 
 /**
- * A11: the part's declared type decides; only a part without a Content-Type (`partType` undefined
+ * The part's declared type decides; only a part without a Content-Type (`partType` undefined
  * or empty) or one declared `application/octet-stream` takes its type from the file name's
- * extension (§7's map). A declared `text/plain` is a declared type like any other, so an `x.pdf`
+ * extension (the engine's map above). A declared `text/plain` is a declared type like any other, so an `x.pdf`
  * declared text/plain is text. With no known extension an absent type is RFC 7578 §4.4's default,
  * `text/plain`. Whatever is chosen, the bytes must then agree (`contentMatches`).
  */
@@ -71,7 +71,7 @@ const WORD_STREAM = Buffer.from('WordDocument', 'utf16le');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Whether the bytes are what `mime` says (§4.4: check the bytes, not only the declared type). Binary
+ * Whether the bytes are what `mime` says (check the bytes, not only the declared type). Binary
  * types need `file-type`'s exact verdict, so an ELF, PE or plain zip declared as pdf, png or docx is
  * refused; a compound file counts as msword only with a `WordDocument` stream (an .msi or .xls does
  * not). Text types must be valid UTF-8 without NUL bytes (which every executable format contains).

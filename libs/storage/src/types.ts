@@ -15,9 +15,9 @@ export interface SignedUrlOptions {
 }
 
 export interface SignedUrl {
-  /** Absolute, self-authorizing: fetched without any Authorization header (§4.8). */
+  /** Absolute, self-authorizing: fetched without any Authorization header. */
   url: string;
-  /** Epoch milliseconds (§0.4 uses this form for attachment URLs). */
+  /** Epoch milliseconds (the protocol's form for attachment URL expiry). */
   expiresAt: number;
 }
 
@@ -26,7 +26,7 @@ export interface ObjectStorage {
   put(key: string, body: Buffer | Readable, opts: PutOptions): Promise<void>;
   /** The stored bytes; `ObjectNotFoundError` when there are none. */
   get(key: string): Promise<Buffer>;
-  /** A missing key is not an error (deletion is best-effort cleanup, §4.4 (15)). */
+  /** A missing key is not an error (deletion is best-effort cleanup after a Gofer is deleted). */
   delete(key: string): Promise<void>;
   signedUrl(key: string, opts: SignedUrlOptions): Promise<SignedUrl>;
   close(): Promise<void>;

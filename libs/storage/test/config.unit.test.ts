@@ -23,7 +23,7 @@ describe('storage configuration', () => {
     expect(c.STORAGE_SIGNING_SECRET).toBeUndefined();
   });
 
-  it('`none` creates no adapter (upload routes stay absent, §0.5)', async () => {
+  it('`none` creates no adapter (upload routes stay absent)', async () => {
     expect(await createStorage(load({ STORAGE_DRIVER: 'none' }))).toBeNull();
   });
 

@@ -52,7 +52,7 @@ function rawGet(path: string): Promise<{ status: number; body: string }> {
 }
 
 describe('a signed download URL', () => {
-  it('serves the exact bytes with the stored type and file name, without any credential (§4.8)', async () => {
+  it('serves the exact bytes with the stored type and file name, without any credential', async () => {
     const bytes = randomBytes(300_000);
     const key = await stored(bytes, 'application/pdf', '../secret/简历.pdf');
     const { url, expiresAt } = await storage.signedUrl(key, { expiresInSeconds: 3600 });

@@ -129,7 +129,7 @@ describe('S3Storage objects on S3Proxy', () => {
   });
 });
 
-describe('S3Storage presigned URLs on S3Proxy (§4.8)', () => {
+describe('S3Storage presigned URLs on S3Proxy', () => {
   it('download the exact bytes with no credentials, as the type and file name asked', async () => {
     const bytes = randomBytes(300_000);
     const key = await stored(bytes, 'application/octet-stream', 'stored-name.bin');

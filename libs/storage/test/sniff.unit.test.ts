@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { declaredMime } from '../src/index.ts';
 
-describe('declaredMime (A11)', () => {
+describe('declaredMime', () => {
   it.each([
     ['a declared type', 'application/pdf', 'cv.txt', 'application/pdf'],
     ['a declared text/plain, whatever the extension', 'text/plain', 'x.pdf', 'text/plain'],

@@ -4,14 +4,14 @@ import type { OanEventEnvelope } from '@oan/protocol';
 export interface ConnectorOptions {
   baseUrl: string;
   token: string;
-  /** A stored cursor; when absent the client starts at GET /events/cursor (§10.1). */
+  /** A stored cursor; when absent the client starts at GET /events/cursor. */
   cursor?: string;
   transports?: ('websocket' | 'polling')[];
   client?: { name: string; version: string };
 }
 
 /**
- * A connector as the public SDK behaves (§10.1–10.3): cursor, socket, backfill on every connect with
+ * A connector as the public SDK behaves: cursor, socket, backfill on every connect with
  * live events buffered meanwhile, one serialized dispatch that drops `seq <= cursor`. `delivered`
  * is what the host would see; `pushes` is every raw socket push, to check order and duplicates.
  *
@@ -79,7 +79,7 @@ export class TestConnector {
     });
     socket.on('disconnect', (reason) => {
       this.disconnects.push(reason);
-      // §9.7: after a server disconnect(true) the SDK forces one manual reconnect.
+      // after a server disconnect(true) the SDK forces one manual reconnect.
       if (reason === 'io server disconnect' && !this.stopped) setTimeout(() => socket.connect(), 200);
     });
     const first = new Promise<void>((resolve, reject) => {

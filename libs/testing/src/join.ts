@@ -23,7 +23,7 @@ export async function postJson(baseUrl: string, path: string, body?: unknown, to
   return { status: res.status, text, body: (text ? JSON.parse(text) : undefined) as Record<string, unknown> };
 }
 
-/** The connector join chain of §10.6 through the public origin, reading the code from the SMTP sink. */
+/** The connector join chain (email code, pairing code, redeem) through the public origin, reading the code from the SMTP sink. */
 export async function joinAccount(
   baseUrl: string,
   mailbox: Mailbox,

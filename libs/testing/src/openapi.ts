@@ -14,7 +14,7 @@ interface Operation {
 }
 
 /**
- * What the edge adds (issue 15): its own routes, Idempotency-Key on every POST, the rate limit's 429
+ * What the edge adds: its own routes, Idempotency-Key on every POST, the rate limit's 429
  * and RateLimit headers on every operation (the edge's routes included).
  */
 function applyEdgeExtensions(doc: OpenApiDoc): void {

@@ -118,7 +118,7 @@ export const pe = () =>
     Buffer.from('PE\0\0'),
   ]);
 
-/** One part named `file` (§10.8); `type: null` sends the part without a Content-Type. */
+/** One part named `file`, as the SDK sends it; `type: null` sends the part without a Content-Type. */
 export function form(fileName: string, type: string | null, bytes: Buffer, field = 'file') {
   const boundary = `----oan${randomBytes(8).toString('hex')}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${fileName}"\r\n${type === null ? '' : `Content-Type: ${type}\r\n`}\r\n`;

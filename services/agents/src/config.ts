@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { commonEnv, envPort, loadConfig, z } from '@oan/config';
 
-/** One agents replica (issue 16): the ConnectOnion relay sockets and the agent directory. */
+/** One agents replica: the ConnectOnion relay sockets and the agent directory. */
 export const agentsEnv = commonEnv.extend({
   AGENTS_PORT: envPort(8186),
   /** Names this replica in the routing table and its Redis channel; unique per replica. */

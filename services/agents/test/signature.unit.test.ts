@@ -4,7 +4,7 @@ import { parseAnnounce } from '../src/domain/announce.ts';
 import { ANNOUNCE_STYLE, canonicalJson, COMMAND_STYLE } from '@oan/protocol';
 import { verifyBy } from '../src/infra/signature.ts';
 
-// spec/connectonion-relay.md §3, worked example: seed = 32 zero bytes, ts = 1700000000.
+// The ConnectOnion relay spec's worked example: seed = 32 zero bytes, ts = 1700000000.
 const ADDRESS = '0x3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29';
 const TS = 1700000000;
 const ANNOUNCE_SIG =

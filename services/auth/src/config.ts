@@ -5,7 +5,7 @@ const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
 /**
- * `email=code,email=code`: QA accounts that sign in with a fixed code and no mailbox (§2.5 test
+ * `email=code,email=code`: QA accounts that sign in with a fixed code and no mailbox (test
  * bypass). Emails are normalized like every other email.
  */
 const testLoginCodes = z.string().transform((raw, ctx) => {
@@ -35,7 +35,7 @@ export const authEnv = commonEnv
     GOOGLE_JWKS_URL: optional(z.string().url()),
     GOOGLE_CLIENT_ID: optional(z.string().min(1)),
     GOOGLE_ISSUER: z.string().min(1).default('https://accounts.google.com'),
-    /** §2.2: operator tokens are short-lived; at most a day. */
+    /** Operator tokens are short-lived; at most a day. */
     JWT_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
     /** Failed email-code or pairing-code attempts one client address may make per window (then 429). */
     AUTH_MAX_FAILED_ATTEMPTS: z.coerce.number().int().min(1).max(100_000).default(30),
@@ -46,7 +46,7 @@ export const authEnv = commonEnv
      * where the edge runs; a client reaching auth directly from elsewhere cannot pose as another.
      */
     TRUST_PROXY: z.string().min(1).default('loopback,linklocal,uniquelocal'),
-    // Issue 15, webhooks (ADR 0018): the delivery loop runs in every auth process unless switched off.
+    // Webhooks (ADR 0018): the delivery loop runs in every auth process unless switched off.
     WEBHOOK_DELIVERY: z
       .enum(['on', 'off'])
       .default('on')

@@ -26,7 +26,7 @@ const revoke = (id: string, headers: Record<string, string>, app = fleet.app) =>
 const keysOf = async (headers: Record<string, string>) => body(await list(headers)) as KeyItem[];
 const FORBIDDEN = { error: 'Forbidden', code: 'FORBIDDEN' };
 
-describe('listing API keys (§4.2 (6))', () => {
+describe('listing API keys', () => {
   it('shows the caller’s keys as {id, name, createdAt, expiresAt: null, lastUsedAt} and no key material', async () => {
     const { token, apiKey, user } = await join(fleet);
     const items = await keysOf(bearer(token));
@@ -74,7 +74,7 @@ describe('listing API keys (§4.2 (6))', () => {
   });
 });
 
-describe('revoking an API key (§4.2 (7))', () => {
+describe('revoking an API key', () => {
   it('answers 204 with an empty body, after which the key gets 401', async () => {
     const { token, apiKey } = await join(fleet);
     const [item] = await keysOf(bearer(token));
@@ -137,7 +137,7 @@ describe('revoking an API key (§4.2 (7))', () => {
   });
 });
 
-describe('a banned account (A21)', () => {
+describe('a banned account', () => {
   it('gets 403 Forbidden: account banned on GET /api-keys with its key or its JWT', async () => {
     const { token, apiKey, user } = await join(fleet);
     await banAccount({ orm: fleet.orm, store: createAuthStore(), now: () => new Date() }, user.id);

@@ -163,7 +163,7 @@ describe('POST /internal/connector-notices with bad input', () => {
   it.each([
     ['a missing accountId', { ...valid(), accountId: undefined }],
     ['a numeric version', { ...valid(), installed: 14 }],
-    ['a name outside the §10.13 alphabet', { ...valid(), connector: 'dsh plugin' }],
+    ['a name outside the allowed alphabet', { ...valid(), connector: 'dsh plugin' }],
     ['an installed version that is not older', { ...valid(), installed: '0.1.5-beta.1' }],
     ['an unparsable version', { ...valid(), latest: 'latest' }],
     ['a NUL byte', { ...valid(), accountId: 'a\u0000' }],

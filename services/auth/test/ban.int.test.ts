@@ -65,7 +65,7 @@ describe('banning an account with the operator CLI', () => {
   });
 });
 
-describe('a banned account (A21)', () => {
+describe('a banned account', () => {
   it('is refused everywhere it authenticates, signs in, or redeems an outstanding code', async () => {
     const { user, email, token, apiKey } = await join(fleet);
     const outstanding = (

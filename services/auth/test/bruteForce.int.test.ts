@@ -11,7 +11,7 @@ import {
   type AuthFleet,
 } from './helpers.ts';
 
-/** Issue 7: codes cannot be guessed from one client address. The limit is 3 here (default 30). */
+/** Codes cannot be guessed from one client address. The limit is 3 here (default 30). */
 let fleet: AuthFleet;
 beforeAll(async () => {
   fleet = await startAuthFleet({ AUTH_MAX_FAILED_ATTEMPTS: '3', AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS: '600' });

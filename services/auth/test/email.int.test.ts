@@ -48,7 +48,7 @@ describe('requesting a code', () => {
     expect((await verify({ email, code })).statusCode).toBe(200);
   });
 
-  it('a second time within 60 s is refused with 429 RATE_LIMITED and mails nothing (A8)', async () => {
+  it('a second time within 60 s is refused with 429 RATE_LIMITED and mails nothing', async () => {
     const email = uniqueEmail();
     await requestCode(email);
     expectError(await requestCode(email), 429, { code: 'RATE_LIMITED' });
@@ -133,7 +133,7 @@ describe('verifying a mailed code', () => {
   });
 });
 
-describe('the registration platform (§2.6)', () => {
+describe('the registration platform', () => {
   it('is stored as given when known, and "foo" becomes "other"', async () => {
     expect((await signInByEmail(fleet, uniqueEmail(), 'dsh')).user.sourcePlatform).toBe('dsh');
     expect((await signInByEmail(fleet, uniqueEmail(), 'foo')).user.sourcePlatform).toBe('other');

@@ -19,7 +19,7 @@ const ROUTES: [string, string, object?][] = [
   ['DELETE', '/api/v1/api-keys/00000000-0000-4000-8000-000000000000'],
 ];
 
-describe('with ENABLE_OPEN_API off (§0.5, invariant 8)', () => {
+describe('with ENABLE_OPEN_API off (no OAN route exists)', () => {
   it.each(ROUTES)('%s %s does not exist: 404 JSON', async (method, url, payload) => {
     const res = await closed.inject({
       method: method as 'GET',
@@ -48,7 +48,7 @@ describe('with ENABLE_OPEN_API off (§0.5, invariant 8)', () => {
 });
 
 describe('with ENABLE_OPEN_API on', () => {
-  it('serves the routes under /api/v1, tolerates a doubled slash (§0.1) and not outside the prefix', async () => {
+  it('serves the routes under /api/v1, tolerates a doubled slash and not outside the prefix', async () => {
     expect(
       (
         await fleet.app.inject({

@@ -98,7 +98,7 @@ describe('Google sign-in when it is configured', () => {
   });
 });
 
-describe('Google sign-in when it is not configured (A36)', () => {
+describe('Google sign-in when it is not configured', () => {
   it('answers 400 VALIDATION_ERROR and records nothing', async () => {
     const before = await fleet.eventCount();
     expectError(await login(fleet.app, { idToken: await idToken({ email: uniqueEmail('g') }) }), 400, {

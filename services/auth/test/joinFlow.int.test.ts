@@ -7,7 +7,7 @@ beforeAll(async () => {
 });
 afterAll(async () => fleet?.close());
 
-describe('the engine’s email join flow (§10.6) end to end', () => {
+describe('the engine’s email join flow end to end', () => {
   it('works step by step, answers JSON everywhere, and never logs or records a secret (invariant 6)', async () => {
     const email = uniqueEmail('join');
     const seen: Awaited<ReturnType<typeof post>>[] = [];

@@ -20,7 +20,7 @@ const notified = async (res: Awaited<ReturnType<typeof notice>>) => {
   return (body(res) as { notified: boolean }).notified;
 };
 
-describe('a connector-outdated notice (§10.14, A20)', () => {
+describe('a connector-outdated notice, recorded once per account and version', () => {
   it('is recorded the first time for (connector, latest) and not again, whatever the installed version', async () => {
     const { user } = await join(fleet);
     expect(await notified(await notice(user.id))).toBe(true);

@@ -48,7 +48,7 @@ describe('creating a pairing code with an OAN JWT', () => {
     expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(10 * 60_000);
   });
 
-  it('works with {} and a JSON content type, and with a JSON content type and no body (A31)', async () => {
+  it('works with {} and a JSON content type, and with a JSON content type and no body', async () => {
     expect((await create({ ...bearer(token), 'content-type': 'application/json' }, '{}')).statusCode).toBe(
       200,
     );
@@ -70,12 +70,12 @@ describe('creating a pairing code with an OAN JWT', () => {
 });
 
 describe('creating a pairing code without an OAN JWT', () => {
-  it('is refused for a gofers_ API key with 401 (A7)', async () => {
+  it('is refused for a gofers_ API key with 401', async () => {
     const { apiKey } = await join(fleet);
     expectError(await create(bearer(apiKey)), 401, { error: /Unauthorized/, code: 'UNAUTHORIZED' });
   });
 
-  it('is refused for a JWT of realm gofers or without realm with 403 errors.realmNotAllowed (A7)', async () => {
+  it('is refused for a JWT of realm gofers or without realm with 403 errors.realmNotAllowed', async () => {
     for (const realm of ['gofers', null]) {
       const jwt = await signOanJwt(JWT_SECRET, { accountId: userId, realm, ttlSeconds: 60 });
       expectError(await create(bearer(jwt)), 403, { error: 'errors.realmNotAllowed', code: 'FORBIDDEN' });

@@ -7,7 +7,7 @@ import { afterFailure, retryDelayMs } from '../src/webhooks/schedule.ts';
 const strict = { allowLoopback: false };
 const qa = { allowLoopback: true };
 
-describe('the address classes a webhook is never sent to (issue 15)', () => {
+describe('the address classes a webhook is never sent to', () => {
   it.each([
     ['169.254.169.254', 'metadata'],
     ['169.254.170.2', 'metadata'],

@@ -6,7 +6,7 @@ import { insertWebhook } from '../src/infra/webhookStore.ts';
 import { authMigrations, createAuthStore } from '../src/infra/store.ts';
 import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById } from '../src/webhooks/queue.ts';
 
-/** Issue 15: the delivery loop's queries against a real database (ADR 0018). */
+/** The delivery loop's queries against a real database (ADR 0018). */
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(6).toString('hex')}`;
 let orm: MikroORM;
 const accountId = randomUUID();

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookSender } from '../src/webhooks/sender.ts';
 
-/** Issue 15: the sender against a real server on loopback, in production mode (no QA switch). */
+/** The sender against a real server on loopback, in production mode (no QA switch). */
 let server: Server;
 let port: number;
 const hits: { url: string; headers: Record<string, unknown>; body: string }[] = [];

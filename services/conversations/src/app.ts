@@ -39,7 +39,7 @@ export interface ConversationAppDeps {
   /** Owned by the caller (closed after the app). */
   orm: MikroORM;
   redis: Redis;
-  /** The configured object-storage adapter; null or absent ⇒ no attachments (§0.5). */
+  /** The configured object-storage adapter; null or absent ⇒ no attachments. */
   storage?: ObjectStorage | null;
   /** Built from the other deps when absent; main.ts shares one with the reactors. */
   ctx?: ConversationContext;
@@ -64,7 +64,7 @@ export async function buildApp(deps: ConversationAppDeps) {
   });
   const ctx = deps.ctx ?? createConversationContext({ config, orm, redis });
 
-  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  // with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(messageRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
     if (storage) await app.register(attachmentRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });

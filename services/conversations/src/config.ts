@@ -7,7 +7,7 @@ export const conversationsEnv = commonEnv
     CONVERSATIONS_PORT: envPort(8185),
     ...storageEnv.shape,
     /**
-     * §0.5: no adapter unless one is asked for (then the attachment routes are 404 and attachmentIds
+     * No adapter unless one is asked for (then the attachment routes are 404 and attachmentIds
      * a 400). With `fs` this process stores files in STORAGE_DIR and signs URLs for the listener of
      * the gofers process (same directory, same signing secret); it serves none itself.
      */

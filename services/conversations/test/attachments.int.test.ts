@@ -50,7 +50,7 @@ const send = (m: Pick<Match, 'conversationId'>, who: Who, payload: object) =>
     payload,
   });
 
-describe('POST /conversations/:id/attachments (§4.7 (29))', () => {
+describe('POST /conversations/:id/attachments', () => {
   it('stores a photo (kind from the MIME type, size from the bytes) in the frozen shape', async () => {
     const m = await f.match();
     const res = await upload(m, m.a, form('me.png', 'image/png', png(640, 480)));
@@ -135,7 +135,7 @@ describe('POST /conversations/:id/attachments (§4.7 (29))', () => {
     expect((await f.events()).length).toBe(before);
   });
 
-  it('takes the declared part type; only an absent one or octet-stream goes by the extension (A11)', async () => {
+  it('takes the declared part type; only an absent one or octet-stream goes by the extension', async () => {
     const m = await f.match();
     const uploaded = async (file: ReturnType<typeof form>) => {
       const res = await upload(m, m.a, file);
@@ -172,7 +172,7 @@ describe('POST /conversations/:id/attachments (§4.7 (29))', () => {
   });
 });
 
-describe('attachments on messages (§4.7 (28), §8.7)', () => {
+describe('attachments on messages and in relay_message', () => {
   it('sends up to ten of the caller’s own unused uploads; content is "" without text', async () => {
     const m = await f.match();
     const ids: string[] = [];
@@ -255,7 +255,7 @@ describe('attachments on messages (§4.7 (28), §8.7)', () => {
   });
 });
 
-describe('GET /conversations/:id/attachments/:attachmentId/url (§4.7 (30), §4.8)', () => {
+describe('GET /conversations/:id/attachments/:attachmentId/url', () => {
   it('signs a URL, valid 3600 s, that downloads the exact bytes with no credentials; OAN headers change nothing', async () => {
     const m = await f.match();
     const bytes = png(33, 44);

@@ -40,7 +40,7 @@ const send = (m: Pick<Match, 'conversationId'>, who: { headers: Record<string, s
 const history = (m: Pick<Match, 'conversationId'>, who: { headers: Record<string, string> }, query = '') =>
   f.app.inject({ method: 'GET', url: `${path(m.conversationId)}${query}`, headers: who.headers });
 
-describe('POST /conversations/:id/messages (§4.7 (28))', () => {
+describe('POST /conversations/:id/messages', () => {
   it('answers 201 with the message; changeSequence is a dense per-conversation bigint string', async () => {
     const m = await f.match();
     const first = await send(m, m.a, { content: 'Hello Lin' });
@@ -106,7 +106,7 @@ describe('POST /conversations/:id/messages (§4.7 (28))', () => {
     expect((await f.events()).length).toBe(before);
   });
 
-  it('tells the recipient, and only the recipient, with a relay_message (§8.6)', async () => {
+  it('tells the recipient, and only the recipient, with a relay_message', async () => {
     const m = await f.match();
     const sent = body<Message>(await send(m, m.a, { content: 'for b only' }));
     await waitFor(async () => (await f.envelopes(m.b.accountId)).length === 1, { what: 'relay_message' });
@@ -126,7 +126,7 @@ describe('POST /conversations/:id/messages (§4.7 (28))', () => {
   });
 });
 
-describe('GET /conversations/:id/messages (§4.7 (27), A13)', () => {
+describe('GET /conversations/:id/messages: history after since, 50 by default, 200 at most', () => {
   it('pages ascending by changeSequence with an exclusive since, both sides seeing the same history', async () => {
     const m = await f.match();
     for (let i = 1; i <= 7; i++)
@@ -204,7 +204,7 @@ describe('recall (extension: DELETE /conversations/:id/messages/:messageId)', ()
   });
 });
 
-describe('probe-safe 403 (§4.7, §6)', () => {
+describe('probe-safe 403 for unknown, closed and foreign conversations', () => {
   it('answers a third account byte-identically for an existing, a random and a malformed id', async () => {
     const m = await f.match();
     const sent = body<Message>(await send(m, m.a, { content: 'private' }));
@@ -230,7 +230,7 @@ describe('probe-safe 403 (§4.7, §6)', () => {
     const m = await f.match();
     const res = await f.app.inject({ method: 'GET', url: path(m.conversationId) });
     expectError(res, 401, 'UNAUTHORIZED');
-    // §0.2: the credential is checked before the body or the query is validated.
+    // the credential is checked before the body or the query is validated.
     const badBody = await f.app.inject({
       method: 'POST',
       url: path(m.conversationId),

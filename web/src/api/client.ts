@@ -4,7 +4,7 @@ import type { components, paths } from './openapi';
 
 export type { Envelope, Unresolved } from './events';
 
-/** Typed calls to the fleet's own /api/v1 (docs/openapi.json), with the session's JWT as Bearer (§0.2). */
+/** Typed calls to the fleet's own /api/v1 (docs/openapi.json), with the session's JWT as Bearer. */
 export const api = createClient<paths>({ baseUrl: location.origin });
 
 const auth: Middleware = {
@@ -39,7 +39,7 @@ export type Thread = Json<'/api/v1/threads/{id}', 'get', 200>;
 export type ConversationMessage = Json<'/api/v1/conversations/{conversationId}/messages', 'get', 200>[number];
 export type ApiKey = Json<'/api/v1/api-keys', 'get', 200>[number];
 
-/** The `{error, code}` body of a refused call as an Error whose message is the server's text (§0.3). */
+/** The `{error, code}` body of a refused call as an Error whose message is the server's text. */
 export function need<T>(res: { data?: T; error?: unknown; response: Response }, what: string): T {
   if (res.response.ok && res.data !== undefined) return res.data;
   if (res.response.ok) return undefined as T;

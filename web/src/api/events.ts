@@ -1,5 +1,5 @@
 /**
- * The event envelope (§8.1) and the unresolved digest (§4.3 (10)). The gateway's routes carry no
+ * The event envelope and the unresolved digest (`GET /events/unresolved`). The gateway's routes carry no
  * response schema in docs/openapi.json, so these two are written from the reference here;
  * test/web/types.unit.test.ts proves they agree with @oan/protocol's OanEventEnvelope both ways.
  */

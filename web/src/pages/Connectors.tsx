@@ -4,7 +4,7 @@ import { ErrorLine, when } from '../components/Layout';
 import { ConfirmButton } from '../components/ConfirmButton';
 import { useAction } from '../useAction';
 
-/** §2.3–2.4: the account's connector keys (metadata only) with revoke, and a pairing code to paste. */
+/** The account's connector keys (metadata only) with revoke, and a pairing code to paste. */
 export function ConnectorsPage() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [code, setCode] = useState<{ code: string; expiresAt: string } | null>(null);

@@ -61,7 +61,7 @@ export function ConversationsPage() {
   );
 }
 
-/** §4.7: the messages, refetched when a relay_message of this conversation arrives; sending. */
+/** The conversation's messages, refetched when a relay_message of this conversation arrives; sending. */
 export function ConversationPage({ conversationId, session }: { conversationId: string; session: Session }) {
   const [messages, setMessages] = useState<ConversationMessage[] | null>(null);
   const [error, setError] = useState<string | null>(null);

@@ -7,7 +7,7 @@ import { loadSession } from '../session';
 import { useSignedUrls } from '../signedUrls';
 import { useAction } from '../useAction';
 
-/** The Gofer's page (A29 `/gofers/:id`): its role-chat, files and pairings, refreshed by its events. */
+/** The Gofer's page (`/gofers/:id`, the webUrl of its events): its role-chat, files and pairings, refreshed by its events. */
 export function GoferPage({ goferId }: { goferId: string }) {
   const [gofer, setGofer] = useState<Gofer | null | undefined>(undefined);
   const [chat, setChat] = useState<ChatMessage[]>([]);
@@ -119,7 +119,7 @@ function RoleChat({
 const PHOTO = /^image\/(jpeg|png|webp)$/;
 
 /**
- * §4.4 (16)/(17): a file goes up, then into the chat as a message carrying its id. A document's
+ * A file goes up (attachments or photos), then into the chat as a message carrying its id. A document's
  * answer holds its signed URL; a photo's holds none, so the page shows the file it sent (a blob: URL).
  */
 function Files({ goferId, onSent }: { goferId: string; onSent: () => Promise<void> }) {
@@ -202,7 +202,7 @@ function Files({ goferId, onSent }: { goferId: string; onSent: () => Promise<voi
   );
 }
 
-/** §4.4 (18): the Gofer's pairings, each with its cover photo (the counterpart's first), counterpart and status. */
+/** The Gofer's pairings, each with its cover photo (the counterpart's first), counterpart and status. */
 export function PairingCards({ cards }: { cards: PairingCard[] }) {
   return (
     <ul class="cards">
@@ -228,7 +228,7 @@ export function PairingCards({ cards }: { cards: PairingCard[] }) {
   );
 }
 
-/** The card's `coverPhoto` is one of the counterpart's files: shown through its signed URL (§4.5 (24)). */
+/** The card's `coverPhoto` is one of the counterpart's files: shown through its signed URL. */
 function Cover({ card }: { card: PairingCard }) {
   const id = card.coverPhoto?.attachmentId;
   const ids = typeof id === 'string' ? [id] : [];

@@ -11,7 +11,7 @@ const STATUS: Record<string, string> = {
   ready_for_pairing: 'Ready for pairing',
 };
 
-/** What waits for the operator (§4.3 (10)): open questions and decisions, each linked to its page. */
+/** What waits for the operator (the unresolved digest): open questions and decisions, each linked to its page. */
 export function Waiting() {
   const { unresolved } = useLive();
   const { pendingQuestions, goferCount, decisions } = unresolved.summary;
@@ -51,7 +51,7 @@ function describe(e: Envelope): string {
       return `Confirm the pairing with ${name}`;
     case 'match_request':
       return `Match request from ${name}`;
-    // The unresolved digest holds only the three above (§4.3 (10)).
+    // The unresolved digest holds only the three above.
     case 'gofer_message':
     case 'session_summary':
     case 'match_decided':

@@ -6,7 +6,7 @@ import { saveSession } from '../session';
 import { useAction } from '../useAction';
 
 /**
- * §1.1 sign-in: an email code (request, then verify), or Google when the fleet is configured for it
+ * Sign-in: an email code (request, then verify), or Google when the fleet is configured for it
  * (a redirect there and back to /signin/google). Either way the JWT goes to sessionStorage only.
  */
 export function SignInPage({ google }: { google: WebConfig['google'] }) {

@@ -20,7 +20,7 @@ interface SummaryPayload {
 const text = (v: unknown): string =>
   typeof v === 'string' ? v : Array.isArray(v) ? v.map(text).join('; ') : v == null ? '' : JSON.stringify(v);
 
-/** The thread's page (A29 `/threads/:id`, the webUrl of pair_proposed and session_summary). */
+/** The thread's page (`/threads/:id`, the webUrl of pair_proposed and session_summary). */
 export function ThreadPage({ threadId, session: _session }: { threadId: string; session: Session }) {
   const [thread, setThread] = useState<Thread | null>(null);
   const [card, setCard] = useState<PairingCard | null>(null);
@@ -157,7 +157,7 @@ function Confirm({
         params: { path: { id: threadId } },
         body: { roleId, accepted },
       });
-      // §4.5 (23): "not waiting for confirmation" means it is already settled.
+      // "not waiting for confirmation" (from pair/confirm) means it is already settled.
       const err = res.error as { error?: string } | undefined;
       if (!res.response.ok && !err?.error?.includes('Thread is not waiting for confirmation'))
         need(res, 'confirm');
@@ -181,7 +181,7 @@ function Confirm({
 
 type MatchStatus = { status: string; conversationId: string | null; counterpart: { name: string } };
 
-/** §4.6: ask for the match, or decide one asked of us; the decision comes back as match_decided. */
+/** Ask for the match, or decide one asked of us; the decision comes back as match_decided. */
 function Match({ threadId, roleId, events }: { threadId: string; roleId: string; events: Envelope[] }) {
   const [asked, setAsked] = useState<MatchStatus | null>(null);
   const { busy, error, run } = useAction();

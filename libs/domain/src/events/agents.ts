@@ -5,7 +5,7 @@
 
 /** An agent's verified ANNOUNCE on a new relay socket, or one that changed what it says. */
 export interface AgentAnnounced {
-  /** `0x` + the raw Ed25519 public key in hex (spec/connectonion-relay.md §3). */
+  /** `0x` + the raw Ed25519 public key in hex, as ConnectOnion addresses are written. */
   address: string;
   summary: string;
   endpoints: string[];

@@ -47,7 +47,7 @@ export interface ConnectorOutdatedNoticed {
 }
 
 /**
- * Issue 15: a webhook endpoint failed for the whole give-up period and stops receiving deliveries;
+ * A webhook endpoint failed for the whole give-up period and stops receiving deliveries;
  * the account is told with a `system_notice` (`webhook_disabled`). The secret never enters the log.
  */
 export interface WebhookDisabled {

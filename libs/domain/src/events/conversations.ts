@@ -1,7 +1,7 @@
 /** The conversations context's domain events (schemas/conversations/*.avsc, version 1). */
 import type { AttachmentKind } from './common.ts';
 
-/** §4.7 `OanConversationAttachment` as the events carry it (width/height: photos only, else null). */
+/** The protocol's `OanConversationAttachment` as the events carry it (width/height: photos only, else null). */
 export interface MessageAttachment {
   attachmentId: string;
   kind: AttachmentKind;

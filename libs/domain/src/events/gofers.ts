@@ -27,18 +27,18 @@ export interface ChatMessageAdded {
   messageId: string;
   role: ChatRole;
   content: string;
-  /** At most one on the Gofer face (§4.4 (13)); ids of AttachmentAdded of this Gofer. */
+  /** At most one on the Gofer face; ids of AttachmentAdded of this Gofer. */
   attachmentIds: string[];
   /**
-   * 'pairing' on the system rows that announce a pairing (§4.4 (14)); 'relay' on the assistant rows
-   * that report a turn of a relay caller (issue 16: the row quotes the caller's untrusted text).
+   * 'pairing' on the system rows that announce a pairing; 'relay' on the assistant rows
+   * that report a turn of a relay caller (the row quotes the caller's untrusted text).
    */
   kind: string | null;
   /** JSON text of `{threadId, self:{roleId,name}, counterpart:{roleId,name}}` on pairing rows. */
   pairing: string | null;
-  /** An assistant turn that waits for the owner (becomes `gofer_question`, §8.6). */
+  /** An assistant turn that waits for the owner (becomes `gofer_question`). */
   pendingQuery: boolean;
-  /** JSON text of the frozen §8.3 shape, on pending queries only. */
+  /** JSON text of the frozen `responseConstraints` shape, on pending queries only. */
   responseConstraints: string | null;
   /** The user message an assistant turn answers (the brain replies once per user message). */
   replyTo: string | null;
@@ -94,7 +94,7 @@ export interface AttachmentRagStatusChanged {
   changedAt: string;
 }
 
-/** The owner published the Gofer on the ConnectOnion agent relay (issue 16, ADR 0023); no key in it. */
+/** The owner published the Gofer on the ConnectOnion agent relay (ADR 0023); no key in it. */
 export interface GoferRelayPublished {
   goferId: string;
   accountId: string;
@@ -103,7 +103,7 @@ export interface GoferRelayPublished {
   publishedAt: string;
 }
 
-/** The owner took the Gofer off the relay (issue 16, ADR 0023). */
+/** The owner took the Gofer off the relay (ADR 0023). */
 export interface GoferRelayUnpublished {
   goferId: string;
   accountId: string;

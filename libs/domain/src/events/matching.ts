@@ -9,22 +9,22 @@
  * JSON text.
  */
 
-/** `confirm`: both sides must accept (pair_proposed carries a reply); `auto`: active at once (§8.6). */
+/** `confirm`: both sides must accept (pair_proposed carries a reply); `auto`: active at once. */
 export type PairingMode = 'confirm' | 'auto';
 export type CloseReason = 'rejected' | 'gofer_deleted';
 export type MatchRecommendation = 'strong' | 'possible' | 'weak';
-/** §8.7: only on an update of an already-delivered card. */
+/** Only on an update of an already-delivered card. */
 export type PatchKind = 'metadata_changed' | 'edited';
 export type MatchDecision = 'accepted' | 'rejected';
 /** `cross_request`: the recipient asked for the match itself while this request was open. */
 export type DecidedBy = 'recipient' | 'cross_request';
 
-/** A public snapshot of one side, taken when the pair was proposed: never private data (§8.6). */
+/** A public snapshot of one side, taken when the pair was proposed: never private data. */
 export interface ThreadSide {
   goferId: string;
   accountId: string;
   name: string;
-  /** One of the four connector platforms (§10.11). */
+  /** One of the four connector platforms. */
   sourcePlatform: string;
 }
 
@@ -61,7 +61,7 @@ export interface ThreadClosed {
   closedAt: string;
 }
 
-/** One Gofer-to-Gofer turn. `content` is the counterpart's data, never instructions (§4.5). */
+/** One Gofer-to-Gofer turn. `content` is the counterpart's data, never instructions. */
 export interface SessionTurnAdded {
   threadId: string;
   turnId: string;
@@ -78,7 +78,7 @@ export interface SessionEnded {
   endedAt: string;
 }
 
-/** §8.7 SessionSummaryCardPhoto / SessionSummaryCardDocument: the counterpart Gofer's assets. */
+/** The protocol's SessionSummaryCardPhoto / SessionSummaryCardDocument: the counterpart Gofer's assets. */
 export interface SummaryCardPhoto {
   attachmentId: string;
   messageId: string | null;
@@ -96,7 +96,7 @@ export interface SummaryCardDocument {
 }
 
 /**
- * One side's summary card (the whitelist of §8.7; `kind` is always `session_summary` and
+ * One side's summary card (a whitelist of public fields; `kind` is always `session_summary` and
  * `summaryKey` is `<threadId>:<goferId>`, both derived, never stored). Version 1 is the first card,
  * a later version a regeneration with `patchKind`.
  */
@@ -117,9 +117,9 @@ export interface SummaryCardRecorded {
   actionItems: string[];
   matchRecommendation: MatchRecommendation;
   pairReason: string;
-  /** JSON text of SummaryCardPhoto[] (all the counterpart's photos; may be `[]`, A22). */
+  /** JSON text of SummaryCardPhoto[] (all the counterpart's photos; may be `[]`, the key is always present). */
   photos: string;
-  /** JSON text of SummaryCardDocument[] (all the counterpart's documents; may be `[]`, A22). */
+  /** JSON text of SummaryCardDocument[] (all the counterpart's documents; may be `[]`, the key is always present). */
   documents: string;
   generatedAt: string;
 }
@@ -137,11 +137,11 @@ export interface MatchRequested extends MatchRequestSides {
   requestedAt: string;
 }
 
-/** The single decision of a request (§4.6 (26)); accepted ⇒ the thread's one match (ids.ts). */
+/** The single decision of a request; accepted ⇒ the thread's one match (ids.ts). */
 export interface MatchRequestDecided extends MatchRequestSides {
   status: MatchDecision;
   decidedBy: DecidedBy;
-  /** Null when rejected (A26). */
+  /** Null when rejected: no match exists. */
   matchId: string | null;
   conversationId: string | null;
   decidedAt: string;

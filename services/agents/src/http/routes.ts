@@ -5,7 +5,7 @@ import type { Registry } from '../infra/registry.ts';
 import { agentJson, type Directory } from '../relay/directory.ts';
 
 /**
- * The HTTP lookups the clients make (spec §1): `GET /api/agents/{address}` (Python) and
+ * The HTTP lookups the clients make: `GET /api/agents/{address}` (Python) and
  * `/api/relay/agents/{address}` (TS). A 404 sends the client through the relay, which is what an
  * agent without public endpoints wants. GET_AGENT's limit, per client IP.
  */

@@ -1,7 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 
 /**
- * Ed25519 verification of `message` (UTF-8) by the agent `address` (spec §3: the address is the raw
+ * Ed25519 verification of `message` (UTF-8) by the agent `address` (the address is the raw
  * public key). Never throws: a malformed key or signature is simply not valid.
  */
 export function verifyBy(address: string, message: string, signatureHex: string): boolean {

@@ -6,7 +6,7 @@ import type { AgentLink, Hub } from './hub.ts';
 import { frameText, parseFrame, serially } from './frames.ts';
 
 /**
- * An agent's /ws/announce socket (spec §4). The first valid ANNOUNCE binds the socket to its address
+ * An agent's /ws/announce socket. The first valid ANNOUNCE binds the socket to its address
  * (a socket speaks for one agent: a later ANNOUNCE of another address is refused); every frame counts
  * as liveness; any other frame is the agent's answer in a client session, routed by its session_id.
  */
@@ -78,7 +78,7 @@ export function serveAgent(hub: Hub, ws: WebSocket, conn: string): void {
           errorFrame('ANNOUNCE first', typeof msg.type === 'string' ? msg.type.slice(0, 64) : undefined),
         );
       const sid = msg.session_id;
-      // An agent's ERROR about a session is the client's (spec §5: forwarded verbatim, e.g. a refused
+      // An agent's ERROR about a session is the client's (forwarded verbatim, e.g. a refused
       // CONNECT or a rate limit); one without a session answers the relay and goes nowhere.
       if (msg.type === 'ANNOUNCE_OK' || (msg.type === 'ERROR' && typeof sid !== 'string')) return;
       // An agent frame without a session belongs to nobody (never another session's client).

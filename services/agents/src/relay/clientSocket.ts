@@ -6,7 +6,7 @@ import { frameText, parseFrame, serially } from './frames.ts';
 import type { ClientLink, Hub } from './hub.ts';
 
 /**
- * A client's /ws/input socket (spec §5): the first frame's `to` picks the agent; the relay keeps the
+ * A client's /ws/input socket: the first frame's `to` picks the agent; the relay keeps the
  * client's session_id or mints one, writes it into every frame it forwards, and tells the agent
  * `close` when the client leaves. The socket stays bound to that agent and session.
  */

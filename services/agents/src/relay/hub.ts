@@ -194,7 +194,7 @@ export class Hub {
   }
 
   /**
-   * Liveness (seed 001, spec §4): a socket without any frame for `staleMs` is closed here; an agent
+   * Liveness: a socket without any frame for `staleMs` is closed here; an agent
    * whose replica died (its heartbeat key lapsed) departs by whichever replica sees it first.
    */
   private async sweep(): Promise<void> {

@@ -9,7 +9,7 @@ import type { Directory } from './directory.ts';
 import type { Hub } from './hub.ts';
 import { serveLookup } from './lookupSocket.ts';
 
-/** The relay's socket paths: the clients' (spec §1) and seed 001's. */
+/** The relay's socket paths: the clients' and the seed relay's. */
 const ROLES: Record<string, 'agent' | 'client' | 'lookup'> = {
   '/ws/announce': 'agent',
   '/announce': 'agent',
@@ -29,7 +29,7 @@ const clientIp = (req: IncomingMessage) =>
  * Serves the relay's WebSockets on the HTTP server. Frames are limited to 1 MiB (larger ones close
  * the socket with 1009); a socket that sends no frame within 10 s is closed, and at most
  * MAX_PENDING_SOCKETS may wait for their first frame (a flood of half-open sockets). No protocol
- * pings: the clients disable them (seed 001, Cloudflare) and liveness is any frame (spec §4).
+ * pings: the clients disable them (seed 001, Cloudflare) and liveness is any frame.
  */
 export function attachRelaySockets(server: Server, hub: Hub, directory: Directory): () => void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });

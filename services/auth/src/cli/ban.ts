@@ -1,5 +1,5 @@
 /**
- * Operator ban (§2.7): `npm run ban -- <accountId|email> [reason…]`. Appends `AccountBanned` and sets
+ * Operator ban: `npm run ban -- <accountId|email> [reason…]`. Appends `AccountBanned` and sets
  * `banned_at` in one transaction; banning twice appends nothing. Prints the account id on stdout.
  * (The projector turns the event into the `account_banned` notice and the socket disconnects.)
  */

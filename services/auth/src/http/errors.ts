@@ -17,22 +17,22 @@ export function toHttpError(err: DomainError): HttpError {
     case 'ACCOUNT_NOT_FOUND':
       return notFound('Account not found');
     case 'API_KEY_NOT_FOUND':
-      return forbidden(); // §6: unknown and foreign keys get the byte-identical 403
+      return forbidden(); // unknown and foreign keys get the byte-identical 403
     case 'ACCOUNT_BANNED':
-      return accountBanned(); // A21
+      return accountBanned(); // 403 on every authenticated route
     case 'PAIRING_CODE_INVALID':
-      return new HttpError(401, ErrorCodes.unauthorized, ErrorKeys.invalidPairingCode); // §2.4: one body
+      return new HttpError(401, ErrorCodes.unauthorized, ErrorKeys.invalidPairingCode); // one body for every bad code
     case 'PAIRING_CODE_TAKEN':
       return new HttpError(500, ErrorCodes.internal, 'Internal error');
     case 'EMAIL_CODE_INVALID':
-      return unauthorized('Unauthorized: invalid or expired code'); // A8
+      return unauthorized('Unauthorized: invalid or expired code'); // 401, as connectors expect
     case 'EMAIL_COOLDOWN':
     case 'TOO_MANY_FAILED_ATTEMPTS':
-      return rateLimited(err.message); // A8
+      return rateLimited(err.message); // resend cooldown: 429
     case 'DISPOSABLE_EMAIL':
-      return validation(ErrorKeys.disposableEmailNotAllowed); // §5.2
+      return validation(ErrorKeys.disposableEmailNotAllowed);
     case 'GOOGLE_NOT_CONFIGURED':
-      return validation('Google sign-in is not configured on this server'); // A36
+      return validation('Google sign-in is not configured on this server'); // a 400, not a 5xx
     case 'GOOGLE_TOKEN_INVALID':
       return unauthorized('Unauthorized: invalid Google token');
     case 'MAIL_UNAVAILABLE':

@@ -19,18 +19,18 @@ export interface RouteDeps {
   ctx: AuthContext;
   authenticator: Authenticator;
   email: EmailSignInDeps;
-  /** `null` when GOOGLE_JWKS_URL / GOOGLE_CLIENT_ID are not configured (A36). */
+  /** `null` when GOOGLE_JWKS_URL / GOOGLE_CLIENT_ID are not configured (sign-in is then a 400). */
   google: GoogleVerifier | null;
   revocations: RevocationPublisher;
   jwt: { secret: string; ttlSeconds: number };
-  /** Failed code attempts per client address (issue 7). */
+  /** Failed code attempts per client address. */
   failedAttempts: FailedAttemptLimiter;
 }
 
 const isWrongCode = (err: unknown) =>
   isDomainError(err) && (err.code === 'EMAIL_CODE_INVALID' || err.code === 'PAIRING_CODE_INVALID');
 
-/** §4.1 and §4.2, registered under `/api/v1` only when ENABLE_OPEN_API is on (§0.5). */
+/** The auth and API-key routes, registered under `/api/v1` only when ENABLE_OPEN_API is on. */
 export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
   const { ctx } = deps;
@@ -95,7 +95,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
     },
   );
 
-  // (4) §0.3: sent with no body and no Content-Type, or with `{}`; either way the body is ignored.
+  // (4) sent with no body and no Content-Type, or with `{}`; either way the body is ignored.
   app.post(
     '/auth/oan/pairing-codes',
     { onRequest: jwtStrict, schema: { response: { 200: s.pairingCodeResponse } } },
@@ -128,7 +128,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
 
 /**
  * Gateway → auth, on the internal network only (the edge does not route `/internal`), and not
- * behind ENABLE_OPEN_API: the gateway decides with §10.14's rules, auth records the notice once.
+ * behind ENABLE_OPEN_API: the gateway decides whether a connector is outdated, auth records the notice once.
  */
 export const internalRoutes: FastifyPluginAsyncZod<{ ctx: AuthContext }> = async (app, { ctx }) => {
   app.setErrorHandler(rethrowMapped);

@@ -11,14 +11,14 @@ const text = (max: number) =>
 
 const email = z.string().max(320).trim().toLowerCase().pipe(z.email());
 
-/** §2.6: any value is accepted and normalized later; it is never a reason to refuse. */
+/** The registration platform: any value is accepted and normalized later; it is never a reason to refuse. */
 const platform = z.unknown().optional();
 
 export const requestCodeBody = z.object({ email });
 export const verifyBody = z.object({ email, code: text(128), platform });
 export const googleBody = z.object({ idToken: text(8192), platform });
 export const redeemBody = z.object({ code: text(128) });
-// No format rule: a malformed id gets the same 403 as an unknown one (§4.2 (7)).
+// No format rule: a malformed id gets the same 403 as an unknown one.
 export const apiKeyParams = z.object({ apiKeyId: z.string() });
 
 export const userSchema = z.object({
@@ -44,7 +44,7 @@ export const apiKeyList = z.array(
 const connectorName = text(128).regex(/^[@A-Za-z0-9._/-]+$/);
 const connectorVersion = text(64).regex(/^[A-Za-z0-9.+-]+$/);
 
-/** The gateway's notice (§10.14): only a real "installed < latest" is recorded. */
+/** The gateway's connector_outdated notice: only a real "installed < latest" is recorded. */
 export const connectorNoticeBody = z
   .object({
     accountId: text(128),
@@ -58,7 +58,7 @@ export const connectorNoticeBody = z
   });
 export const connectorNoticeResponse = z.object({ notified: z.boolean() });
 
-// Issue 15: webhooks (ADR 0018).
+// Webhooks (ADR 0018).
 export const webhookBody = z.object({
   url: z.string().min(1).max(2048).pipe(z.url()),
   description: text(500).optional(),

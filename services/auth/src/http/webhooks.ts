@@ -15,7 +15,7 @@ import {
 import { refuseUrl, type UrlPolicy } from '../webhooks/addresses.ts';
 import * as s from './schemas.ts';
 
-/** Issue 15: at most this many endpoints per account. */
+/** At most this many endpoints per account. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 3;
 const SHOWN_DELIVERIES = 50;
 
@@ -37,7 +37,7 @@ const view = (w: WebhookRow) => ({
   createdAt: iso(w.created_at),
 });
 
-/** `/webhooks*` (issue 15, ADR 0018), under `/api/v1` with ENABLE_OPEN_API; API key or OAN JWT. */
+/** `/webhooks*` (ADR 0018), under `/api/v1` with ENABLE_OPEN_API; API key or OAN JWT. */
 export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteDeps> = async (app, deps) => {
   const auth = requireAuth(deps.authenticator, { mode: 'multi+realm' });
 

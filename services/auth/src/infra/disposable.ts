@@ -4,7 +4,7 @@ const require = createRequire(import.meta.url);
 const exact = new Set(require('disposable-email-domains') as string[]);
 const wildcard = new Set(require('disposable-email-domains/wildcard.json') as string[]);
 
-/** §2.5: true when the email's domain, or any parent domain, is a known disposable provider. */
+/** True when the email's domain, or any parent domain, is a known disposable provider. */
 export function isDisposableEmail(email: string): boolean {
   const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
   const labels = domain.split('.');

@@ -2,7 +2,7 @@ import { randomInt, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { sha256Hex } from './ids.ts';
 
-/** §2.5 / §7: 6 digits, 5 min TTL, 60 s resend cooldown; a code dies after 5 wrong attempts. */
+/** Email codes: 6 digits, 5 min TTL, 60 s resend cooldown; a code dies after 5 wrong attempts. */
 export const EMAIL_CODE_TTL_S = 300;
 export const EMAIL_COOLDOWN_S = 60;
 export const EMAIL_CODE_MAX_ATTEMPTS = 5;

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /**
- * Guessing codes from one client address (issue 7): every failed email-code verification or
+ * Guessing codes from one client address: every failed email-code verification or
  * pairing-code redemption counts against the address; past the limit the address is refused (429)
  * before any code is looked at, until the window expires. Successful attempts count nothing, so a
  * connector platform joining many users from one server is never slowed. The per-email limit is the

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 
-/** Tells every gateway about a revocation so it disconnects the key's sockets (§9.6). */
+/** Tells every gateway about a revocation so it disconnects the key's sockets. */
 export interface RevocationPublisher {
   keyRevoked(accountId: string, apiKeyId: string): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import { oanEventSql } from '@oan/projection';
 
 /**
- * Issue 15, ADR 0018: webhook endpoints and their delivery state. Not event-sourced: an endpoint's
+ * ADR 0018: webhook endpoints and their delivery state. Not event-sourced: an endpoint's
  * signing secret must never reach the log (infinite retention), and its cursor and attempts are
  * working state of the delivery loop, re-derivable from `read.oan_event`. Only the disablement is a
  * domain event (`WebhookDisabled`), whose inline projection sets `disabled_at`.

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Where a webhook may be sent (issue 15, docs/security.md): https to a public address. The checks run
+ * Where a webhook may be sent (docs/security.md): https to a public address. The checks run
  * on the URL at registration and on every resolved address at send time (a name can be pointed at an
  * internal address after it was registered); `allowLoopback` is the QA switch of `npm run dev` and
  * the tests (http, and loopback addresses), refused in production by the config.

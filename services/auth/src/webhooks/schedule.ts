@@ -1,5 +1,5 @@
 /**
- * When a failed delivery is tried again (issue 15): exponential backoff from `baseMs`, capped at
+ * When a failed delivery is tried again: exponential backoff from `baseMs`, capped at
  * `maxMs`, with equal jitter (half fixed, half random) so endpoints that failed together do not all
  * come back together; after `giveUpMs` of uninterrupted failure the endpoint is disabled. The last
  * retry is pulled in to the give-up instant, so a disablement is never later than the period.

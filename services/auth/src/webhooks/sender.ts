@@ -14,7 +14,7 @@ export interface Attempt {
 
 export interface SenderOptions {
   policy: UrlPolicy;
-  /** A 2xx must come within this (issue 15: 10 s). */
+  /** A 2xx must come within this (10 s by default). */
   timeoutMs: number;
 }
 

@@ -21,16 +21,16 @@ import type { ConversationRouteDeps } from './messages.ts';
 import * as s from './schemas.ts';
 import { toOanAttachment } from './shapes.ts';
 
-/** §7: the conversation attachment URL lives 3600 s. */
+/** The conversation attachment URL lives 3600 s. */
 export const ATTACHMENT_URL_TTL_SECONDS = 3600;
 
-/** A10: the union of the document and photo whitelists; anything else (or bytes that lie) is a 415. */
+/** The union of the document and photo whitelists; anything else (or bytes that lie) is a 415. */
 const unsupportedMime = () => new HttpError(415, ErrorCodes.unsupportedMime, 'UNSUPPORTED_MIME');
 const isUploadMime = (m: string): m is UploadMime => isDocumentMime(m) || isPhotoMime(m);
 const attachmentNotFound = () => new NotFoundError('ATTACHMENT_NOT_FOUND', 'Attachment not found');
 
 /**
- * §4.7 (29), (30) under `/api/v1`, registered only with an object-storage adapter (§0.5). Upload
+ * Upload and signed-URL routes under `/api/v1`, registered only with an object-storage adapter. Upload
  * order: credential, then the conversation (probe-safe 403 before a byte is read), then the file
  * (size while streaming, declared type, the bytes), then storage, then the event.
  */
@@ -63,7 +63,7 @@ export const attachmentRoutes: FastifyPluginAsyncZod<
       const name = sanitizeFileName(part.fileName);
       const mimeType = declaredMime(part.partType, name);
       if (!isUploadMime(mimeType) || !(await contentMatches(mimeType, part.bytes))) throw unsupportedMime();
-      // §4.7 (29): `kind` from the query, else image/* is a photo; sizes only for photos.
+      // `kind` from the query, else image/* is a photo; sizes only for photos.
       const kind = req.query.kind ?? (mimeType.startsWith('image/') ? 'photo' : 'document');
       const sniffed = kind === 'photo' && isPhotoMime(mimeType) ? photoDimensions(part.bytes) : null;
       // The sizes are one pair: the caller's when it gave both, else the image's own (never a mix,

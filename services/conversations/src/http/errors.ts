@@ -5,12 +5,12 @@ import { isDomainError, type DomainError } from '../domain/errors.ts';
 export function toHttpError(err: DomainError): HttpError {
   switch (err.code) {
     case 'CONVERSATION_FORBIDDEN':
-      // §4.7 / §6: one byte-identical body for unknown, closed and foreign conversations.
+      // one byte-identical 403 body for unknown, closed and foreign conversations.
       return forbidden();
     case 'MESSAGE_NOT_YOURS':
       return forbidden(err.message);
     case 'ATTACHMENT_NOT_FOUND':
-      // §4.7 (30): unknown, deleted and another conversation's are one final 404.
+      // signed URL: unknown, deleted and another conversation's are one final 404.
       return notFound('Attachment not found');
     case 'MESSAGE_NOT_FOUND':
       return notFound('Message not found');

@@ -13,7 +13,7 @@ import { toOanAttachment } from './shapes.ts';
 export interface ConversationRouteDeps {
   ctx: ConversationContext;
   authenticator: Authenticator;
-  /** null ⇒ no uploads (§0.5): attachment routes absent, every attachmentId unusable. */
+  /** null ⇒ no uploads: attachment routes absent, every attachmentId unusable. */
   storage: ObjectStorage | null;
 }
 
@@ -26,7 +26,7 @@ const toMessage = (r: ConversationMessageRow): s.ConversationMessage => ({
   createdAt: r.createdAt,
 });
 
-/** §4.7 (27), (28) and the recall extension, under `/api/v1`. */
+/** History, sending and the recall extension, under `/api/v1`. */
 export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
   const { ctx, storage } = deps;

@@ -5,7 +5,7 @@ export const conversationParams = z.object({ conversationId: z.string() });
 export const messageParams = z.object({ conversationId: z.string(), messageId: z.string() });
 export const attachmentParams = z.object({ conversationId: z.string(), attachmentId: z.string() });
 
-/** A13: `since` a decimal bigint string (exclusive), `limit` 1..200 (default 50); anything else is a 400. */
+/** History: `since` a decimal bigint string (exclusive), `limit` 1..200 (default 50); anything else is a 400. */
 export const historyQuery = z.object({
   since: z
     .string()
@@ -20,13 +20,13 @@ export const historyQuery = z.object({
     .default(50),
 });
 
-/** §4.7 (28); the content and attachment rules are the domain's (src/domain/conversation.ts). */
+/** Sending a message; the content and attachment rules are the domain's (src/domain/conversation.ts). */
 export const messageBody = z.object({
   content: z.string().optional(),
   attachmentIds: z.array(z.string().max(128)).optional(),
 });
 
-/** §4.7 (29): options travel in the query string. */
+/** Uploading an attachment: options travel in the query string. */
 const dimension = z
   .string()
   .regex(/^\d{1,5}$/, 'must be a positive integer of at most 5 digits')
@@ -38,7 +38,7 @@ export const uploadQuery = z.object({
   height: dimension.optional(),
 });
 
-/** §4.7 `OanConversationAttachment`: never a storage key, owner, conversation, status or URL. */
+/** `OanConversationAttachment`: never a storage key, owner, conversation, status or URL. */
 export const attachment = z.object({
   attachmentId: z.string(),
   kind: z.enum(['photo', 'document']),
@@ -50,7 +50,7 @@ export const attachment = z.object({
 });
 export type OanConversationAttachment = z.infer<typeof attachment>;
 
-/** §4.7 conversation message (GET items and the POST answer). */
+/** A conversation message (GET items and the POST answer). */
 export const message = z.object({
   id: z.string(),
   senderUserId: z.string(),

@@ -1,7 +1,7 @@
 import type { MessageAttachment } from '@oan/domain';
 import type { OanConversationAttachment } from './schemas.ts';
 
-/** §4.7: the frozen attachment shape, width/height only on photos that have them. */
+/** The frozen attachment shape, width/height only on photos that have them. */
 export function toOanAttachment(a: MessageAttachment): OanConversationAttachment {
   return {
     attachmentId: a.attachmentId,

@@ -74,7 +74,7 @@ interface Statement {
 /**
  * Writes the index changes of `stored` (`indexChangesOf`) and, with the last event, the snapshot:
  * one statement per event, its writes as data-modifying CTEs (a send is one statement while the row
- * is locked, issue 11). The changes of one event touch different rows, so running them on one
+ * is locked). The changes of one event touch different rows, so running them on one
  * snapshot of the database is the same as running them in turn.
  */
 async function writeState(
