@@ -35,14 +35,13 @@ type OnError = NonNullable<ReplyOptions['onError']>;
 type Headers = Parameters<NonNullable<ReplyOptions['rewriteRequestHeaders']>>[1];
 type AnyRequest = Parameters<NonNullable<ReplyOptions['getUpstream']>>[0];
 
-/** Headers the upstream needs to correlate and attribute a request. */
+/**
+ * Headers the upstream needs to correlate and attribute a request. `X-Forwarded-For` is replaced by
+ * the address this edge saw, never appended to: the services key their limits on it (auth's failed
+ * codes, the relay's lookups) and a client must not write the hop they believe.
+ */
 function forwarded<H extends Headers>(req: AnyRequest, headers: H): H {
-  const prior = headers['x-forwarded-for'];
-  return {
-    ...headers,
-    'x-request-id': req.id,
-    'x-forwarded-for': prior ? `${String(prior)}, ${req.ip}` : req.ip,
-  };
+  return { ...headers, 'x-request-id': req.id, 'x-forwarded-for': req.ip };
 }
 
 /**
