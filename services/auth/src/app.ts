@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createAuthenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
-import { BODY_LIMITS, createHttpApp, type Logger } from '@oan/http';
+import { BODY_LIMITS, createHttpApp, trustedProxies, type Logger } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { AuthContext } from './commands/context.ts';
 import type { AuthConfig } from './config.ts';
@@ -43,7 +43,10 @@ export async function buildApp(deps: AuthAppDeps) {
       postgres: () => sql(orm.em.fork(), 'select 1'),
       redis: () => redis.ping(),
     },
-    fastify: { trustProxy: config.TRUST_PROXY, ...(deps.logger ? { loggerInstance: deps.logger } : {}) },
+    fastify: {
+      trustProxy: trustedProxies(config.TRUST_PROXY),
+      ...(deps.logger ? { loggerInstance: deps.logger } : {}),
+    },
   });
 
   const ctx: AuthContext = { orm, store: createAuthStore(), now: deps.now ?? (() => new Date()) };
@@ -73,6 +76,12 @@ export async function buildApp(deps: AuthAppDeps) {
         config.REDIS_PREFIX,
         config.AUTH_MAX_FAILED_ATTEMPTS,
         config.AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS,
+      ),
+      failedPerEmail: new FailedAttemptLimiter(
+        redis,
+        `${config.REDIS_PREFIX}email-`,
+        config.AUTH_MAX_FAILED_PER_EMAIL,
+        config.AUTH_EMAIL_FAILED_WINDOW_SECONDS,
       ),
     });
     await app.register(webhookRoutes, {
