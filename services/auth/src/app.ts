@@ -7,6 +7,7 @@ import type { AuthContext } from './commands/context.ts';
 import type { AuthConfig } from './config.ts';
 import { EmailCodeStore } from './infra/emailCodes.ts';
 import { FailedAttemptLimiter } from './infra/failedAttempts.ts';
+import { RequestLimiter } from './infra/requestLimiter.ts';
 import { createGoogleVerifier, type GoogleVerifier } from './infra/google.ts';
 import type { Mailer } from './infra/mailer.ts';
 import { createRedisRevocationPublisher } from './infra/push.ts';
@@ -77,6 +78,20 @@ export async function buildApp(deps: AuthAppDeps) {
         config.AUTH_MAX_FAILED_ATTEMPTS,
         config.AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS,
       ),
+      codeRequests: {
+        perAddress: new RequestLimiter(
+          redis,
+          `${config.REDIS_PREFIX}code-requests`,
+          config.AUTH_MAX_CODE_REQUESTS_PER_ADDRESS,
+          config.AUTH_CODE_REQUESTS_WINDOW_SECONDS,
+        ),
+        overall: new RequestLimiter(
+          redis,
+          `${config.REDIS_PREFIX}code-requests-all`,
+          config.AUTH_MAX_CODE_REQUESTS,
+          config.AUTH_CODE_REQUESTS_WINDOW_SECONDS,
+        ),
+      },
       failedPerEmail: new FailedAttemptLimiter(
         redis,
         `${config.REDIS_PREFIX}email-`,

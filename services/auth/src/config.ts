@@ -48,6 +48,13 @@ export const authEnv = commonEnv
     AUTH_MAX_FAILED_PER_EMAIL: z.coerce.number().int().min(1).max(100_000).default(10),
     AUTH_EMAIL_FAILED_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
     /**
+     * `request-code` calls (each may send a mail) per client address and for the whole deployment
+     * per window; past either the call is a 429 and nothing is sent.
+     */
+    AUTH_MAX_CODE_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(50),
+    AUTH_MAX_CODE_REQUESTS: z.coerce.number().int().min(1).max(10_000_000).default(2000),
+    AUTH_CODE_REQUESTS_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+    /**
      * The peers whose X-Forwarded-For is believed (the edge, which writes the address it saw):
      * comma-separated addresses or CIDR blocks, `loopback` for 127.0.0.0/8 and ::1. Any other peer
      * is the client itself, so a host beside auth cannot pose as another client.

@@ -11,6 +11,7 @@ import { signIn, type AccountView } from '../commands/signIn.ts';
 import { isDomainError, RejectedError } from '../domain/errors.ts';
 import type { FailedAttemptLimiter } from '../infra/failedAttempts.ts';
 import type { GoogleVerifier } from '../infra/google.ts';
+import type { RequestLimiter } from '../infra/requestLimiter.ts';
 import type { RevocationPublisher } from '../infra/push.ts';
 import { rethrowMapped } from './errors.ts';
 import * as s from './schemas.ts';
@@ -27,6 +28,8 @@ export interface RouteDeps {
   failedAttempts: FailedAttemptLimiter;
   /** Wrong email codes per email over all its codes, so a new code does not reset the count. */
   failedPerEmail: FailedAttemptLimiter;
+  /** `request-code` calls per client address and overall: each may send a mail. */
+  codeRequests: { perAddress: RequestLimiter; overall: RequestLimiter };
 }
 
 const isWrongCode = (err: unknown) =>
@@ -91,6 +94,12 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
     '/auth/oan/email/request-code',
     { schema: { body: s.requestCodeBody, response: { 200: s.successResponse } } },
     async (req) => {
+      const wait =
+        (await deps.codeRequests.perAddress.take(clientKey(req.ip))) ||
+        (await deps.codeRequests.overall.take('all'));
+      if (wait > 0) {
+        throw new RejectedError('TOO_MANY_FAILED_ATTEMPTS', `Too many code requests; try again in ${wait} s`);
+      }
       await requestEmailCode(deps.email, req.body.email);
       return { success: true as const };
     },
