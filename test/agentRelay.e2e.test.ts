@@ -44,8 +44,8 @@ const lookup = (agent: string, path = 'api/agents') => fetch(`${fleet.url}/${pat
 const LOOKUP_POLL_MS = 1500;
 
 /** A raw socket to a relay path, its frames collected. */
-async function rawSocket(url: string) {
-  const sock = new WebSocket(url);
+async function rawSocket(url: string, headers: Record<string, string> = {}) {
+  const sock = new WebSocket(url, { headers });
   const frames: Record<string, unknown>[] = [];
   const closed = new Promise<number>((r) => sock.on('close', (code) => r(code)));
   sock.on('message', (d) => frames.push(JSON.parse((d as Buffer).toString()) as Record<string, unknown>));
@@ -151,6 +151,16 @@ describe('when the input is hostile', () => {
     expect(frames[10]).toMatchObject({ type: 'ERROR', error: 'Rate limited: at most 10 FIND per minute' });
     expect((frames[0]!.agents as { summary: string }[])[0]?.summary).toBe('translates text to spanish');
     sock.close();
+    // The same client writing its own X-Forwarded-For is still the same client: the relay keys it
+    // by the hop the edge wrote, not by the first one.
+    const posing = await rawSocket(`${edge}/ws/lookup`, { 'x-forwarded-for': '203.0.113.5' });
+    posing.sock.send(JSON.stringify({ type: 'FIND', query: 'spanish', timestamp: 1 }));
+    await waitFor(() => posing.frames.length === 1, { what: 'an answer to the posing client' });
+    expect(posing.frames[0]).toMatchObject({
+      type: 'ERROR',
+      error: 'Rate limited: at most 10 FIND per minute',
+    });
+    posing.sock.close();
     // GET_AGENT on the other path: AGENT_INFO for a listed agent, agent null for an unknown one.
     const listed = (frames[0]!.agents as { address: string }[])[0]!.address;
     const get = await rawSocket(`${edge}/ws/lookup`);

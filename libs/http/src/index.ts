@@ -5,3 +5,4 @@ export * from './logger.ts';
 export type { ZodTypeProvider } from 'fastify-type-provider-zod';
 export * from './multipart.ts';
 export * from './schemas.ts';
+export * from './clientAddress.ts';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { MikroORM } from '@oan/db';
-import { createHttpApp, type Logger } from '@oan/http';
+import { createHttpApp, trustedProxies, type Logger } from '@oan/http';
 import type { AgentsConfig } from './config.ts';
 import { agentRoutes } from './http/routes.ts';
 import { Bus } from './infra/bus.ts';
@@ -19,11 +19,12 @@ export interface AgentsDeps {
 
 /** One agents replica: the relay sockets, the HTTP lookups, and the routing between replicas. */
 export async function buildApp({ config, orm, redis, logger }: AgentsDeps) {
+  const trusted = trustedProxies(config.TRUST_PROXY);
   const app = await createHttpApp({
     name: 'agents',
     logLevel: config.LOG_LEVEL,
-    // Behind the edge: the client's address is the first X-Forwarded-For hop (GET_AGENT's limit).
-    fastify: { trustProxy: '127.0.0.1' },
+    // Behind the edge: the client is the hop the trusted edge wrote (GET_AGENT's limit).
+    fastify: { trustProxy: trusted },
     readiness: {
       postgres: () => orm.em.fork().getConnection().execute('select 1'),
       redis: () => redis.ping(),
@@ -40,7 +41,7 @@ export async function buildApp({ config, orm, redis, logger }: AgentsDeps) {
   const directory = new Directory(orm, registry);
   await hub.start();
   await app.register(agentRoutes, { directory, registry });
-  const detach = attachRelaySockets(app.server, hub, directory);
+  const detach = attachRelaySockets(app.server, hub, directory, trusted);
   app.addHook('preClose', async () => {
     detach();
     await hub.stop();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { commonEnv, envPort, loadConfig, z } from '@oan/config';
+import { trustProxyList } from '@oan/http';
 
 /** One agents replica: the ConnectOnion relay sockets and the agent directory. */
 export const agentsEnv = commonEnv.extend({
@@ -12,6 +13,11 @@ export const agentsEnv = commonEnv.extend({
   /** An agent socket without any frame for this long is dropped (seed 001: 120 s). */
   AGENT_STALE_MS: z.coerce.number().int().min(1000).default(120_000),
   JWT_SECRET: z.string().optional(),
+  /**
+   * The peers whose X-Forwarded-For is believed (the edge): addresses or CIDR blocks, `loopback`.
+   * The limits count the hop the edge wrote, never one the client wrote before it.
+   */
+  TRUST_PROXY: trustProxyList,
 });
 export type AgentsConfig = z.infer<typeof agentsEnv>;
 

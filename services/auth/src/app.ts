@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import { createAuthenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
-import { BODY_LIMITS, createHttpApp, type Logger } from '@oan/http';
+import { BODY_LIMITS, createHttpApp, trustedProxies, type Logger } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { AuthContext } from './commands/context.ts';
 import type { AuthConfig } from './config.ts';
 import { EmailCodeStore } from './infra/emailCodes.ts';
 import { FailedAttemptLimiter } from './infra/failedAttempts.ts';
+import { RequestLimiter } from './infra/requestLimiter.ts';
 import { createGoogleVerifier, type GoogleVerifier } from './infra/google.ts';
 import type { Mailer } from './infra/mailer.ts';
 import { createRedisRevocationPublisher } from './infra/push.ts';
@@ -43,7 +44,10 @@ export async function buildApp(deps: AuthAppDeps) {
       postgres: () => sql(orm.em.fork(), 'select 1'),
       redis: () => redis.ping(),
     },
-    fastify: { trustProxy: config.TRUST_PROXY, ...(deps.logger ? { loggerInstance: deps.logger } : {}) },
+    fastify: {
+      trustProxy: trustedProxies(config.TRUST_PROXY),
+      ...(deps.logger ? { loggerInstance: deps.logger } : {}),
+    },
   });
 
   const ctx: AuthContext = { orm, store: createAuthStore(), now: deps.now ?? (() => new Date()) };
@@ -73,6 +77,26 @@ export async function buildApp(deps: AuthAppDeps) {
         config.REDIS_PREFIX,
         config.AUTH_MAX_FAILED_ATTEMPTS,
         config.AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS,
+      ),
+      codeRequests: {
+        perAddress: new RequestLimiter(
+          redis,
+          `${config.REDIS_PREFIX}code-requests`,
+          config.AUTH_MAX_CODE_REQUESTS_PER_ADDRESS,
+          config.AUTH_CODE_REQUESTS_WINDOW_SECONDS,
+        ),
+        overall: new RequestLimiter(
+          redis,
+          `${config.REDIS_PREFIX}code-requests-all`,
+          config.AUTH_MAX_CODE_REQUESTS,
+          config.AUTH_CODE_REQUESTS_WINDOW_SECONDS,
+        ),
+      },
+      failedPerEmail: new FailedAttemptLimiter(
+        redis,
+        `${config.REDIS_PREFIX}email-`,
+        config.AUTH_MAX_FAILED_PER_EMAIL,
+        config.AUTH_EMAIL_FAILED_WINDOW_SECONDS,
       ),
     });
     await app.register(webhookRoutes, {

@@ -1,4 +1,5 @@
 import { commonEnv, envBool, envPort, loadConfig, z } from '@oan/config';
+import { trustProxyList } from '@oan/http';
 
 /** Unset and empty are the same thing for optional variables (`FOO=` in an env file). */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -41,11 +42,24 @@ export const authEnv = commonEnv
     AUTH_MAX_FAILED_ATTEMPTS: z.coerce.number().int().min(1).max(100_000).default(30),
     AUTH_FAILED_ATTEMPTS_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
     /**
-     * Which peers' X-Forwarded-For is believed when telling client addresses apart (Fastify
-     * `trustProxy`): the edge appends the address it saw. Default: loopback and private ranges,
-     * where the edge runs; a client reaching auth directly from elsewhere cannot pose as another.
+     * Wrong email codes one email may get per window, over all its codes and addresses (then 429):
+     * a new code does not give the guesser five more tries.
      */
-    TRUST_PROXY: z.string().min(1).default('loopback,linklocal,uniquelocal'),
+    AUTH_MAX_FAILED_PER_EMAIL: z.coerce.number().int().min(1).max(100_000).default(10),
+    AUTH_EMAIL_FAILED_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+    /**
+     * `request-code` calls (each may send a mail) per client address and for the whole deployment
+     * per window; past either the call is a 429 and nothing is sent.
+     */
+    AUTH_MAX_CODE_REQUESTS_PER_ADDRESS: z.coerce.number().int().min(1).max(1_000_000).default(50),
+    AUTH_MAX_CODE_REQUESTS: z.coerce.number().int().min(1).max(10_000_000).default(2000),
+    AUTH_CODE_REQUESTS_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+    /**
+     * The peers whose X-Forwarded-For is believed (the edge, which writes the address it saw):
+     * comma-separated addresses or CIDR blocks, `loopback` for 127.0.0.0/8 and ::1. Any other peer
+     * is the client itself, so a host beside auth cannot pose as another client.
+     */
+    TRUST_PROXY: trustProxyList,
     // Webhooks (ADR 0018): the delivery loop runs in every auth process unless switched off.
     WEBHOOK_DELIVERY: z
       .enum(['on', 'off'])

@@ -4,6 +4,8 @@ import { registerProxy } from './proxy.ts';
 
 /** The agent relay's sockets (spec/connectonion-relay.md §1, and seed 001's `/announce`, `/lookup`). */
 const RELAY_SOCKETS = ['/ws/announce', '/ws/input', '/ws/lookup', '/announce', '/lookup'];
+/** The relay's own frame limit (services/agents MAX_FRAME_BYTES, the peers' default, spec §4). */
+const RELAY_MAX_FRAME_BYTES = 1024 * 1024;
 /** Its HTTP lookups: the Python client's path and the TS client's. */
 const RELAY_LOOKUPS = ['/api/agents', '/api/relay/agents'];
 
@@ -18,7 +20,12 @@ export async function registerAgentRelay(app: FastifyInstance, urls: readonly st
   const stopProbing = pool.startProbing();
   app.addHook('onClose', async () => stopProbing());
   for (const prefix of RELAY_SOCKETS) {
-    await registerProxy(app, { prefix, upstream: () => pool.next(), websocket: true });
+    await registerProxy(app, {
+      prefix,
+      upstream: () => pool.next(),
+      websocket: true,
+      maxFrameBytes: RELAY_MAX_FRAME_BYTES,
+    });
   }
   for (const prefix of RELAY_LOOKUPS) {
     await registerProxy(app, {

@@ -109,6 +109,8 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
     prefix: '/socket.io',
     upstream: (req: FastifyRequest) => gateways.forSession((req.query as { sid?: unknown }).sid),
     websocket: true,
+    // The gateways' own limit on a client packet (services/gateway MAX_CLIENT_FRAME_BYTES).
+    maxFrameBytes: 16 * 1024,
   });
 
   // A long-poll is held until the gateway has something to send (up to its 25 s ping), and the

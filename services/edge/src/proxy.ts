@@ -14,6 +14,11 @@ export interface ProxyRoute {
   upstream: string | ((req: FastifyRequest) => string);
   websocket?: boolean;
   /**
+   * With `websocket`: the largest client frame, the upstream's own limit. A larger one closes the
+   * client's socket with 1009 at the edge, which otherwise buffers up to the `ws` default 100 MiB.
+   */
+  maxFrameBytes?: number;
+  /**
    * For GET/HEAD only: another upstream to try after a connection-level failure (refused, reset
    * before a response). `GET /events` must stay available while a gateway restarts (§10.3: a failed
    * backfill loses events for the SDK), so a dead gateway costs a retry, not an error.
@@ -35,14 +40,13 @@ type OnError = NonNullable<ReplyOptions['onError']>;
 type Headers = Parameters<NonNullable<ReplyOptions['rewriteRequestHeaders']>>[1];
 type AnyRequest = Parameters<NonNullable<ReplyOptions['getUpstream']>>[0];
 
-/** Headers the upstream needs to correlate and attribute a request. */
+/**
+ * Headers the upstream needs to correlate and attribute a request. `X-Forwarded-For` is replaced by
+ * the address this edge saw, never appended to: the services key their limits on it (auth's failed
+ * codes, the relay's lookups) and a client must not write the hop they believe.
+ */
 function forwarded<H extends Headers>(req: AnyRequest, headers: H): H {
-  const prior = headers['x-forwarded-for'];
-  return {
-    ...headers,
-    'x-request-id': req.id,
-    'x-forwarded-for': prior ? `${String(prior)}, ${req.ip}` : req.ip,
-  };
+  return { ...headers, 'x-request-id': req.id, 'x-forwarded-for': req.ip };
 }
 
 /**
@@ -183,6 +187,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
       await child.register(httpProxy, {
         ...common,
         websocket: true,
+        ...(route.maxFrameBytes ? { wsServerOptions: { maxPayload: route.maxFrameBytes } } : {}),
         wsClientOptions: {
           // Runtime option of the library (README, wsClientOptions), absent from its typings.
           ...({

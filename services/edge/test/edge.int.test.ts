@@ -31,6 +31,7 @@ async function stubAuth(): Promise<{ app: FastifyInstance; url: string }> {
     method: req.method,
     url: req.url,
     requestId: req.headers['x-request-id'],
+    forwardedFor: req.headers['x-forwarded-for'],
     body: req.body ?? null,
   });
   app.post('/api/v1/auth/oan/email/request-code', echo);
@@ -128,6 +129,7 @@ describe('the public origin', () => {
       method: 'POST',
       url: '/api/v1/auth/oan/email/request-code',
       requestId: 'trace-42',
+      forwardedFor: '127.0.0.1',
       body: { email: 'a@example.test' },
     });
     const keys = await fetch(`${edge.url}/api/v1/api-keys`);
@@ -135,6 +137,16 @@ describe('the public origin', () => {
     const del = await fetch(`${edge.url}/api/v1/api-keys/abc`, { method: 'DELETE' });
     expect(del.status).toBe(204);
     expect(await del.text()).toBe('');
+  });
+
+  it('replaces a client-written X-Forwarded-For with the address the edge saw', async () => {
+    // Auth and the relay key their limits on this hop: a client must not be able to choose it.
+    const res = await fetch(`${edge.url}/api/v1/auth/oan/email/request-code`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.9, 198.51.100.1' },
+      body: JSON.stringify({ email: 'a@example.test' }),
+    });
+    expect(await res.json()).toMatchObject({ forwardedFor: '127.0.0.1' });
   });
 
   it.each(['/api/v1/nope', '/api/v1/gofers', '/api/v1/eventsx', '/api/v2/events'])(

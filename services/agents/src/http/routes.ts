@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { clientKey } from '@oan/http';
 import { ADDRESS } from '../domain/announce.ts';
 import { LIMITS, NOT_FOUND } from '../domain/limits.ts';
 import type { Registry } from '../infra/registry.ts';
@@ -17,7 +18,7 @@ export async function agentRoutes(app: FastifyInstance, deps: { directory: Direc
   };
   for (const path of ['/api/agents/:address', '/api/relay/agents/:address']) {
     app.get<{ Params: { address: string } }>(path, async (req, reply) => {
-      const r = await lookup(req.params.address.toLowerCase(), req.ip);
+      const r = await lookup(req.params.address.toLowerCase(), clientKey(req.ip));
       if (r.status === 429) {
         return reply
           .code(429)

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import { clientKey, clientOf, type TrustedProxies } from '@oan/http';
 import { MAX_FRAME_BYTES, MAX_PENDING_SOCKETS } from '../domain/limits.ts';
 import { FIRST_FRAME_MS } from '../domain/limits.ts';
 import { serveAgent } from './agentSocket.ts';
@@ -18,12 +19,12 @@ const ROLES: Record<string, 'agent' | 'client' | 'lookup'> = {
   '/lookup': 'lookup',
 };
 
-/** The client's address: the edge's X-Forwarded-For (first hop) or the peer. */
-const clientIp = (req: IncomingMessage) =>
-  String(req.headers['x-forwarded-for'] ?? '')
-    .split(',')[0]
-    ?.trim() ||
-  (req.socket.remoteAddress ?? '');
+/**
+ * The client's address, as the HTTP lookups see it: the peer, or from a trusted edge the hop it
+ * wrote (never a hop the client wrote before it); an IPv6 client by its /64.
+ */
+const clientIp = (req: IncomingMessage, trusted: TrustedProxies) =>
+  clientKey(clientOf(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], trusted));
 
 /**
  * Serves the relay's WebSockets on the HTTP server. Frames are limited to 1 MiB (larger ones close
@@ -31,7 +32,12 @@ const clientIp = (req: IncomingMessage) =>
  * MAX_PENDING_SOCKETS may wait for their first frame (a flood of half-open sockets). No protocol
  * pings: the clients disable them (seed 001, Cloudflare) and liveness is any frame.
  */
-export function attachRelaySockets(server: Server, hub: Hub, directory: Directory): () => void {
+export function attachRelaySockets(
+  server: Server,
+  hub: Hub,
+  directory: Directory,
+  trusted: TrustedProxies,
+): () => void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   let pending = 0;
   let n = 0;
@@ -58,7 +64,7 @@ export function attachRelaySockets(server: Server, hub: Hub, directory: Director
       ws.once('close', settle);
       if (role === 'agent') serveAgent(hub, ws, id);
       else if (role === 'client') serveClient(hub, ws, id);
-      else serveLookup(hub, directory, ws, clientIp(req));
+      else serveLookup(hub, directory, ws, clientIp(req, trusted));
     });
   };
   server.on('upgrade', onUpgrade);

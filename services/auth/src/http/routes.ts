@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, signOanJwt, type Authenticator } from '@oan/auth';
-import { noContent } from '@oan/http';
+import { clientKey, noContent } from '@oan/http';
 import { normalizePlatform } from '@oan/protocol';
 import { listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { noticeOutdatedConnector } from '../commands/accountAdmin.ts';
@@ -11,6 +11,7 @@ import { signIn, type AccountView } from '../commands/signIn.ts';
 import { isDomainError, RejectedError } from '../domain/errors.ts';
 import type { FailedAttemptLimiter } from '../infra/failedAttempts.ts';
 import type { GoogleVerifier } from '../infra/google.ts';
+import type { RequestLimiter } from '../infra/requestLimiter.ts';
 import type { RevocationPublisher } from '../infra/push.ts';
 import { rethrowMapped } from './errors.ts';
 import * as s from './schemas.ts';
@@ -25,6 +26,10 @@ export interface RouteDeps {
   jwt: { secret: string; ttlSeconds: number };
   /** Failed code attempts per client address. */
   failedAttempts: FailedAttemptLimiter;
+  /** Wrong email codes per email over all its codes, so a new code does not reset the count. */
+  failedPerEmail: FailedAttemptLimiter;
+  /** `request-code` calls per client address and overall: each may send a mail. */
+  codeRequests: { perAddress: RequestLimiter; overall: RequestLimiter };
 }
 
 const isWrongCode = (err: unknown) =>
@@ -37,7 +42,9 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
   const jwtStrict = requireAuth(deps.authenticator, { mode: 'jwt-strict' });
   const multiRealm = requireAuth(deps.authenticator, { mode: 'multi+realm' });
   /** Refuses an address past its failed attempts, and counts a wrong code against it. */
-  const guessGuard = async <T>(address: string, attempt: () => Promise<T>): Promise<T> => {
+  // An IPv6 client is counted by its /64 (clientKey).
+  const guessGuard = async <T>(ip: string, attempt: () => Promise<T>, email?: string): Promise<T> => {
+    const address = clientKey(ip);
     const wait = await deps.failedAttempts.blockedFor(address);
     if (wait > 0) {
       throw new RejectedError(
@@ -45,10 +52,20 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
         `Too many failed attempts from this address; try again in ${wait} s`,
       );
     }
+    const emailWait = email === undefined ? 0 : await deps.failedPerEmail.blockedFor(email);
+    if (emailWait > 0) {
+      throw new RejectedError(
+        'TOO_MANY_FAILED_ATTEMPTS',
+        `Too many failed attempts for this email; try again in ${emailWait} s`,
+      );
+    }
     try {
       return await attempt();
     } catch (err) {
-      if (isWrongCode(err)) await deps.failedAttempts.recordFailure(address);
+      if (isWrongCode(err)) {
+        await deps.failedAttempts.recordFailure(address);
+        if (email !== undefined) await deps.failedPerEmail.recordFailure(email);
+      }
       throw err;
     }
   };
@@ -77,6 +94,12 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
     '/auth/oan/email/request-code',
     { schema: { body: s.requestCodeBody, response: { 200: s.successResponse } } },
     async (req) => {
+      const wait =
+        (await deps.codeRequests.perAddress.take(clientKey(req.ip))) ||
+        (await deps.codeRequests.overall.take('all'));
+      if (wait > 0) {
+        throw new RejectedError('TOO_MANY_FAILED_ATTEMPTS', `Too many code requests; try again in ${wait} s`);
+      }
       await requestEmailCode(deps.email, req.body.email);
       return { success: true as const };
     },
@@ -87,7 +110,8 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
     '/auth/oan/email/verify',
     { schema: { body: s.verifyBody, response: { 200: s.signInResponse } } },
     async (req) => {
-      await guessGuard(req.ip, () => checkEmailCode(deps.email, req.body.email, req.body.code));
+      const { email, code } = req.body; // normalized by the schema
+      await guessGuard(req.ip, () => checkEmailCode(deps.email, email, code), email);
       const platform = normalizePlatform(req.body.platform);
       return signedIn(
         await signIn(ctx, { email: req.body.email, googleSub: null, platform, method: 'email' }),

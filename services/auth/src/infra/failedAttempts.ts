@@ -5,8 +5,9 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
  * Guessing codes from one client address: every failed email-code verification or
  * pairing-code redemption counts against the address; past the limit the address is refused (429)
  * before any code is looked at, until the window expires. Successful attempts count nothing, so a
- * connector platform joining many users from one server is never slowed. The per-email limit is the
- * code's own (5 wrong attempts kill it, src/infra/emailCodes.ts); pairing codes carry 64 random bits.
+ * connector platform joining many users from one server is never slowed. A second limiter keyed by
+ * email counts wrong email codes over all codes of that email (a code's own 5 attempts restart with
+ * every new code, src/infra/emailCodes.ts); pairing codes carry 64 random bits.
  */
 export class FailedAttemptLimiter {
   private readonly limiter: RateLimiterRedis;
