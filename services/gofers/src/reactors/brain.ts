@@ -39,9 +39,9 @@ export type RunningBrain = RunningReactor;
 /**
  * The Gofer's brain (scripted or openai, behind one interface): answers each owner message once.
  * One account's events share a partition, so one Gofer's messages are answered in order; other
- * partitions, and other Gofers of one batch, run at the same time. An offset is committed only once every message up to it has its
- * reply appended (or was given up on), so a crash redelivers, and `addAssistantTurn` (idempotent on
- * replyTo) turns the redelivery into nothing.
+ * partitions, and other Gofers of one batch, run at the same time. An offset is committed only once
+ * every message up to it has its reply appended (or was given up on), so a crash redelivers, and
+ * `addAssistantTurn` (idempotent on replyTo) turns the redelivery into nothing.
  */
 export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
   const { kafka, registry, logger, provider } = deps;
