@@ -45,7 +45,7 @@ export interface GoferAppDeps {
   /** Owned by the caller (closed after the app). */
   orm: MikroORM;
   redis: Redis;
-  /** The configured object-storage adapter; null or absent ⇒ no uploads (§0.5). */
+  /** The configured object-storage adapter; null or absent ⇒ no upload routes at all (404). */
   storage?: ObjectStorage | null;
   /** Built from the other deps when absent; main.ts shares one with the reactors. */
   ctx?: GoferContext;
@@ -53,7 +53,7 @@ export interface GoferAppDeps {
   logger?: Logger;
   /** prom-client keeps one registry per process: only one app per process may expose metrics. */
   metrics?: boolean;
-  /** Issue 16: the relay host and the key sealer (main.ts); absent ⇒ no relay routes (404). */
+  /** The ConnectOnion relay host and the key sealer (main.ts); absent ⇒ no relay routes (404). */
   relay?: { control: RelayControl; sealer: KeySealer } | null;
 }
 
@@ -72,15 +72,15 @@ export async function buildApp(deps: GoferAppDeps) {
   });
   const ctx = deps.ctx ?? createGoferContext({ config, orm, redis });
 
-  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  // Invariant 8 (all or nothing): with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     const routeDeps = { ctx, authenticator, storage, relay: deps.relay?.control ?? null };
     await app.register(goferRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
     await app.register(chatRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
     await app.register(pairingRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });
-    // §0.5: without an adapter the upload routes do not exist (404).
+    // Without an object-storage adapter the upload routes do not exist (404).
     if (storage) await app.register(uploadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
-    // Issue 16: likewise, without a relay the publish routes do not exist.
+    // Likewise, without a relay the publish routes do not exist.
     if (deps.relay) {
       const { control, sealer } = deps.relay;
       await app.register(relayRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, relay: control, sealer });

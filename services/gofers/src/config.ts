@@ -9,12 +9,12 @@ export const gofersEnv = commonEnv
     ...llmEnv.shape,
     ...storageEnv.shape,
     /**
-     * §0.5: no adapter unless one is asked for (then the upload routes are 404 and attachmentIds a
+     * No adapter unless one is asked for (then the upload routes are 404 and attachmentIds a
      * 400). The fleet and docker-compose choose `fs` / `s3` explicitly.
      */
     STORAGE_DRIVER: z.enum(['none', 'fs', 's3']).default('none'),
     /**
-     * Issue 16 (ADR 0023): the agent relay's base URLs (the agents replicas, ws:// or http://) where
+     * ADR 0023: the agent relay's base URLs (the agents replicas, ws:// or http://) where
      * published Gofers announce. Unset: Gofers cannot be published (the relay routes are 404).
      */
     GOFER_RELAY_URLS: envOptional(envList),

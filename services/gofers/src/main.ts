@@ -28,7 +28,7 @@ const setup = await createStorage(config);
 const storage = setup?.storage ?? null;
 const ctx = createGoferContext({ config, orm, redis, store });
 const provider = createBrainProvider(config);
-// Issue 16 (ADR 0023): published Gofers announce on the agent relay, when one is configured.
+// ADR 0023: published Gofers announce on the agent relay, when one is configured.
 const sealer = config.GOFER_RELAY_URLS ? new KeySealer(relayKeySecretOf(config)) : null;
 const relayHost =
   config.GOFER_RELAY_URLS && sealer

@@ -101,7 +101,7 @@ const turn = (
   },
 });
 
-describe('a Gofer not created yet, when it is created (§4.4 (11))', () => {
+describe('a Gofer not created yet, when it is created', () => {
   const create = (locale: string): GoferCommand => ({
     type: 'CreateGofer',
     data: {
@@ -162,7 +162,7 @@ describe('a Gofer not created yet, when it is created (§4.4 (11))', () => {
   });
 });
 
-describe('an active Gofer, when its owner posts a message (§4.4 (13))', () => {
+describe('an active Gofer, when its owner posts a message', () => {
   it('records content as sent, untrimmed', () => {
     given(created)
       .when(post({ content: '  my goal  ' }))
@@ -215,7 +215,7 @@ describe('an active Gofer, when its owner posts a message (§4.4 (13))', () => {
   });
 });
 
-describe('an active Gofer, when its owner deletes it (§4.4 (15))', () => {
+describe('an active Gofer, when its owner deletes it', () => {
   it('records the deletion for the owner', () => {
     given(created)
       .when({ type: 'DeleteGofer', data: { accountId: OWNER } })
@@ -250,7 +250,7 @@ describe('an active Gofer, when its brain answers', () => {
       .thenNothing();
   });
 
-  it('records nothing for a deleted or unknown Gofer (§8.6)', () => {
+  it('records nothing for a deleted or unknown Gofer (no events after deletion)', () => {
     given(created, message('m1'), deleted).when(turn()).thenNothing();
     given().when(turn()).thenNothing();
   });
@@ -326,7 +326,7 @@ describe('the state a Gofer’s events fold to', () => {
   });
 });
 
-describe('the `since` of the chat history (§4.4 (14))', () => {
+describe('the `since` of the chat history', () => {
   it('reads ISO-8601 instants and nothing else', () => {
     expect(parseSince('2026-08-01T00:00:00.000Z')?.toISOString()).toBe('2026-08-01T00:00:00.000Z');
     expect(parseSince('2026-08-01T02:00:00+02:00')?.toISOString()).toBe('2026-08-01T00:00:00.000Z');
@@ -375,7 +375,7 @@ describe('an active Gofer, when one of its threads is proposed', () => {
     given(created, event!).when(announce).thenNothing();
   });
 
-  it('announces nothing for an unknown or deleted Gofer (§8.6)', () => {
+  it('announces nothing for an unknown or deleted Gofer', () => {
     given().when(announce).thenNothing();
     given(created, deleted).when(announce).thenNothing();
   });

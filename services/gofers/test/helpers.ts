@@ -91,7 +91,7 @@ export async function startGoferFleet(
 
 type Res = Awaited<ReturnType<App['inject']>>;
 
-/** §0.3: a non-empty body is JSON. Returns the parsed body. */
+/** Every non-empty body is JSON. Returns the parsed body. */
 export function body<T = unknown>(res: Res): T {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   return JSON.parse(res.body) as T;

@@ -4,8 +4,9 @@ import { sql } from '@oan/db';
 import { body, expectError, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /**
- * §4.4 (18), (19), §6: the pairing cards of one Gofer, read from `read.pairing_cards`
- * (seeded here with SQL, as the projector's matching projection would write them).
+ * The pairing list and one pairing's card, and their probe-safe 403: the pairing cards of one
+ * Gofer, read from `read.pairing_cards` (seeded here with SQL, as the projector's matching
+ * projection would write them).
  */
 let fleet: GoferFleet;
 beforeAll(async () => {
@@ -74,7 +75,7 @@ async function seedCard(seed: Seed): Promise<string> {
       ready ? 'ready' : 'pending',
       seed.pairedAt,
       seed.pairedAt,
-      // A pending row holding a stale title still shows null (§4.4 (18)).
+      // A pending row holding a stale title still shows null (no title or preview while pending).
       'A title',
       'A preview',
       randomUUID(),
@@ -92,7 +93,7 @@ async function seedCard(seed: Seed): Promise<string> {
   return threadId;
 }
 
-describe('GET /gofers/:goferId/pairings (§4.4 (18))', () => {
+describe('GET /gofers/:goferId/pairings', () => {
   it('lists the Gofer’s cards newest first, exactly the whitelisted keys, null title while pending', async () => {
     const { accountId, headers } = await fleet.account();
     const goferId = await newGofer(headers);
@@ -176,7 +177,7 @@ describe('GET /gofers/:goferId/pairings (§4.4 (18))', () => {
   });
 });
 
-describe('GET /gofers/:goferId/pairings/:threadId (§4.4 (19))', () => {
+describe('GET /gofers/:goferId/pairings/:threadId', () => {
   it('answers one card; a thread without this Gofer’s card is 404 NOT_FOUND', async () => {
     const { accountId, headers } = await fleet.account();
     const goferId = await newGofer(headers);
@@ -211,7 +212,7 @@ describe('GET /gofers/:goferId/pairings/:threadId (§4.4 (19))', () => {
   });
 });
 
-describe('§6: unknown, foreign and deleted Gofers (byte-identical 403)', () => {
+describe('unknown, foreign and deleted Gofers (byte-identical 403)', () => {
   it('answers both routes with the chat routes’ one 403 body', async () => {
     const owner = await fleet.account();
     const stranger = await fleet.account();

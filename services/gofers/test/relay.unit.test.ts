@@ -6,7 +6,7 @@ import { decideGofer, goferDecider, type GoferCommand } from '../src/domain/gofe
 import type { GoferState } from '../src/domain/goferState.ts';
 import { addressOf, KeySealer, newRelayKey, signText, verifiedBy } from '../src/relay/keys.ts';
 
-/** Issue 16, point 5 (ADR 0023): publishing a Gofer on the relay, its key, and its callers' words. */
+/** ADR 0023: publishing a Gofer on the relay, its key, and its callers' words. */
 const NOW = '2026-12-02T01:00:00.000Z';
 const OWNER = 'acc-owner';
 const ADDRESS = `0x${'ab'.repeat(32)}`;

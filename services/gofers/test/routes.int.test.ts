@@ -88,7 +88,7 @@ const append = (goferId: string, accountId: string, events: GoferEvent[]) =>
   appendGoferEvents(fleet.ctx, goferId, accountId, events);
 const eventCount = async () => (await fleet.events()).length;
 
-describe('creating Gofers (§4.4 (11))', () => {
+describe('creating Gofers', () => {
   it('answers 201 {goferId, chatId, greeting} to {} and {locale:"en"}, without webUrl when unconfigured', async () => {
     const { headers } = await fleet.account();
     for (const payload of [{}, { locale: 'en' }]) {
@@ -96,14 +96,14 @@ describe('creating Gofers (§4.4 (11))', () => {
       expect(Object.keys(created).sort()).toEqual(['chatId', 'goferId', 'greeting']);
       expect(created.greeting).toBe(placeholderTexts('en').greeting);
     }
-    // A missing body, and a JSON content type with an empty body (A31), count as `{}`.
+    // A missing body, and a JSON content type with an empty body (accepted leniently), count as `{}`.
     for (const extra of [{}, { headers: { ...headers, 'content-type': 'application/json' } }]) {
       const res = await fleet.app.inject({ method: 'POST', url: '/api/v1/gofers', headers, ...extra });
       expect(res.statusCode, res.body).toBe(201);
     }
   });
 
-  it('is two statements: the credential lookup and one append of the Gofer, its chat and greeting (issue 11)', async () => {
+  it('is two statements: the credential lookup and one append of the Gofer, its chat and greeting', async () => {
     const { accountId, headers } = await fleet.account('dsh');
     // The key's once-a-minute last_used_at write happens here, in the background: wait until it has
     // landed so that it is not counted below.
@@ -156,7 +156,7 @@ describe('creating Gofers (§4.4 (11))', () => {
     expect(row).toEqual({ source_platform: 'dsh', human_review_triggers: ['money'], account_id: accountId });
   });
 
-  it('emits an absolute webUrl on create and list when OAN_WEB_BASE_URL is set (A29)', async () => {
+  it('emits an absolute webUrl on create and list when OAN_WEB_BASE_URL is set (<base>/gofers/<goferId>)', async () => {
     const { headers } = await fleet.account();
     const created = await newGofer(headers, {}, withWeb);
     expect(created.webUrl).toBe(`${WEB}/gofers/${created.goferId}`);
@@ -186,7 +186,7 @@ describe('creating Gofers (§4.4 (11))', () => {
   });
 });
 
-describe('listing Gofers (§4.4 (12))', () => {
+describe('listing Gofers', () => {
   it('shows the caller’s Gofers oldest first, in discovery, and nobody else’s', async () => {
     const a = await fleet.account();
     const b = await fleet.account();
@@ -229,7 +229,7 @@ describe('listing Gofers (§4.4 (12))', () => {
   it('refuses an unknown key (401) and a non-OAN JWT (403 errors.realmNotAllowed)', async () => {
     const unknown = await api(fleet.app, 'GET', '/gofers', { authorization: 'Bearer gofers_deadbeef' });
     expectError(unknown, 401, 'UNAUTHORIZED');
-    expect(body<{ error: string }>(unknown).error).toContain('Unauthorized'); // §5.3
+    expect(body<{ error: string }>(unknown).error).toContain('Unauthorized'); // what the connector matches on
     const { accountId } = await fleet.account();
     const jwt = await signOanJwt(JWT_SECRET, { accountId, realm: 'gofers', ttlSeconds: 60 });
     const res = await api(fleet.app, 'GET', '/gofers', { authorization: `Bearer ${jwt}` });
@@ -237,14 +237,14 @@ describe('listing Gofers (§4.4 (12))', () => {
     expect(body<{ error: string }>(res).error).toBe('errors.realmNotAllowed');
   });
 
-  it('does not exist with ENABLE_OPEN_API off (§0.5)', async () => {
+  it('does not exist with ENABLE_OPEN_API off (all or nothing)', async () => {
     const closed = await fleet.buildAnother({ ENABLE_OPEN_API: 'false' });
     const { headers } = await fleet.account();
     expect((await api(closed, 'GET', '/gofers', headers)).statusCode).toBe(404);
   });
 });
 
-describe('the role-chat (§4.4 (13), (14))', () => {
+describe('the role-chat: posting and history', () => {
   it('accepts a goal posted right after creation and shows it after the greeting, without retries', async () => {
     const { headers } = await fleet.account();
     const g = await newGofer(headers);
@@ -282,7 +282,7 @@ describe('the role-chat (§4.4 (13), (14))', () => {
       { content: '' },
       { attachmentIds: [] },
       { content: 'x', attachmentIds: [ownId, ownId] },
-      { content: 'x', attachmentIds: [ownId, second.data.attachmentId] }, // two valid ids: ≤ 1 (§4.4 (13))
+      { content: 'x', attachmentIds: [ownId, second.data.attachmentId] }, // two valid ids: at most one attachment
       { attachmentIds: [randomUUID()] },
       { attachmentIds: [foreign.data.attachmentId] },
       { content: 5 },
@@ -298,7 +298,7 @@ describe('the role-chat (§4.4 (13), (14))', () => {
     expect(await eventCount()).toBe(before);
   });
 
-  it('resolves attachments server-side, refuses a photo twice, and drops deleted files (A37)', async () => {
+  it('resolves attachments server-side, refuses a photo twice, and drops deleted files (no empty `attachments`)', async () => {
     const { accountId, headers } = await fleet.account();
     const g = await newGofer(headers, {}, withStorage);
     const doc = attachmentAdded(g.goferId, accountId, 'document');
@@ -455,7 +455,7 @@ describe('the role-chat (§4.4 (13), (14))', () => {
   });
 });
 
-describe('ownership (§6)', () => {
+describe('ownership (403 vs 404)', () => {
   it('answers an unknown, a foreign, a deleted and a malformed Gofer with byte-identical 403s', async () => {
     const owner = await fleet.account();
     const intruder = await fleet.account();
@@ -506,7 +506,7 @@ describe('ownership (§6)', () => {
     );
   });
 
-  it('still deletes when the storage fails (best effort, §4.4 (15))', async () => {
+  it('still deletes when the storage fails (best effort)', async () => {
     const owner = await fleet.account();
     const g = await newGofer(owner.headers);
     await append(g.goferId, owner.accountId, [attachmentAdded(g.goferId, owner.accountId, 'photo')]);

@@ -75,7 +75,7 @@ type PhotoAnswer = {
   };
 };
 
-describe('a document upload (§4.4 (16))', () => {
+describe('a document upload', () => {
   it.each([
     ['cv.pdf', 'application/pdf', pdf(), 'unsupported'],
     ['cv.doc', 'application/msword', cfb(true), 'unsupported'],
@@ -109,7 +109,7 @@ describe('a document upload (§4.4 (16))', () => {
     },
   );
 
-  describe('when the part declares its type, or does not (A11, §12 item 43)', () => {
+  describe('when the part declares its type, or does not (the part type first, then the extension)', () => {
     const noTypeHeader = (f: ReturnType<typeof form>) =>
       expect(f.payload.toString('latin1')).not.toMatch(/content-type/i);
 
@@ -225,7 +225,7 @@ describe('a document upload (§4.4 (16))', () => {
     expect(body<DocumentAnswer>(res).attachment.name).toBe('boot notes.txt');
     // In a quoted file name the parser reads a backslash as escaping the next character (RFC 9110
     // §5.6.4), so a Windows path loses its separators rather than its folders; never a path, and
-    // the extension, which A11 may need, stays.
+    // the extension, which the type may be taken from, stays.
     const windows = await upload(g, 'attachments', form('C:\\Users\\me\\notes.txt', null, Buffer.from('x')));
     expect(windows.statusCode).toBe(201);
     const { name, mimeType } = body<DocumentAnswer>(windows).attachment;
@@ -235,7 +235,7 @@ describe('a document upload (§4.4 (16))', () => {
   });
 });
 
-describe('a photo upload (§4.4 (17))', () => {
+describe('a photo upload', () => {
   it.each([
     ['me.jpg', 'image/jpeg', jpeg(640, 480), 640, 480],
     ['me.png', 'image/png', png(3, 2), 3, 2],
@@ -284,7 +284,7 @@ describe('a photo upload (§4.4 (17))', () => {
   });
 });
 
-describe('the 10 MB limit (§7, A9)', () => {
+describe('the 10 MB limit (413 PAYLOAD_TOO_LARGE)', () => {
   it('accepts exactly 10 × 1024 × 1024 bytes and refuses one byte more with 413, storing nothing', async () => {
     const g = await ownGofer();
     const exact = pdf(MAX_UPLOAD_BYTES - pdf().length);
@@ -312,7 +312,7 @@ describe('the 10 MB limit (§7, A9)', () => {
   });
 });
 
-describe('over a real connection (fetch + FormData, as the SDK sends it, §10.8)', () => {
+describe('over a real connection (fetch + FormData, as the SDK sends it)', () => {
   it('uploads, and answers an oversize file (413) or a foreign Gofer (403) without leaving the client hanging', async () => {
     const g = await ownGofer();
     const other = await ownGofer();
@@ -361,7 +361,7 @@ describe('the signed URL', () => {
 });
 
 describe('when the Gofer is not the caller’s, or the request is not an upload', () => {
-  it('answers an unknown, a foreign and a deleted Gofer with the chat route’s byte-identical 403 (§6)', async () => {
+  it('answers an unknown, a foreign and a deleted Gofer with the chat route’s byte-identical 403', async () => {
     const mine = await ownGofer();
     const other = await ownGofer();
     const reference = await fleet.app.inject({
@@ -449,7 +449,7 @@ describe('when the Gofer is not the caller’s, or the request is not an upload'
     }
   });
 
-  it('does not exist without a storage adapter (§0.5)', async () => {
+  it('does not exist without a storage adapter', async () => {
     const none = await fleet.buildAnother({}, { storage: null });
     const g = await ownGofer();
     expectError(

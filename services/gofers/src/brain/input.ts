@@ -15,7 +15,7 @@ export type PreparedInput =
 export function buildBrainInput(events: readonly GoferEvent[], messageId: string): PreparedInput {
   const state = events.reduce(goferDecider.evolve, goferDecider.initialState());
   if (state.status === 'none') return { kind: 'skip', reason: 'unknown' };
-  // §8.6, A35: a deleted Gofer gets no further events.
+  // A deleted Gofer gets no further events (the ones already logged stay replayable).
   if (state.status === 'deleted') return { kind: 'skip', reason: 'deleted' };
   if (state.answered.has(messageId)) return { kind: 'skip', reason: 'answered' };
 

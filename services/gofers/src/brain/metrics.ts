@@ -28,7 +28,7 @@ export const brainMetrics = {
         buckets: [0.005, 0.05, 0.25, 1, 2.5, 5, 10, 30, 60, 120],
       }),
   ),
-  // Cost counters (ARCHITECTURE §5).
+  // Cost counters (the openai brain reports its token use).
   tokens: getOrCreate(
     'oan_brain_tokens_total',
     () =>

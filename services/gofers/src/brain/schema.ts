@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BrainOutput, CallerOutput } from './types.ts';
 
-/** The §8.3 frozen shape. */
+/** The frozen v1 shape of `responseConstraints`. */
 export const responseConstraintsSchema = z.object({
   format: z.enum(['freestyle', 'boolean', 'enum', 'json_schema']),
   enumOptions: z.array(z.string().max(200)).max(50).optional(),
@@ -12,7 +12,7 @@ export const responseConstraintsSchema = z.object({
 const short = (max: number) => z.string().trim().min(1).max(max);
 
 /**
- * What a model must answer with. Anything else is a failed generation (silent in v1, §8.6), so the
+ * What a model must answer with. Anything else is a failed generation (silent in v1: no event), so the
  * bounds are the ones a stored event and a public profile can carry.
  */
 export const brainOutputSchema = z
@@ -34,7 +34,7 @@ export const brainOutputSchema = z
     const out: BrainOutput = {
       content: o.content,
       pendingQuery: o.pendingQuery,
-      // §11 A27: constraints describe the reply to a question; a plain message carries none.
+      // Constraints describe the reply to a question; a plain message carries none.
       responseConstraints: o.pendingQuery ? (o.responseConstraints ?? null) : null,
     };
     if (o.profile) out.profile = o.profile;
@@ -42,7 +42,7 @@ export const brainOutputSchema = z
     return out;
   });
 
-/** What a model must answer a relay caller with (issue 16): the answer only, no profile changes. */
+/** What a model must answer a relay caller with: the answer only, no profile changes. */
 export const callerOutputSchema = z
   .object({ content: short(4000) })
   .transform((o): CallerOutput => ({ content: o.content }));

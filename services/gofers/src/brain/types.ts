@@ -1,6 +1,6 @@
 import type { ChatRole, DiscoveryStatus } from '@oan/domain';
 
-/** The frozen §8.3 shape; only pending queries carry it (§11 A27). */
+/** The frozen v1 `responseConstraints` shape; only pending queries carry it (it describes the reply to a question). */
 export interface ResponseConstraints {
   format: 'freestyle' | 'boolean' | 'enum' | 'json_schema';
   enumOptions?: string[];
@@ -15,7 +15,7 @@ export interface PublicProfile {
   demands: string[];
 }
 
-/** What a brain knows about the Gofer it speaks for: its own profile only (ARCHITECTURE §5). */
+/** What a brain knows about the Gofer it speaks for: its own profile only (never the counterpart's in a system prompt). */
 export interface BrainGofer extends PublicProfile {
   goferId: string;
   locale: string;
@@ -42,7 +42,7 @@ export interface BrainInput {
 
 export interface BrainOutput {
   content: string;
-  /** true ⇒ the turn waits for the owner and becomes a `gofer_question` (§8.6). */
+  /** true ⇒ the turn waits for the owner and becomes a `gofer_question` event. */
   pendingQuery: boolean;
   responseConstraints: ResponseConstraints | null;
   /** The whole new public profile, when this turn changed it. */
@@ -57,7 +57,7 @@ export interface BrainProvider {
 }
 
 /**
- * Issue 16 (ADR 0023): a caller on the ConnectOnion relay speaks to a published Gofer. The Gofer
+ * ADR 0023: a caller on the ConnectOnion relay speaks to a published Gofer. The Gofer
  * knows its own public profile only: not its owner's chat, documents or review triggers.
  */
 export interface CallerInput {

@@ -8,9 +8,9 @@ export interface AssistantTurnInput {
   /** The user message this turn answers; null for a turn nobody asked for. */
   replyTo: string | null;
   content: string;
-  /** An `ask_user` turn: delivered as `gofer_question` (§8.6). */
+  /** An `ask_user` turn: delivered as a `gofer_question` event. */
   pendingQuery: boolean;
-  /** The frozen §8.3 shape; kept on pending queries only. */
+  /** The frozen v1 `responseConstraints` shape; kept on pending queries only. */
   responseConstraints: object | null;
   profile?: GoferProfile;
   discoveryStatus?: DiscoveryStatus;
@@ -20,7 +20,7 @@ export type AssistantTurnResult = { appended: true; messageId: string } | { appe
 
 /**
  * The brain's reply (engineer C's reactor). Idempotent on `replyTo`: a second turn for the same user
- * message appends nothing, and so does any turn for a deleted or unknown Gofer (§8.6).
+ * message appends nothing, and so does any turn for a deleted or unknown Gofer (no events after deletion).
  */
 export async function addAssistantTurn(
   ctx: GoferContext,

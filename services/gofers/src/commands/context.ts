@@ -16,7 +16,7 @@ export interface GoferContext {
   now: () => Date;
   /** Fresh ids (randomUUID) for Gofers, chats and messages. */
   ids: () => string;
-  /** OAN_WEB_BASE_URL without its trailing slash; `webUrl` is emitted only when set (§0.5). */
+  /** OAN_WEB_BASE_URL without its trailing slash; `webUrl` is emitted only when set (else no key). */
   webBaseUrl?: string;
 }
 
@@ -63,7 +63,8 @@ export async function deletedInStore(
 
 /**
  * For reads and uploads: refuses unknown, deleted and foreign Gofers with the one probe-safe 403
- * (§6). Asks the event store, not a read model, so it never lags behind the owner's own writes.
+ * (a probe cannot tell them apart). Asks the event store, not a read model, so it never lags
+ * behind the owner's own writes.
  */
 export async function assertOwnsActiveGofer(
   ctx: Pick<GoferContext, 'orm' | 'store'>,

@@ -20,7 +20,7 @@ export interface CreatedGofer {
 }
 
 /**
- * §2.6 / §10.11: a Gofer inherits the platform its account registered with, never one from the
+ * A Gofer inherits the platform its account registered with, never one from the
  * request: from the credential view, written in the registration's own transaction, so a connector
  * that creates a Gofer right after joining finds it; `other` for an unknown account.
  */
@@ -29,7 +29,7 @@ export async function registrationPlatform(ctx: GoferContext, accountId: string)
 }
 
 /**
- * §4.4 (11): the Gofer, its role-chat and the seeded greeting, in one append: a new stream (the
+ * Creating a Gofer: the Gofer, its role-chat and the seeded greeting, in one append: a new stream (the
  * Gofer id is fresh), so one statement and no transaction.
  */
 export async function createGofer(ctx: GoferContext, input: CreateGoferInput): Promise<CreatedGofer> {

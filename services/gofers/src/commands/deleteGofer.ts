@@ -4,7 +4,7 @@ import { setRelayPublished } from '../infra/relayAgents.ts';
 import { goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
 /**
- * §4.4 (15): irreversible. Returns the storage keys of the Gofer's uploads so the caller can remove
+ * Deleting a Gofer is irreversible. Returns the storage keys of the Gofer's uploads so the caller can remove
  * the bytes best-effort after the commit (a storage failure never fails the deletion).
  */
 export async function deleteGofer(

@@ -7,13 +7,13 @@ export interface PostUserMessageInput {
   goferId: string;
   content?: string;
   attachmentIds?: string[];
-  /** §0.5: false when no object-storage adapter is configured. */
+  /** False when no object-storage adapter is configured. */
   attachmentsEnabled: boolean;
 }
 
 /**
- * §4.4 (13): validated against the Gofer's state and durably appended before the route answers
- * 202. The message is never echoed back as an event (§8.6; the projector emits assistant turns only).
+ * A chat message: validated against the Gofer's state and durably appended before the route answers
+ * 202. The message is never echoed back as an event (the projector emits assistant turns only).
  */
 export async function postUserMessage(
   ctx: GoferContext,

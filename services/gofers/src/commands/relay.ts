@@ -19,7 +19,7 @@ export async function publishOnRelay(
   sealer: KeySealer,
   input: RelayInput,
 ): Promise<{ address: string }> {
-  // §6: unknown, deleted and foreign Gofers get the one 403, before any key is made for them.
+  // Unknown, deleted and foreign Gofers get the one probe-safe 403, before any key is made for them.
   await assertOwnsActiveGofer(ctx, input.accountId, input.goferId);
   const { goferId, accountId } = input;
   const row = await ensureRelayKey(ctx.orm.em.fork(), sealer, {

@@ -14,7 +14,7 @@ export interface RagOutcome {
 
 /** An upload of the owner's active Gofer is recorded once (ids are fresh UUIDs). */
 export function addAttachment(state: GoferState, input: NewAttachment, now: string): GoferEvent[] {
-  assertOwnedActive(state, input.accountId); // §6: the same 403 for unknown, deleted and foreign
+  assertOwnedActive(state, input.accountId); // probe-safe: the same 403 for unknown, deleted and foreign
   if (state.attachments.has(input.attachmentId)) return [];
   return [{ type: 'AttachmentAdded', data: { ...input, createdAt: now } }];
 }

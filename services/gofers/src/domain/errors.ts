@@ -7,12 +7,12 @@ import * as Kind from '@oan/domain';
 
 /**
  * Unknown, deleted and another account's Gofer on every `/gofers/:goferId/*` route but DELETE:
- * one refusal, so the answers are byte-identical (§6).
+ * one refusal, so the answers are byte-identical (a probe learns nothing).
  */
 export type ForbiddenCode = 'GOFER_FORBIDDEN';
-/** DELETE of an unknown (or already deleted) Gofer (§4.4 (15), A4). */
+/** DELETE of an unknown (or already deleted) Gofer: a 404, the one exception to the uniform 403. */
 export type NotFoundCode = 'GOFER_NOT_FOUND' | 'ATTACHMENT_NOT_FOUND';
-/** Input refused before anything is appended; all of them are 400 VALIDATION_ERROR (§4.4 (13)). */
+/** Input refused before anything is appended; all of them are 400 VALIDATION_ERROR (chat messages). */
 export type RejectedCode =
   | 'MESSAGE_EMPTY'
   | 'TOO_MANY_ATTACHMENTS'

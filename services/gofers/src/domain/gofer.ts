@@ -26,7 +26,7 @@ export type GoferCommand =
         messageId: string;
         content: string;
         attachmentIds: string[];
-        /** §0.5: without an object-storage adapter any attachment id is refused. */
+        /** Without an object-storage adapter any attachment id is refused. */
         attachmentsEnabled: boolean;
       };
     }
@@ -52,7 +52,7 @@ export type GoferCommand =
         replyTo: string | null;
         content: string;
         pendingQuery: boolean;
-        /** JSON text of the frozen §8.3 shape. */
+        /** JSON text of the frozen v1 `responseConstraints` shape. */
         responseConstraints: string | null;
         profile: GoferProfile | null;
         discoveryStatus: DiscoveryStatus | null;
@@ -97,7 +97,7 @@ export function createGofer(state: GoferState, data: Data<'CreateGofer'>, now: s
   const { greetingId, ...d } = data;
   const texts = placeholderTexts(d.locale);
   const common = { goferId: d.goferId, accountId: d.accountId, chatId: d.chatId };
-  // §4.4 (11): the greeting is stored with the Gofer, ahead of the goal the connector posts next.
+  // Creating a Gofer: the greeting is stored with the Gofer, ahead of the goal the connector posts next.
   return [
     {
       type: 'GoferCreated',
@@ -114,7 +114,7 @@ export function createGofer(state: GoferState, data: Data<'CreateGofer'>, now: s
 
 export function postUserMessage(state: GoferState, d: Data<'PostUserMessage'>, now: string): GoferEvent[] {
   assertOwnedActive(state, d.accountId);
-  // §4.4 (13): every check before the 202; each failure is a 400.
+  // Posting a chat message: every check before the 202; each failure is a 400.
   if (d.attachmentIds.length > 0 && !d.attachmentsEnabled) {
     throw rejected('ATTACHMENTS_UNAVAILABLE', 'Attachments are not available on this server');
   }
@@ -154,7 +154,7 @@ export function deleteGofer(state: GoferState, d: Data<'DeleteGofer'>, now: stri
 }
 
 export function publishOnRelay(state: GoferState, d: Data<'PublishOnRelay'>, now: string): GoferEvent[] {
-  assertOwnedActive(state, d.accountId); // §6: the one 403 of every /gofers/:goferId/* route
+  assertOwnedActive(state, d.accountId); // the one probe-safe 403 of every /gofers/:goferId/* route
   if (state.relayAddress === d.address) return []; // PUT is idempotent
   const ids = { goferId: state.goferId, accountId: state.accountId };
   return [{ type: 'GoferRelayPublished', data: { ...ids, address: d.address, publishedAt: now } }];
@@ -194,7 +194,7 @@ export function addRelayTurn(state: GoferState, d: Data<'AddRelayTurn'>, now: st
 }
 
 export function addAssistantTurn(state: GoferState, d: Data<'AddAssistantTurn'>, now: string): GoferEvent[] {
-  // §8.6: nothing more for a deleted Gofer; one reply per user message (redelivery, retries).
+  // No more events for a deleted Gofer; one reply per user message (redelivery, retries).
   if (state.status !== 'active') return [];
   if (d.replyTo !== null && state.answered.has(d.replyTo)) return [];
   const ids = { goferId: state.goferId, accountId: state.accountId };

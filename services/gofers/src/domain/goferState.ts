@@ -14,9 +14,9 @@ export interface GoferAttachment {
   mimeType: string;
   size: number;
   ragStatus: RagStatus;
-  /** Kept so a deletion can remove the bytes (§4.4 (15)); never exposed. */
+  /** Kept so a deletion can remove the bytes; never exposed. */
   storageKey: string;
-  /** The message that carries it; §4.4 (13): a photo goes with one message only. */
+  /** The message that carries it: a photo goes with one message only. */
   usedBy: string | null;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The texts a Gofer writes itself, by locale: `en` and `zh`, anything else falls back to `en` (the
- * placeholder profile and greeting a new Gofer starts with, §4.4 (11)).
+ * placeholder profile and greeting a new Gofer starts with).
  */
 const TEXTS = {
   en: {

@@ -2,7 +2,7 @@ import { ForbiddenError } from './errors.ts';
 import type { ActiveGofer, GoferState } from './goferState.ts';
 
 /**
- * §6: unknown, deleted and foreign Gofers are one refusal (byte-identical 403) on every
+ * Probe-safe: unknown, deleted and foreign Gofers are one refusal (byte-identical 403) on every
  * `/gofers/:goferId/*` route except DELETE.
  */
 export function assertOwnedActive(state: GoferState, accountId: string): asserts state is ActiveGofer {

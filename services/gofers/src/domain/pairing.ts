@@ -22,9 +22,9 @@ export interface AnnouncePairing {
 }
 
 /**
- * The `system` row announcing a pairing in the Gofer's role-chat (§4.4 (14)): `kind: 'pairing'` and
+ * The `system` row announcing a pairing in the Gofer's role-chat history: `kind: 'pairing'` and
  * the `pairing` object, written once per (thread, Gofer). Deleted or unknown Gofers get nothing
- * (§8.6: a deleted Gofer produces no more events). The counterpart's name is quoted, never followed.
+ * (a deleted Gofer produces no more events). The counterpart's name is quoted, never followed.
  */
 export function announcePairing(state: GoferState, d: AnnouncePairing, now: string): GoferEvent[] {
   if (state.status !== 'active') return [];

@@ -9,14 +9,17 @@ import { rethrowMapped } from './errors.ts';
 import type { GoferRouteDeps } from './gofers.ts';
 import * as s from './schemas.ts';
 
-/** A12: the recent page without `since`, and the cap of the `since` branch. */
+/**
+ * The history page: the newest 50 without `since`, and at most 200 (strictly after it) with it,
+ * always oldest first.
+ */
 export const RECENT_PAGE = 50;
 export const SINCE_CAP = 200;
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /**
- * §4.4 (14): an ISO-8601 instant, or null for anything else (which means "no since", never a 400).
+ * The history's `since`: an ISO-8601 instant, or null for anything else (which means "no since", never a 400).
  * A zone-less time is UTC; a `+` a client left unencoded arrives as a space and is put back.
  */
 export function parseSince(raw: unknown): Date | null {
@@ -33,7 +36,7 @@ export function parseSince(raw: unknown): Date | null {
 type MessageRow = GoferMessageRow;
 
 function history(em: EntityManager, goferId: string, since: Date | null): Promise<MessageRow[]> {
-  // Only the conversation proper after `since`: no system or pairing rows, no pending-query turns (§4.4 (14)).
+  // Only the conversation proper after `since`: no system or pairing rows, no pending-query turns.
   return since === null
     ? recentGoferMessages(em, goferId, RECENT_PAGE)
     : goferMessagesSince(em, goferId, since, SINCE_CAP);
@@ -44,7 +47,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const obj = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
 
-/** A pairing row missing its `self` (legacy rows) shows the queried Gofer instead (§4.4 (14)). */
+/** A pairing row missing its `self` (legacy rows) shows the queried Gofer instead. */
 const needsSelf = (r: MessageRow) =>
   r.kind === 'pairing' && !(str(obj(obj(r.pairing).self).roleId) && str(obj(obj(r.pairing).self).name));
 
@@ -69,7 +72,7 @@ function toItem(row: MessageRow, self: RoleRef): s.ChatMessageItem {
     content: row.content,
     createdAt: row.createdAt,
   };
-  // A37: the key only when something is attached.
+  // The key only when something is attached: a message whose every attachment was deleted has none, not `[]`.
   if (row.attachments && row.attachments.length > 0) {
     item.attachments = row.attachments.map((a) => ({
       id: a.id,
@@ -85,7 +88,10 @@ function toItem(row: MessageRow, self: RoleRef): s.ChatMessageItem {
   return item;
 }
 
-/** §4.4 (13), (14) under `/api/v1`; every unknown, deleted or foreign Gofer gets the same 403 (§6). */
+/**
+ * Posting to and reading the role-chat under `/api/v1`; every unknown, deleted or foreign Gofer
+ * gets the same 403, so a probe cannot tell them apart.
+ */
 export const chatRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
   const { ctx } = deps;

@@ -5,10 +5,10 @@ import { isDomainError, type DomainError } from '../domain/errors.ts';
 export function toHttpError(err: DomainError): HttpError {
   switch (err.code) {
     case 'GOFER_FORBIDDEN':
-      // §6: one body for unknown, deleted and foreign Gofers, whatever the route asked.
+      // Probe-safe: one body for unknown, deleted and foreign Gofers, whatever the route asked.
       return forbidden();
     case 'GOFER_NOT_FOUND':
-      return notFound('Gofer not found'); // A4: DELETE of an unknown Gofer
+      return notFound('Gofer not found'); // only DELETE of an unknown Gofer is a 404
     case 'ATTACHMENT_NOT_FOUND':
       return notFound('Attachment not found');
     case 'MESSAGE_EMPTY':
@@ -16,7 +16,7 @@ export function toHttpError(err: DomainError): HttpError {
     case 'ATTACHMENTS_UNAVAILABLE':
     case 'ATTACHMENT_UNKNOWN':
     case 'PHOTO_ALREADY_USED':
-      return validation(err.message); // §4.4 (13): every refusal of a chat message is a 400
+      return validation(err.message); // every refusal of a chat message is a 400
     default: {
       const unexpected: never = err;
       return unexpected;

@@ -17,13 +17,13 @@ export interface FileRemover {
 export interface GoferRouteDeps {
   ctx: GoferContext;
   authenticator: Authenticator;
-  /** null when no adapter is configured (§0.5). */
+  /** null when no object-storage adapter is configured (a deployment switch). */
   storage: FileRemover | null;
-  /** The relay host (issue 16), when the relay is configured: a deleted Gofer leaves the relay. */
+  /** The ConnectOnion relay host, when the relay is configured: a deleted Gofer leaves the relay. */
   relay?: RelayControl | null;
 }
 
-/** §4.4 (11), (12), (15) under `/api/v1`, registered only when ENABLE_OPEN_API is on (§0.5). */
+/** Create, list and delete Gofers under `/api/v1`, registered only when ENABLE_OPEN_API is on. */
 export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
   const { ctx } = deps;
@@ -68,7 +68,7 @@ export const goferRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, de
     },
   );
 
-  // (15) A4: unknown ⇒ 404, foreign ⇒ 403. Stored files go after the commit, best effort.
+  // Delete: unknown ⇒ 404, foreign ⇒ 403 (the endpoint's own rule beats the uniform 403). Stored files go after the commit, best effort.
   app.delete(
     '/gofers/:goferId',
     {

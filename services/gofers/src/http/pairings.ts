@@ -33,8 +33,9 @@ const toCard = (r: PairingCardRow): s.PairingSummaryCard => ({
 const MATCHING_SOURCE: WriteSource = 'matching';
 
 /**
- * §4.4 (18), (19) under `/api/v1`. Unknown, deleted and foreign Gofers get the chat routes' one
- * probe-safe 403 (§6); a thread without this Gofer's card (not created yet, or not its thread) is 404.
+ * The pairing list and one pairing's card (`GET /gofers/:goferId/pairings[/:threadId]`) under
+ * `/api/v1`. Unknown, deleted and foreign Gofers get the chat routes' one probe-safe 403, so a probe
+ * cannot tell them apart; a thread without this Gofer's card (not created yet, or not its thread) is 404.
  */
 export const pairingRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
@@ -44,7 +45,7 @@ export const pairingRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, 
   /**
    * The owner's own writes are applied before reading (invariant 4): its Gofer writes (e.g. a delete)
    * and, since the cards are the matching context's read model, its matching writes too (a pairing
-   * it just confirmed, a match it just requested or decided: issue 12).
+   * it just confirmed, a match it just requested or decided).
    */
   async function ownedGofer(accountId: string, goferId: string): Promise<void> {
     await assertOwnsActiveGofer(ctx, accountId, goferId);

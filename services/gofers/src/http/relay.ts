@@ -15,9 +15,10 @@ export interface RelayRouteDeps {
 }
 
 /**
- * Issue 16 (ADR 0023), an extension under `/api/v1`: the owner publishes a Gofer on the fleet's
+ * An extension (ADR 0023) under `/api/v1`: the owner publishes a Gofer on the fleet's
  * ConnectOnion agent relay, or takes it off. Registered only when the relay is configured
- * (GOFER_RELAY_URLS). Unknown, deleted and foreign Gofers get the one 403 of the Gofer routes (§6).
+ * (GOFER_RELAY_URLS). Unknown, deleted and foreign Gofers get the one 403 of the Gofer routes
+ * (a probe cannot tell them apart).
  * Both answer once the relay's directory agrees (bounded wait): a lookup right after a PUT finds
  * the Gofer, right after a DELETE does not.
  */

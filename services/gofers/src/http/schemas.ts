@@ -8,7 +8,7 @@ const text = (max: number) =>
     .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 /**
- * §4.4 (11): wrong types are a 400; keys the SDK never sends (e.g. `sourcePlatform`, which is never
+ * Creating a Gofer: wrong types are a 400; keys the SDK never sends (e.g. `sourcePlatform`, which is never
  * read from the body) are ignored. The SDK always sends an object; a missing body counts as `{}`.
  */
 export const createGoferBody = z
@@ -18,10 +18,10 @@ export const createGoferBody = z
   })
   .nullish();
 
-/** No format rule: a malformed id gets the same answer as an unknown one (§6). */
+/** No format rule: a malformed id gets the same answer as an unknown one (the probe-safe 403). */
 export const goferParams = z.object({ goferId: z.string() });
 
-/** §4.4 (13): the shape only; the either-or and attachment rules are the decider's (all 400). */
+/** A chat message: the shape only; the either-or and attachment rules are the decider's (all 400). */
 export const chatMessageBody = z
   .object({
     content: text(20_000).optional(),
@@ -29,7 +29,7 @@ export const chatMessageBody = z
   })
   .nullish();
 
-/** §4.4 (14): `since` is never a reason to refuse (an unparseable one means "no since"). */
+/** The chat history: `since` is never a reason to refuse (an unparseable one means "no since"). */
 export const chatHistoryQuery = z.object({ since: z.union([z.string(), z.array(z.string())]).optional() });
 
 const discoveryStatus = z.enum(['in_discovery', 'ready_for_pairing']);
@@ -54,10 +54,10 @@ export const goferList = z.array(
 
 export const deletedResponse = z.object({ deleted: z.literal(true), goferId: z.string() });
 
-/** Issue 16: publishing takes no fields; a body, if sent, must be a JSON object (§4.0); none counts as `{}`. */
+/** Publishing takes no fields; a body, if sent, must be a JSON object (as on every route); none counts as `{}`. */
 export const relayPublishBody = z.object({}).nullish();
 
-/** Issue 16: the Gofer's ConnectOnion relay address (`0x` + 64 hex), what a client `connect()`s to. */
+/** The Gofer's ConnectOnion relay address (`0x` + 64 hex), what a client `connect()`s to. */
 export const relayPublished = z.object({
   goferId: z.string(),
   published: z.literal(true),
@@ -68,7 +68,7 @@ export const acceptedResponse = z.object({ accepted: z.literal(true) });
 
 const roleRef = z.object({ roleId: z.string(), name: z.string() });
 
-/** The sanitized history item: no storage keys, URLs, snapshots or bookkeeping (§4.4 (14)). */
+/** The sanitized history item: no storage keys, URLs, snapshots or bookkeeping. */
 export const chatMessage = z.object({
   id: z.string(),
   role: z.enum(['user', 'assistant', 'system']),
@@ -92,12 +92,12 @@ export const chatMessage = z.object({
 export type ChatMessageItem = z.infer<typeof chatMessage>;
 export const chatHistory = z.array(chatMessage);
 
-/** §4.4 (18): `limit` 1–100, default 50; anything else is a 400 VALIDATION_ERROR (no cursor in v1). */
+/** The pairing list: `limit` 1–100, default 50; anything else is a 400 VALIDATION_ERROR (no cursor in v1). */
 export const pairingsQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
-/** No format rule: a malformed thread id is a thread without a card (404, §6). */
+/** No format rule: a malformed thread id is a thread without a card (404). */
 export const pairingParams = z.object({ goferId: z.string(), threadId: z.string() });
 
-/** §4.4 (18): the whitelisted `PairingSummaryCard`, exactly these keys. */
+/** One pairing in the list: the whitelisted `PairingSummaryCard`, exactly these keys. */
 export const pairingSummaryCard = z.object({
   id: z.string(),
   threadId: z.string(),

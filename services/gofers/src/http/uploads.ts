@@ -21,7 +21,7 @@ export interface UploadRouteDeps {
   ctx: GoferContext;
   authenticator: Authenticator;
   storage: ObjectStorage;
-  /** Lifetime of the document download URL in the upload answer (§7: ≈ 1 h). */
+  /** Lifetime of the document download URL in the upload answer (the protocol's limit: ≈ 1 h). */
   urlTtlSeconds?: number;
 }
 
@@ -55,13 +55,13 @@ const photoResponse = z.object({
   }),
 });
 
-/** §4.4 (17): exactly this body (with the recommended code) for any photo that is not one. */
+/** The photo upload's contract: exactly this body (with the recommended code) for any photo that is not one. */
 const unsupportedMime = () => new HttpError(415, ErrorCodes.unsupportedMime, 'UNSUPPORTED_MIME');
 const DOCUMENT_TYPES = 'PDF, Word (.doc, .docx), plain text (.txt) or CSV';
 
 /**
- * §4.4 (16), (17) under `/api/v1`, registered only when an object-storage adapter is configured
- * (§0.5). Order: credential, then the Gofer (probe-safe 403 before a byte is read), then the file
+ * Document and photo uploads under `/api/v1`, registered only when an object-storage adapter is
+ * configured. Order: credential, then the Gofer (probe-safe 403 before a byte is read), then the file
  * (size while streaming, declared type, then the bytes), then storage, then the event.
  */
 export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, deps) => {
@@ -150,7 +150,7 @@ export const uploadRoutes: FastifyPluginAsyncZod<UploadRouteDeps> = async (app, 
       const { width, height } = photoDimensions(file.bytes);
       const id = ctx.ids();
       const size = file.bytes.length;
-      // No image analysis (§4.4 (17)): nothing to wait for, so the photo is `ready` at once.
+      // No image analysis in v1: nothing to wait for, so the photo is `ready` at once.
       const input = {
         goferId,
         accountId,

@@ -7,7 +7,7 @@ export const createGoferStore = () =>
   new EventStore('gofers', avroEventValidator(new SchemaRegistry(SCHEMAS_DIR)));
 
 /**
- * Issue 16 (ADR 0023): each Gofer's ConnectOnion relay key, sealed (src/relay/keys.ts), and whether
+ * ADR 0023: each Gofer's ConnectOnion relay key, sealed (src/relay/keys.ts), and whether
  * the Gofer is published now. Written in the transaction of the event that decides it (an inline
  * projection of the write side); the key never enters an event, a log or a read model.
  */

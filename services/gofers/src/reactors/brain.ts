@@ -26,7 +26,7 @@ export interface BrainDeps {
   provider: BrainProvider;
   logger: LogSink;
   topicPrefix: string;
-  /** Generation attempts per user message before the silent-failure path (§8.6). */
+  /** Generation attempts per user message before the silent-failure path (no event in v1). */
   maxAttempts?: number;
   /** First backoff between attempts; doubles each time. */
   backoffMs?: number;
@@ -37,11 +37,11 @@ export interface BrainDeps {
 export type RunningBrain = RunningReactor;
 
 /**
- * The Gofer's brain (ARCHITECTURE §5): answers each owner message once. One account's events share
- * a partition, so one Gofer's messages are answered in order; other partitions, and other Gofers of
- * one batch, run at the same time. An offset is committed only once every message up to it has its
- * reply appended (or was given up on), so a crash redelivers, and `addAssistantTurn` (idempotent on
- * replyTo) turns the redelivery into nothing.
+ * The Gofer's brain (scripted or openai, behind one interface): answers each owner message once.
+ * One account's events share a partition, so one Gofer's messages are answered in order; other
+ * partitions, and other Gofers of one batch, run at the same time. An offset is committed only once
+ * every message up to it has its reply appended (or was given up on), so a crash redelivers, and
+ * `addAssistantTurn` (idempotent on replyTo) turns the redelivery into nothing.
  */
 export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
   const { kafka, registry, logger, provider } = deps;
@@ -80,7 +80,7 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
     const seconds = (performance.now() - started) / 1000;
     brainMetrics.latency.observe({ provider: provider.kind, outcome: output ? 'ok' : 'failed' }, seconds);
     if (!output) {
-      // §8.6: v1 emits nothing for a failed generation; the owner can post again.
+      // v1 emits nothing for a failed generation; the owner can post again.
       brainMetrics.failures.inc({ provider: provider.kind });
       logger.error(
         { goferId: turn.goferId, messageId: turn.messageId, provider: provider.kind },

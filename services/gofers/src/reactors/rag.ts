@@ -30,7 +30,7 @@ export interface RunningRagReactor {
 export const MAX_KNOWLEDGE_BYTES = 64 * 1024;
 
 /**
- * Background parsing of text documents (§4.4 (16) `ragStatus`). Driven by the log, not by a queue in
+ * Background parsing of text documents (the upload's `ragStatus`). Driven by the log, not by a queue in
  * memory: every `AttachmentAdded` still `processing` is read back from storage, parsed and answered
  * with `AttachmentRagStatusChanged` before its offset is committed. A crash redelivers the record,
  * and `RecordRagStatus` appends only `processing` → final, so a redelivery or a replay appends nothing.

@@ -9,7 +9,7 @@ import { ANNOUNCE_STYLE, canonicalJson, COMMAND_STYLE } from '@oan/protocol';
 import WebSocket from 'ws';
 import { addressOf, ADDRESS, signText, verifiedBy } from './keys.ts';
 
-/** The peers' frame limit (spec §4): nothing larger is sent or accepted. */
+/** The peers' frame limit (the websockets default, 1 MiB): nothing larger is sent or accepted. */
 const MAX_FRAME_BYTES = 1024 * 1024;
 /** A caller's message longer than this is refused (the brain's input, and the role-chat row, stay small). */
 export const MAX_PROMPT_CHARS = 4000;
@@ -66,8 +66,8 @@ interface Session {
 const wsBase = (url: string) => url.replace(/^http(s?):\/\//, 'ws$1://').replace(/\/+$/, '');
 
 /**
- * One published Gofer as a ConnectOnion agent (spec §4 and the CONNECT / INPUT / OUTPUT / PING
- * subset of §5), hosted by the gofers service on the fleet's relay: it announces with a signed
+ * One published Gofer as a ConnectOnion agent (the agent side of the relay protocol, and the
+ * CONNECT / INPUT / OUTPUT / PING subset of its client sessions), hosted by the gofers service on the fleet's relay: it announces with a signed
  * ANNOUNCE, re-announces every 60 s and on every reconnect (backoff 1–30 s, the next relay URL each
  * time), verifies each CONNECT (the caller's address is who asked), and answers INPUT with OUTPUT.
  * Frame content is never logged.
@@ -179,7 +179,7 @@ export class GoferAgent {
     ws.send(text);
   }
 
-  /** A signed ANNOUNCE (spec §3, §4): its timestamp strictly newer than the last (the relay refuses replays). */
+  /** A signed ANNOUNCE (signed over the canonical JSON, as every agent does): its timestamp strictly newer than the last (the relay refuses replays). */
   private announce(ws: WebSocket): void {
     const ts = Math.max(Math.floor(Date.now() / 1000), this.lastTs + 1);
     this.lastTs = ts;
@@ -254,7 +254,7 @@ export class GoferAgent {
     this.send({ type: 'ERROR', session_id: sid, message, error: message });
   }
 
-  /** Spec §3: the caller signs its CONNECT's payload; the verified `from` is who asked. */
+  /** The caller signs its CONNECT's payload with its Ed25519 key; the verified `from` is who asked. */
   private onConnect(sid: string, msg: Record<string, unknown>): void {
     const verdict = this.verifyConnect(msg);
     if (typeof verdict !== 'string') {
@@ -294,7 +294,7 @@ export class GoferAgent {
     const ts = p.timestamp;
     if (typeof ts !== 'number' || Math.abs(Date.now() / 1000 - ts) > CONNECT_SKEW_S)
       return { error: 'CONNECT timestamp out of range' };
-    // The forms the hosts accept (spec §3): Python's compact canonical JSON, the same with raw
+    // The signed forms the hosts accept: Python's compact canonical JSON, the same with raw
     // UTF-8, and the top-level-sorted JSON.stringify of the TS client 0.1.4.
     const sorted = Object.fromEntries(
       Object.keys(p)

@@ -51,7 +51,7 @@ export const relaySummary = (p: { name: string; description: string } | undefine
   (p ? `${p.name}: ${p.description}` : 'A Gofer on the Open Agent Network').slice(0, 1000);
 
 /**
- * The published Gofers of this process on the fleet's relay (issue 16, ADR 0023). Each Gofer is
+ * The published Gofers of this process on the fleet's relay (ADR 0023). Each Gofer is
  * announced by one gofers process: the one holding its Redis lease. Every process reconciles the
  * published rows every few seconds (a restart announces them all again; a crashed holder's
  * Gofers are taken over once its leases lapse) and at once on a change told on the Redis channel.

@@ -12,7 +12,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 
-/** A relay agent address (spec §3): `0x` + the raw 32-byte Ed25519 public key in lowercase hex. */
+/** A relay agent address (its identity on the relay): `0x` + the raw 32-byte Ed25519 public key in lowercase hex. */
 export const ADDRESS = /^0x[0-9a-f]{64}$/;
 
 /** The address of an Ed25519 key (private or public). */
@@ -23,7 +23,7 @@ export function addressOf(key: KeyObject): string {
 
 export const newRelayKey = (): KeyObject => generateKeyPairSync('ed25519').privateKey;
 
-/** Ed25519 over the UTF-8 bytes of `text`, as hex without `0x` (what the clients send, spec §3). */
+/** Ed25519 over the UTF-8 bytes of `text`, as hex without `0x` (what the ConnectOnion clients send). */
 export const signText = (key: KeyObject, text: string): string =>
   sign(null, Buffer.from(text, 'utf8'), key).toString('hex');
 

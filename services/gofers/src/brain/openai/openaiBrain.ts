@@ -37,7 +37,7 @@ export class OpenAiBrain implements BrainProvider, CallerBrain {
     }
   }
 
-  /** Issue 16: a relay caller's turn (buildCallerPrompt: the caller's words labelled, never system). */
+  /** A relay caller's turn (buildCallerPrompt: the caller's words labelled, never system). */
   async answerCaller(input: CallerInput): Promise<CallerOutput> {
     try {
       return await this.completions.complete(buildCallerPrompt(input), callerOutputSchema);

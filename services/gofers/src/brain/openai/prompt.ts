@@ -8,7 +8,7 @@ export interface PromptMessage {
 
 /**
  * Who wrote a piece of untrusted text. Only the owner's chat turns go in unlabelled; everything
- * else is labelled, and a future `counterpart_*` source (ARCHITECTURE §5) can only be rendered
+ * else is labelled, and a future `counterpart_*` source (never in a system prompt) can only be rendered
  * through `userTurn`: the system message takes the Gofer's own profile and nothing else.
  */
 export type TurnSource = 'owner' | 'owner_document' | 'platform' | `counterpart_${string}`;
@@ -54,8 +54,8 @@ export function buildPrompt(input: BrainInput): PromptMessage[] {
   const messages: PromptMessage[] = [systemTurn(input.gofer)];
   for (const h of input.history.slice(-HISTORY_LIMIT)) {
     // Platform rows of the chat are data too: never a system message. A pairing announcement quotes
-    // the counterpart's own name, so it is labelled as counterpart content (ARCHITECTURE §5).
-    // A relay turn (issue 16) quotes a caller's words: labelled as theirs, never the Gofer's own.
+    // the counterpart's own name, so it is labelled as counterpart content.
+    // A relay turn quotes a caller's words: labelled as theirs, never the Gofer's own.
     if (h.kind === 'relay') messages.push(userTurn('counterpart_relay', h.content));
     else if (h.role === 'assistant') messages.push({ role: 'assistant', content: h.content });
     else if (h.role === 'user') messages.push(userTurn('owner', h.content));
@@ -77,7 +77,7 @@ const CALLER_HISTORY_LIMIT = 20;
 const CALLER_CONTRACT = `Answer with one JSON object and nothing else: {"content": string (what you say to the caller)}`;
 
 /**
- * Issue 16 (ADR 0023): the system message when a caller on the ConnectOnion relay speaks to a
+ * ADR 0023: the system message when a caller on the ConnectOnion relay speaks to a
  * published Gofer: the Gofer's public profile and role, nothing the caller wrote, nothing private.
  */
 export function callerSystemTurn(gofer: CallerInput['gofer']): PromptMessage {

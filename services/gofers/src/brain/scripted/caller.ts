@@ -1,7 +1,7 @@
 import type { CallerInput, CallerOutput } from '../types.ts';
 
 /**
- * The scripted brain's answer to a relay caller (issue 16): the Gofer introduces itself from its
+ * The scripted brain's answer to a caller on the ConnectOnion relay: the Gofer introduces itself from its
  * public profile and says the owner will see the message. It never repeats the caller's words.
  */
 export function scriptedCallerReply(input: CallerInput): CallerOutput {

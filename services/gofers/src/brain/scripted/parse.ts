@@ -21,7 +21,7 @@ const NO = ['no', 'n', 'nope', 'not yet', 'later', 'wait', "don't", 'do not', 's
 const ZH_YES = ['是', '好', '可以', '行', '对', '嗯', '开始', '同意', '当然', '没问题'];
 const ZH_NO = ['不', '否', '别', '先不', '暂不', '等等', '等一下', '还没'];
 
-/** A bare yes/no reply (§8.3 `boolean`), tolerant of punctuation and a few trailing words. */
+/** A bare yes/no reply (what a `boolean` response constraint asks for), tolerant of punctuation and a few trailing words. */
 export function yesNo(text: string): 'yes' | 'no' | null {
   const t = text
     .trim()

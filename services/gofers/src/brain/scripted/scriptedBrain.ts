@@ -47,9 +47,10 @@ interface Draft {
 }
 
 /**
- * The default brain (ARCHITECTURE §5): a deterministic interview that fills the public profile from
+ * The default brain (scripted: a real product path, not a stub): a deterministic interview that fills the public profile from
  * the owner's answers, escalates on human-review triggers, and asks before discovery starts.
- * Profile-building follow-ups are plain messages; only approvals are pending queries (§8.6).
+ * Profile-building follow-ups are plain messages; only approvals are pending queries
+ * (so profile questions reach the connector as `gofer_message`, approvals as `gofer_question`).
  */
 export class ScriptedBrain implements BrainProvider, CallerBrain {
   readonly kind = 'scripted';
@@ -65,7 +66,7 @@ export class ScriptedBrain implements BrainProvider, CallerBrain {
 
 export function scriptedReply(input: BrainInput): BrainOutput {
   const { gofer, knowledge } = input;
-  // The interview is with the owner: relay callers' turns (issue 16) are not part of it.
+  // The interview is with the owner: relay callers' turns are not part of it.
   const history = input.history.filter((h) => h.kind !== 'relay');
   const { name, description, values, demands } = gofer;
   const d: Draft = {
