@@ -24,7 +24,7 @@ export interface EdgeDeps {
   metrics?: boolean;
   /**
    * The credential view and Redis, owned by the caller (main.ts closes them after the app): with them
-   * the opt-in connector extensions of issue 15 are on (idempotency keys; limits when configured).
+   * the opt-in connector extensions are on (idempotency keys; limits when configured).
    * Without them the edge is the plain v1 proxy (the routing tests).
    */
   extensions?: { orm: MikroORM; redis: Redis };
@@ -35,7 +35,7 @@ const IDEMPOTENCY_LOCK_MS = 30_000;
 
 /** The public origin (docs/architecture.md, edge): health, /api/v1 by owner, /socket.io to gateways. */
 export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
-  // The factory collapses repeated slashes before routing, so `//api/v1/...` works (§0.1).
+  // The factory collapses repeated slashes before routing, so `//api/v1/...` works (clients do not strip a trailing slash from their base URL).
   const app = await createHttpApp({ name: 'edge', logLevel: config.LOG_LEVEL, metrics: metrics ?? true });
   const gateways = config.GATEWAY_DNS
     ? GatewayPool.discover(config.GATEWAY_DNS)
@@ -43,12 +43,12 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   const stopProbing = gateways.startProbing();
   app.addHook('onClose', async () => stopProbing());
 
-  // §4.10: reachability probe, no auth, outside /api/v1.
+  // Reachability probe, no auth, outside /api/v1.
   app.get('/api/health', async () => ({ status: 'ok' }));
-  // Issue 14: the web frontend at `/` (its pages hold no credentials; they call /api/v1 like a connector).
+  // The web frontend at `/` (its pages hold no credentials; they call /api/v1 like a connector).
   await registerWeb(app, config.WEB_DIR, webConfigOf(config));
 
-  // §0.5 / invariant 8: with the gate off no /api/v1 route exists; the factory answers 404.
+  // Invariant 8: with the gate (ENABLE_OPEN_API) off no /api/v1 route exists; the factory answers 404.
   if (config.ENABLE_OPEN_API) {
     let idempotency: Idempotency | undefined;
     if (extensions) {
@@ -100,10 +100,10 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
     }
   }
 
-  // Issue 16: the ConnectOnion agent relay, when its replicas are configured.
+  // The ConnectOnion agent relay, when its replicas are configured.
   await registerAgentRelay(app, config.AGENTS_URLS ?? []);
 
-  // Always proxied: with the gate off the gateways themselves answer "Invalid namespace" (§0.5).
+  // Always proxied: with the gate off the gateways themselves answer "Invalid namespace".
   // Sticky by sid for long-polling and for the upgrade of a polling session (gateways.ts).
   await registerProxy(app, {
     prefix: '/socket.io',
@@ -115,8 +115,8 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
 
   // A long-poll is held until the gateway has something to send (up to its 25 s ping), and the
   // close packet that would end it needs a new connection, which a closing server refuses. Cut them
-  // on shutdown so close does not wait; clients reconnect and backfill (§9.6 "deploy / restart").
-  // REST requests in flight still finish normally, but for a long-poll of the events (issue 15), held
+  // on shutdown so close does not wait; clients reconnect and backfill, as after any restart.
+  // REST requests in flight still finish normally, but for a long-poll of the events (`GET /events?wait=N`), held
   // up to 30 s: cut too, it is retried as any long-poll is.
   const held = new Set<Socket>();
   app.addHook('onRequest', async (req, reply) => {

@@ -29,7 +29,7 @@ export function isBodyTooLarge(error: unknown): boolean {
   return false;
 }
 
-/** The §0.3 body of the 413, as the services' own error handler words it. */
+/** The `{ error, code }` JSON body of the 413, as the services' own error handler words it. */
 export const TOO_LARGE = { error: 'Payload too large', code: ErrorCodes.payloadTooLarge } as const;
 
 function declaredLength(req: FastifyRequest): number | undefined {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { envBool, envList, envOptional, envPort, loadConfig, z } from '@oan/config';
 
-/** The web frontend's build (infra/web.ts writes it; issue 14). */
+/** The web frontend's build (infra/web.ts writes it). */
 const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../../web/dist', import.meta.url));
 
 const httpUrl = z
@@ -14,7 +14,7 @@ const optionalUrl = httpUrl.optional();
 /**
  * The edge signs nothing and owns no data. It reads the credential view (`DATABASE_URL`,
  * `JWT_SECRET`: which account a credential names) and Redis only for the opt-in connector extensions
- * of issue 15 (idempotency keys, visible limits; ADR 0017). `GATEWAY_IDS` (optional) names the
+ * (idempotency keys, visible limits; ADR 0017). `GATEWAY_IDS` (optional) names the
  * gateways in `GATEWAY_URLS` order; by default gateway i is `g<i+1>`, which is what each must then run
  * with as its `GATEWAY_ID` (sticky polling, app.ts). `GATEWAY_DNS` instead finds the replicas of one
  * name and their ids (docker-compose `--scale`, ADR 0021).
@@ -48,20 +48,20 @@ export const edgeEnv = z
     GOFERS_URL: optionalUrl,
     MATCHING_URL: optionalUrl,
     CONVERSATIONS_URL: optionalUrl,
-    /** Issue 16: the agent relay's replicas (services/agents); unset = no relay routes. */
+    /** The ConnectOnion agent relay's replicas (services/agents); unset = no relay routes. */
     AGENTS_URLS: envList.pipe(z.array(httpUrl)).optional(),
     DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/oan'),
     REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
     REDIS_PREFIX: z.string().default('oan:'),
-    /** Required with ENABLE_OPEN_API: the edge resolves OAN JWTs to their account (issue 15). */
+    /** Required with ENABLE_OPEN_API: the edge resolves OAN JWTs to their account (for the connector extensions). */
     JWT_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
-    /** Issue 15, visible limits: requests per minute per account; unset = no limits (v1). */
+    /** Visible limits (a connector extension): requests per minute per account; unset = no limits (v1). */
     RATE_LIMIT_PER_MINUTE: envOptional(z.coerce.number().int().min(1).max(1_000_000)),
-    /** Issue 14: the built web frontend served at `/` (not served when the folder holds no build). */
+    /** The built web frontend served at `/` (not served when the folder holds no build). */
     WEB_DIR: z.string().default(DEFAULT_WEB_DIR),
     /**
-     * Issue 14: the sign-in page offers Google when the fleet verifies Google ID tokens, which auth
-     * does with both of these set (A36); the edge reads the same two only to say so (`/config.json`).
+     * The sign-in page offers Google when the fleet verifies Google ID tokens, which auth
+     * does with both of these set (otherwise Google sign-in is a 400); the edge reads the same two only to say so (`/config.json`).
      */
     GOOGLE_CLIENT_ID: envOptional(z.string().min(1)),
     GOOGLE_JWKS_URL: envOptional(z.string().url()),

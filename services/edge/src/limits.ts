@@ -27,7 +27,7 @@ export interface LimitsDeps {
 const isApi = (req: FastifyRequest) => req.url.startsWith(`${OAN_BASE_PATH}/`);
 
 /**
- * Issue 15, part 4: the opt-in rate limit of every REST request under /api/v1, counted per account in
+ * Visible limits, a connector extension: the opt-in rate limit of every REST request under /api/v1, counted per account in
  * Redis so every edge replica shares the count (@fastify/rate-limit with its Redis store, a fixed
  * window). A request that names no account — no credential, or one the services will refuse — is not
  * counted and carries no RateLimit headers; the owner answers it as in v1. Registered before the

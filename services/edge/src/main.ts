@@ -5,7 +5,7 @@ import { buildApp } from './app.ts';
 import { loadEdgeConfig } from './config.ts';
 
 const config = loadEdgeConfig();
-// Issue 15's extensions read the credential view (auth's tables) and keep their records in Redis; the
+// The connector extensions (idempotency keys, visible limits) read the credential view (auth's tables) and keep their records in Redis; the
 // edge owns no tables, so its schema holds only the migration bookkeeping.
 const extensions = config.ENABLE_OPEN_API
   ? {

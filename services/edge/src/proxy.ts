@@ -20,7 +20,7 @@ export interface ProxyRoute {
   maxFrameBytes?: number;
   /**
    * For GET/HEAD only: another upstream to try after a connection-level failure (refused, reset
-   * before a response). `GET /events` must stay available while a gateway restarts (§10.3: a failed
+   * before a response). `GET /events` must stay available while a gateway restarts (a failed
    * backfill loses events for the SDK), so a dead gateway costs a retry, not an error.
    */
   failover?: (failed: string) => string | undefined;
@@ -28,7 +28,7 @@ export interface ProxyRoute {
   bodyLimit?: (req: FastifyRequest) => number;
   /** The upstream dispatcher when not reply-from's own (the gateways': long-polls, releasing.ts). */
   dispatcher?: ReleasingDispatcher;
-  /** `Idempotency-Key` on the route's POSTs (issue 15): its check, and its recording dispatcher. */
+  /** `Idempotency-Key` on the route's POSTs (a connector extension): its check, and its recording dispatcher. */
   idempotency?: Idempotency;
 }
 
@@ -66,7 +66,7 @@ function upstreamHeaders(req: AnyRequest, headers: Headers): Headers {
 
 /**
  * A body cut at its limit (bodyLimit.ts) is a 413. Any other failure to reach the upstream
- * (refused, reset, timeout) is a 503 with the §0.3 body.
+ * (refused, reset, timeout) is a 503 with the usual `{ error, code }` JSON error body.
  */
 const upstreamFailed: OnError = (reply, { error }) => {
   if (reply.raw.destroyed) {

@@ -10,7 +10,7 @@ type Headers = Record<string, string | string[] | undefined>;
 
 /**
  * The dispatcher of the gateways' route. A `GET /events?wait=N` is held by its gateway up to 30 s
- * (issue 15), so two things differ from reply-from's own dispatcher:
+ * (a long-poll), so two things differ from reply-from's own dispatcher:
  * - a request whose client went away is aborted upstream, so the gateway releases its hold at once
  *   instead of at the end of the wait (reply-from never aborts an upstream request by itself);
  * - no cap on connections per gateway: a held request occupies one, and with reply-from's 128 the

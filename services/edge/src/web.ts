@@ -5,9 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { EdgeConfig } from './config.ts';
 
 /**
- * The web frontend's policy (issue 14, ADR 0020): every script and style is a bundled file of this
+ * The web frontend's policy (ADR 0020): every script and style is a bundled file of this
  * origin (no inline script, nothing from the internet); the API and the `/oan` socket are this
- * origin too. Images may come from the object store's signed URLs (§4.8), which live on another origin.
+ * origin too. Images may come from the object store's signed URLs, which live on another origin.
  */
 export const WEB_CSP = [
   "default-src 'self'",
@@ -22,7 +22,7 @@ export const WEB_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The pages of the single-page app: each answers index.html and the app routes by path (A29 webUrls). */
+/** The pages of the single-page app: each answers index.html and the app routes by path (the `webUrl` forms `/gofers/<id>` and `/threads/<id>`). */
 const PAGES = [
   '/',
   '/signin',

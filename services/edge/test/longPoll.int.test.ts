@@ -43,7 +43,7 @@ afterAll(async () => {
 const held = async () =>
   (await client.register.getSingleMetric('oan_gateway_long_polls_held')!.get()).values[0]?.value ?? 0;
 
-describe('a long-poll through the edge (issue 15)', () => {
+describe('a long-poll through the edge', () => {
   it('is released at the gateway as soon as its client goes away', async () => {
     const account = await insertAccount(fleet.orm);
     const { key } = await insertApiKey(fleet.orm, account);

@@ -20,7 +20,7 @@ export interface GatewayDeps {
   /** Owned by the caller; the app duplicates it for its blocking XREAD connection, which it closes. */
   redis: Redis;
   authenticator?: Authenticator;
-  /** Sources of open items for /events/unresolved (§4.3 (10)): open questions and decisions. */
+  /** Sources of open items for /events/unresolved (the unresolved digest): open questions and decisions. */
   openItems?: readonly OpenItemsProvider[];
   notifyOutdated?: NotifyOutdated;
   sweepMs?: number;
@@ -52,7 +52,7 @@ export async function buildApp(deps: GatewayDeps) {
 
   const metrics = gatewayMetrics();
   const longPolls = new LongPolls(metrics.longPolls);
-  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  // Invariant 8: with the gate (ENABLE_OPEN_API) off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     const writes = new WriteTracker(redis, config.REDIS_PREFIX);
     const routes = eventRoutes({
@@ -99,7 +99,7 @@ export async function buildApp(deps: GatewayDeps) {
   await tail.start();
 
   // Before the HTTP server closes: open sockets would keep server.close() waiting. Closing the
-  // engine is a plain transport close, so clients reconnect elsewhere and backfill (§9.6).
+  // engine is a plain transport close, so clients reconnect elsewhere and backfill.
   app.addHook('preClose', async () => {
     // Held long-polls answer now, so the server's close does not wait out their holds.
     longPolls.close();

@@ -34,25 +34,25 @@ export const gatewayEnv = commonEnv.extend({
     .default('g1')
     .transform((id) => (id === 'auto' ? autoGatewayId() : id)),
   /**
-   * Issue 12: how often every socket's credential is read again from the credential view. A revoked
+   * How often every socket's credential is read again from the credential view. A revoked
    * or expired key's sockets are cut within this time even when the revoke's push entry was lost.
    */
   GATEWAY_CREDENTIAL_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   /**
    * How old a ban must be before the re-check cuts the account's sockets itself: the ban's notice
-   * normally arrives first and cuts them after delivering itself (§9.6); this bounds the wait when it
+   * normally arrives first and cuts them after delivering itself; this bounds the wait when it
    * cannot (the projector down, the push stream unavailable). A socket outlives a ban by at most this
    * plus the check interval.
    */
   GATEWAY_BAN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   /**
-   * §10.12: the latest published release per connector package, which `connector_outdated` notices
-   * compare a socket's declaration with (§10.13) — configuration, so a new release needs no deploy of
+   * The connector release registry: the latest published release per connector package, which `connector_outdated` notices
+   * compare a socket's declared connector version with — configuration, so a new release needs no deploy of
    * code: a JSON object `{"@openagentnetwork/dsh-plugin": "0.1.5", …}`. Default: the releases known
    * when this server was built (OAN_CONNECTOR_RELEASES in @oan/protocol).
    */
   OAN_CONNECTOR_RELEASES: releases.default(OAN_CONNECTOR_RELEASES),
-  /** Auth service base URL, for `POST /internal/connector-notices` (§10.14). */
+  /** Auth service base URL, for `POST /internal/connector-notices` (the `connector_outdated` notice). */
   AUTH_URL: z
     .string()
     .url()

@@ -103,7 +103,7 @@ describe('when one socket of an account stops reading (bounded backlog)', () => 
     expect(seqs(stalled)).toEqual(range(1, cursor));
     expect(cursor).toBeLessThan(cutAt);
 
-    // §10.2: a fresh socket, then backfill from the cursor; live pushes after it continue the run.
+    // As a client reconnects: a fresh socket, then backfill from the cursor; live pushes after it continue the run.
     const fresh = await connect(g.url, { token: key }, ws);
     const rest = await backfill(key, cursor);
     expect(seqs({ events: rest })).toEqual(range(cursor + 1, n));

@@ -13,7 +13,7 @@ import {
 } from './helpers.ts';
 
 /**
- * Issue 12: a socket never outlives its credential by more than a bounded time, even when the signal
+ * A socket never outlives its credential by more than a bounded time, even when the signal
  * that normally cuts it at once (the revoke entry on the push stream, the ban's notice) never comes.
  * Here no signal is sent at all: only the credential view changes, as auth writes it.
  */

@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 describe('GET /api/v1/events when the account has 260 events', () => {
-  it('serves the stored texts byte for byte, ascending (§4.3)', async () => {
+  it('serves the stored texts byte for byte, ascending', async () => {
     const res = await get('/api/v1/events?since=0&limit=10');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -67,7 +67,7 @@ describe('GET /api/v1/events when the account has 260 events', () => {
     expect((await get('/api/v1/events?since=99999999999999999999999')).body).toBe('[]');
   });
 
-  it('every item has the §8.1 shape', async () => {
+  it('every item has the wire envelope shape', async () => {
     const items = (await get('/api/v1/events?limit=3')).json<Record<string, unknown>[]>();
     for (const e of items) {
       expect(e).toMatchObject({ v: 1, type: 'gofer_message', source: 'own_gofer' });
@@ -87,7 +87,7 @@ describe('GET /api/v1/events when the account has 260 events', () => {
     'since=-1',
     'since=abc',
     'since=1e3',
-  ])('rejects %s with 400 VALIDATION_ERROR (A16, A17)', async (query) => {
+  ])('rejects %s with 400 VALIDATION_ERROR, never a silent fallback', async (query) => {
     const res = await get(`/api/v1/events?${query}`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ code: 'VALIDATION_ERROR', error: expect.any(String) });
@@ -100,7 +100,7 @@ describe('GET /api/v1/events when the account has 260 events', () => {
     expect(realm.json()).toEqual({ error: 'errors.realmNotAllowed', code: 'FORBIDDEN' });
     const unknown = await get('/api/v1/events', 'gofers_deadbeef');
     expect(unknown.statusCode).toBe(401);
-    // §5.3 / A19: the connector supervisor stops retrying only on a text containing "Unauthorized".
+    // The connector supervisor stops retrying only on a text containing "Unauthorized".
     expect(unknown.json()).toEqual({ error: expect.stringContaining('Unauthorized'), code: 'UNAUTHORIZED' });
     for (const path of ['/api/v1/events/cursor', '/api/v1/events/unresolved']) {
       const res = await get(path, 'gofers_deadbeef');
@@ -132,7 +132,7 @@ describe('GET /api/v1/events/unresolved with no open items yet', () => {
   });
 });
 
-describe('GET /api/v1/events/unresolved with open gofer_questions (§4.3 (10))', () => {
+describe('GET /api/v1/events/unresolved with open gofer_questions', () => {
   let questions: RunningGateway;
   beforeAll(async () => {
     // The projector owns read.gofers and read.gofer_messages; created here to set up state directly.
@@ -217,7 +217,7 @@ describe('GET /api/v1/events/unresolved with open gofer_questions (§4.3 (10))',
 });
 
 describe('when ENABLE_OPEN_API is off', () => {
-  it('has no OAN route (§0.5)', async () => {
+  it('has no OAN route', async () => {
     const off = await startGateway(fleet, { id: 'off', openApi: false, metrics: false });
     try {
       for (const path of ['/api/v1/events', '/api/v1/events/cursor', '/api/v1/events/unresolved']) {

@@ -10,7 +10,7 @@ import {
 } from './helpers.ts';
 
 /**
- * ARCHITECTURE §3 / issue 6: GET /events is a keyset query on (account_id, seq). With many
+ * Paging at scale: GET /events is a keyset query on (account_id, seq). With many
  * accounts in the table and a long history, a 200-envelope page is one statement on read.oan_event,
  * planned as an ordered range scan of the primary key that stops after the page: no sort, no other
  * account's row, nothing past the page read. (For a short tail the planner may fetch the tail by a

@@ -19,7 +19,7 @@ import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
 import { loadGatewayConfig } from '../src/config.ts';
 
-/** A stand-in for the auth service's internal notice endpoint (§10.14), counting what it gets. */
+/** A stand-in for the auth service's internal `connector_outdated` notice endpoint, counting what it gets. */
 async function fakeAuth(): Promise<{
   url: string;
   posts: { path: string; body: unknown }[];
@@ -62,7 +62,7 @@ afterAll(async () => {
   await fleet?.close();
 });
 
-describe('a /oan handshake with a valid credential (§9.3)', () => {
+describe('a /oan handshake with a valid credential', () => {
   it.each([
     ['an API key over websocket only', () => key, { transports: ['websocket'] }],
     ['an OAN JWT over websocket only', () => jwtFor(account), { transports: ['websocket'] }],
@@ -81,7 +81,7 @@ describe('a /oan handshake with a valid credential (§9.3)', () => {
   });
 });
 
-describe('a /oan handshake that must be refused (§9.3, A19)', () => {
+describe('a /oan handshake that must be refused, with a text the engine treats as terminal', () => {
   it.each([
     ['no token', async () => ({}), 'Unauthorized: invalid token'],
     ['an empty token', async () => ({ token: '' }), 'Unauthorized: invalid token'],
@@ -112,14 +112,14 @@ describe('a /oan handshake that must be refused (§9.3, A19)', () => {
     expect(await connectError(gw.url, { token: revoked })).toBe('Unauthorized: invalid API key');
   });
 
-  it('refuses a banned account with either credential (§2.7)', async () => {
+  it('refuses a banned account with either credential', async () => {
     const banned = await insertAccount(fleet.orm, { banned: true });
     const bannedKey = (await insertApiKey(fleet.orm, banned)).key;
     expect(await connectError(gw.url, { token: bannedKey })).toBe('Forbidden: account banned');
     expect(await connectError(gw.url, { token: await jwtFor(banned) })).toBe('Forbidden: account banned');
   });
 
-  it('refuses an oan-realm JWT whose account row is of another realm (§9.3 step 3)', async () => {
+  it('refuses an oan-realm JWT whose account row is of another realm', async () => {
     const mobile = await insertAccount(fleet.orm, { realm: 'gofers' });
     expect(await connectError(gw.url, { token: await jwtFor(mobile) })).toBe(
       'Unauthorized: realm not allowed',
@@ -127,7 +127,7 @@ describe('a /oan handshake that must be refused (§9.3, A19)', () => {
   });
 });
 
-describe('the connector release registry is configuration (OAN_CONNECTOR_RELEASES, issue 12)', () => {
+describe('the connector release registry is configuration (OAN_CONNECTOR_RELEASES)', () => {
   it('compares declarations with the configured releases, not the built-in ones', async () => {
     const configured = await startGateway(fleet, {
       id: 'g9',
@@ -167,7 +167,7 @@ describe('the connector release registry is configuration (OAN_CONNECTOR_RELEASE
   });
 });
 
-describe('the connector declaration (§10.13, §10.14)', () => {
+describe('the connector declaration and the connector_outdated notice', () => {
   it('an outdated dsh-plugin triggers exactly one notice request to auth', async () => {
     const before = auth.posts.length;
     const client = await connect(gw.url, {
@@ -199,7 +199,7 @@ describe('the connector declaration (§10.13, §10.14)', () => {
     ['an array', ['@openagentnetwork/dsh-plugin', '0.1.4']],
     ['an empty object', {}],
     ['an object name', { name: { '@openagentnetwork/dsh-plugin': true }, version: '0.1.4' }],
-    // Outdated but out of bounds (§7: version ≤ 64 characters) ⇒ undeclared, so no notice either.
+    // Outdated but out of bounds (a version is at most 64 characters) ⇒ undeclared, so no notice either.
     ['an over-long version', { name: '@openagentnetwork/dsh-plugin', version: `0.1.4-${'a'.repeat(64)}` }],
     ['an over-long name', { name: `@openagentnetwork/${'x'.repeat(128)}`, version: '0.1.4' }],
   ])('%s connects and triggers no notice', async (_label, declared) => {
@@ -234,7 +234,7 @@ describe('the connector declaration (§10.13, §10.14)', () => {
 });
 
 describe('when ENABLE_OPEN_API is off', () => {
-  it('/oan answers "Invalid namespace" (§0.5)', async () => {
+  it('/oan answers "Invalid namespace"', async () => {
     const off = await startGateway(fleet, { id: 'off', openApi: false, metrics: false });
     try {
       expect(await connectError(off.url, { token: key }, { transports: ['websocket'] })).toBe(
@@ -247,7 +247,7 @@ describe('when ENABLE_OPEN_API is off', () => {
   });
 });
 
-describe('hostile clients (issue 7: handshake floods and oversized frames are bounded)', () => {
+describe('hostile clients (handshake floods and oversized frames are bounded)', () => {
   it('closes a connection whose frame exceeds the bound, and keeps serving others', async () => {
     const big = openClient(
       gw.url,
@@ -285,7 +285,7 @@ describe('hostile clients (issue 7: handshake floods and oversized frames are bo
   });
 });
 
-describe('a flood of half-open handshakes (issue 7)', () => {
+describe('a flood of half-open handshakes', () => {
   it('drops connections that never join a namespace, while real clients keep connecting', async () => {
     const quick = await startGateway(fleet, { id: 'g9', authUrl: auth.url, handshakeTimeoutMs: 400 });
     try {

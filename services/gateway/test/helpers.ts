@@ -140,7 +140,7 @@ export interface TestClient {
   socket: ClientSocket;
   events: OanEventEnvelope[];
   /**
-   * Every event in arrival order, with disconnects interleaved as `disconnect:<reason>`. §9.1: the
+   * Every event in arrival order, with disconnects interleaved as `disconnect:<reason>`. The
    * server emits only `oan:event` with one argument; anything else shows up as
    * `unexpected:<name>/<argument count>`, which every exact `log` assertion then refuses.
    */

@@ -83,7 +83,7 @@ async function sides(): Promise<[ThreadSide, ThreadSide]> {
   ];
 }
 
-describe('GET /api/v1/events/unresolved with matching decisions (§4.3 (10), A33)', () => {
+describe('GET /api/v1/events/unresolved with matching decisions', () => {
   it('lists pair_proposed until this side confirms, then the match_request until it is decided', async () => {
     const [x, y] = await sides();
     const t = thread();
@@ -121,7 +121,7 @@ describe('GET /api/v1/events/unresolved with matching decisions (§4.3 (10), A33
     expect(await digest(y.accountId)).toBe(body([], 0));
   });
 
-  it('never lists an auto-pair (no reply, A3); a cross request decides the open request', async () => {
+  it('never lists an auto-pair (it carries no reply); a cross request decides the open request', async () => {
     const [x, y] = await sides();
     const t = thread();
     await t.run({ type: 'ProposePairing', data: { mode: 'auto', sides: [x, y], score: 0.5 } });
@@ -139,7 +139,7 @@ describe('GET /api/v1/events/unresolved with matching decisions (§4.3 (10), A33
     expect(await digest(x.accountId)).toBe(body([], 0));
   });
 
-  it('drops items of a closed thread, and of a deleted Gofer (A35), keeping seq order across items', async () => {
+  it('drops items of a closed thread, and of a deleted Gofer, keeping seq order across items', async () => {
     const [x, y] = await sides();
     // A rejection closes the thread: the other side's pair_proposed no longer waits.
     const rejected = thread();

@@ -45,7 +45,7 @@ async function account(): Promise<{ id: string; key: string; keyId: string }> {
 const seqs = (c: TestClient) => c.events.map((e) => e.seq);
 const close = (...clients: TestClient[]) => clients.forEach((c) => c.socket.close());
 
-describe('live push on one gateway (§9.5, invariant 7)', () => {
+describe('live push on one gateway (invariant 7)', () => {
   it('starts after the cursor at connect, in seq order, duplicates dropped, gaps filled from the table', async () => {
     const a = await account();
     for (let s = 1; s <= 3; s++) await insertEvent(fleet.orm, a.id, envelope(s));
@@ -66,7 +66,7 @@ describe('live push on one gateway (§9.5, invariant 7)', () => {
     await waitFor(() => expect(seqs(client)).toHaveLength(11));
 
     expect(seqs(client)).toEqual(['4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14']);
-    // §9.1: nothing but `oan:event`, each with the envelope as its one argument.
+    // Nothing but `oan:event`, each with the envelope as its one argument.
     expect(client.log).toEqual(seqs(client).map((s) => `event:${s}`));
     // The pushed object is the stored (= REST) envelope, byte for byte once serialized.
     client.events.forEach((e) => expect(JSON.stringify(e)).toBe(stored[Number(e.seq)]));
@@ -108,7 +108,7 @@ describe('live push on one gateway (§9.5, invariant 7)', () => {
     close(ca, cb);
   });
 
-  it('ignores whatever a client emits (§9.1)', async () => {
+  it('ignores whatever a client emits', async () => {
     const a = await account();
     const client = await connect(g2.url, { token: a.key }, ws);
     client.socket.emit('oan:event', { hello: 1 });
@@ -134,7 +134,7 @@ describe('two gateways on the same Redis prefix', () => {
   });
 });
 
-describe('when an API key is revoked (§9.6)', () => {
+describe('when an API key is revoked', () => {
   it('disconnects exactly that key’s sockets, on every gateway; the others keep receiving', async () => {
     const a = await account();
     const other = await insertApiKey(fleet.orm, a.id);
@@ -163,7 +163,7 @@ describe('when an API key is revoked (§9.6)', () => {
   });
 });
 
-describe('when the account is banned (§2.7, §9.6)', () => {
+describe('when the account is banned', () => {
   it('delivers the account_banned notice to every socket, then disconnects them', async () => {
     const a = await account();
     const clients = [
@@ -184,7 +184,7 @@ describe('when the account is banned (§2.7, §9.6)', () => {
   });
 });
 
-describe('when the ban commits while a handshake is between its ban check and its starting seq (§9.6)', () => {
+describe('when the ban commits while a handshake is between its ban check and its starting seq', () => {
   it('the socket is cut anyway, though the notice lies at or below its cursor', async () => {
     const a = await account();
     const notice = envelope(1, {

@@ -62,7 +62,7 @@ export function toNotification(sourceEventId: string, spec: NotificationSpec): N
   };
 }
 
-/** The wire envelope (§8.1); absent optional fields are omitted, never null. */
+/** The wire envelope (`OanEventEnvelope`); absent optional fields are omitted, never null. */
 export function toEnvelope(n: Notification, seq: bigint): OanEventEnvelope {
   const e: OanEventEnvelope = {
     v: 1,

@@ -153,7 +153,8 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
       });
       if (!applied) return;
       const { result, nextOffset } = applied;
-      // After the commit (§8.2: visible in the table before any socket sees it).
+      // After the commit: visible in the table before any socket sees it, so a client never sees a
+      // seq its REST backfill cannot.
       if (result && result.length > 0 && d.mode === 'live') await publish(d, result);
       metrics.envelopes.inc(result?.length ?? 0);
       await b.commit(b.messages[b.messages.length - 1]!.offset).catch(() => undefined);

@@ -32,14 +32,14 @@ describe('an OAN notification', () => {
     expect(g1).toBe(envelopeEventId('e1', 'acc-1', 'system_notice', 'g1'));
   });
 
-  it('becomes a valid §8.1 envelope with absent optional keys omitted, never null', () => {
+  it('becomes a valid wire envelope with absent optional keys omitted, never null', () => {
     const env = toEnvelope(toNotification('e1', spec), 7n);
     expect(envelopeSchema.parse(env)).toEqual(env);
     expect(env.seq).toBe('7');
     expect(Object.keys(env)).toEqual(['v', 'seq', 'eventId', 'type', 'source', 'payload', 'createdAt']);
   });
 
-  it('emits reply as an absolute path (§8.4, A1) and keeps the ids it was given', () => {
+  it('emits reply as an absolute /api/v1 path and keeps the ids it was given', () => {
     const n = toNotification('e1', {
       ...spec,
       type: 'gofer_message',

@@ -46,7 +46,7 @@ async function readAll(body: unknown): Promise<Buffer> {
 }
 
 /**
- * `Idempotency-Key` on every POST of /api/v1 (issue 15, part 3; the IETF httpapi draft; ADR 0017).
+ * `Idempotency-Key` on every POST of /api/v1 (a connector extension; the IETF httpapi draft; ADR 0017).
  * A first request takes a lock on (account, key) and goes on with its body, read here once; its final
  * answer is kept for the retention time when it is not a 5xx (a 5xx may be retried). The same key and
  * request again answers that again, without reaching the owner; another request under the key is a
@@ -73,7 +73,7 @@ export class Idempotency {
   readonly preHandler = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const header = req.headers[IDEMPOTENCY_KEY_HEADER];
     if (req.method !== 'POST' || header === undefined) return;
-    // §0.2: no account, no idempotency — the owner answers (a 401, or a sign-in route) as in v1.
+    // No account (no or an invalid credential), no idempotency — the owner answers (a 401, or a sign-in route) as in v1.
     const accountId = await this.accounts.accountOf(req);
     if (accountId === null) return;
     const parsed = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);

@@ -15,20 +15,20 @@ export interface EventRoutesDeps {
   writes: WriteTracker;
   /** The bound of that wait (default 5 s), after which the route answers from what is there. */
   ownWritesTimeoutMs?: number;
-  /** The held `GET /events?wait=N` requests, woken by the push tail (issue 15). */
+  /** The held `GET /events?wait=N` requests, woken by the push tail (the long-poll extension). */
   longPolls: LongPolls;
 }
 
-/** Stored envelope texts joined verbatim, so every item is byte-identical to what was pushed (§4.3, §9.5). */
+/** Stored envelope texts joined verbatim, so every item is byte-identical to what was pushed (the protocol requires REST and push items to be the same). */
 const jsonArrayOf = (texts: readonly string[]): string => `[${texts.join(',')}]`;
 
 const accountOf = (req: FastifyRequest): string => principalOf(req).accountId;
 
-/** §4.3: the event endpoints, registered under /api/v1 only when the gate is open (§0.5). */
+/** The event endpoints, registered under /api/v1 only when the gate (ENABLE_OPEN_API) is open. */
 export function eventRoutes(deps: EventRoutesDeps) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     const r = app.withTypeProvider<ZodTypeProvider>();
-    // §3 / A5: the realm gate covers /events, /events/cursor and /events/unresolved.
+    // The realm gate (OAN credentials only, no mobile JWTs) covers /events, /events/cursor and /events/unresolved.
     const auth = requireAuth(deps.authenticator, { mode: 'multi+realm', allowBanned: true });
     // Invariant 4 (ADR 0009): after the caller's own command returned, its effects are in what these
     // routes read — the read models the digest joins (a decided request, an answered question
@@ -51,7 +51,7 @@ export function eventRoutes(deps: EventRoutesDeps) {
         reply.type('application/json; charset=utf-8').send(jsonArrayOf(rows.map((row) => row.envelope)));
       if (wait === 0 || since >= PG_BIGINT_MAX) return send(await page());
 
-      // Issue 15, long-poll: subscribed before the first query, so nothing announced after it is missed;
+      // Long-poll: subscribed before the first query, so nothing announced after it is missed;
       // between queries the request holds no database connection, only this subscription.
       const hold = deps.longPolls.subscribe(accountId, since);
       const gone = new AbortController();

@@ -2,7 +2,7 @@ import type { Gauge } from 'prom-client';
 import type { PushEntry } from '@oan/projection';
 
 /**
- * One held `GET /events?wait=N` (issue 15): woken by the push stream the gateway already tails,
+ * One held `GET /events?wait=N` (the long-poll connector extension): woken by the push stream the gateway already tails,
  * never by polling the database, so a held request holds no connection. Subscribe before the first
  * page query: an envelope committed after that query is then announced to the subscription, so no
  * wake-up is lost between the query and the wait.

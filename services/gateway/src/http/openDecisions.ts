@@ -2,8 +2,8 @@ import { openDecisionEnvelopes } from '@oan/readmodels';
 import type { OpenItemsProvider } from './openItems.ts';
 
 /**
- * Open decisions for the unresolved digest (§4.3 (10), A33), counted in `summary.decisions`: pending
- * match requests this account received and pair proposals still waiting for its confirmation (the
+ * Open decisions for the unresolved digest (`GET /events/unresolved`), counted in `summary.decisions`: pending
+ * match requests this account received and pair proposals still waiting for its confirmation — open until decided, or confirmed, rejected or no longer awaited (the
  * query says which exactly). Returns the original stored envelopes (the digest orders them by seq).
  */
 export const openDecisions: OpenItemsProvider = {

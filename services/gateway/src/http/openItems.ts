@@ -1,7 +1,7 @@
 import type { EntityManager } from '@oan/db';
 import type { UnresolvedSummary } from './schemas.ts';
 
-/** One open item of the unresolved digest: its original stored envelope text (§4.3 (10)). */
+/** One open item of the unresolved digest: its original stored envelope text, as first delivered. */
 export interface OpenItem {
   seq: bigint;
   envelope: string;

@@ -2,7 +2,7 @@ import { openQuestionEnvelopes } from '@oan/readmodels';
 import type { OpenItemsProvider } from './openItems.ts';
 
 /**
- * Open `gofer_question`s for the unresolved digest (§4.3 (10), A33): questions not answered by a
+ * Open `gofer_question`s for the unresolved digest (`GET /events/unresolved`): questions not answered by a
  * later owner message, counted once per Gofer and content, with the Gofers they come from.
  */
 export const openQuestions: OpenItemsProvider = {

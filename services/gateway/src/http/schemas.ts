@@ -5,11 +5,11 @@ import {
   OAN_EVENTS_MAX_WAIT_SECONDS,
 } from '@oan/protocol';
 
-/** Largest value of a Postgres bigint: a `since` past it can match nothing (§4.3 "beyond max → []"). */
+/** Largest value of a Postgres bigint: a `since` past it can match nothing, so the answer is `[]`. */
 export const PG_BIGINT_MAX = 9223372036854775807n;
 
 /**
- * §4.3 (8), A16/A17: `since` is a decimal bigint string (exclusive); `limit` an integer 1..200.
+ * `GET /events`: `since` is a decimal bigint string (exclusive); `limit` an integer 1..200.
  * Anything else is a 400 VALIDATION_ERROR, never a silent fallback that would replay history.
  */
 export const eventsQuery = z.object({
@@ -25,7 +25,7 @@ export const eventsQuery = z.object({
     .pipe(z.number().int().min(1).max(OAN_EVENTS_MAX_PAGE_LIMIT))
     .default(OAN_EVENTS_DEFAULT_PAGE_LIMIT),
   /**
-   * Issue 15, long-poll: seconds (0..30) to hold an empty answer until an envelope arrives. Absent
+   * Long-poll (a connector extension): seconds (0..30) to hold an empty answer until an envelope arrives. Absent
    * (v1) and 0 answer at once, as before.
    */
   wait: z

@@ -4,9 +4,9 @@ import type { OutdatedConnector } from '@oan/protocol';
 export type NotifyOutdated = (accountId: string, outdated: OutdatedConnector) => void;
 
 /**
- * §10.14: asks the auth service to append the `connector_outdated` notice. Fire and forget: the
+ * Asks the auth service to append the `connector_outdated` notice. Fire and forget: the
  * notice is advisory, so a slow or failing auth service must never delay or fail a handshake. Auth
- * dedups on (account, connector, latest) (A20), so a reconnect posting again changes nothing.
+ * dedups on (account, connector, latest) — one notice per published release — so a reconnect posting again changes nothing.
  */
 export function connectorNoticeClient(
   authUrl: string,

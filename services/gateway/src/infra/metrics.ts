@@ -15,7 +15,7 @@ export interface GatewayMetrics {
   gapFills: client.Counter;
   /** Sockets cut because their send backlog passed a limit (socket/backlog.ts), by limit. */
   slowDisconnects: client.Counter<'limit'>;
-  /** `GET /events?wait=N` requests held right now (issue 15). */
+  /** `GET /events?wait=N` requests held right now (long-polls). */
   longPolls: client.Gauge;
 }
 

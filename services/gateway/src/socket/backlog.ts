@@ -3,7 +3,7 @@
  * packet lands in engine.io's `writeBuffer` (the websocket transport stays unwritable until the
  * previous batch reached the kernel) and the batch in flight in ws's `bufferedAmount`. Neither is
  * bounded, so a stalled client would hold an ever-growing share of the gateway's memory. A socket
- * past either limit is cut instead; the client reconnects and backfills from its cursor (§10.2),
+ * past either limit is cut instead; the client reconnects and backfills from its cursor over REST,
  * and nothing is lost because every envelope is in read.oan_event.
  */
 
@@ -52,7 +52,7 @@ export function exceededLimit(backlog: Backlog): BacklogLimit | null {
  * buffer drains, which a stalled client never lets happen. The discard close ends the engine
  * socket synchronously (socket.io reports `forced close`, `socket.connected` turns false), and
  * terminating the ws frees what it and the kernel hold; the client sees `transport close`, the
- * same as a gateway restart (§9.6), and reconnects on its own.
+ * same as a gateway restart, and reconnects on its own.
  */
 export function cutConnection(conn: EngineConn): void {
   const ws = conn.transport.socket;

@@ -14,13 +14,13 @@ export interface DeliveryDeps {
   log: FastifyBaseLogger;
   /** How often sockets that fell behind the table are caught up (a lost publish). */
   sweepMs?: number;
-  /** How often every socket's credential is read again (issue 12); default 2000 ms. */
+  /** How often every socket's credential is read again (a bound on a missed revoke or ban); default 2000 ms. */
   credentialCheckMs?: number;
   /** How old a ban must be before the re-check cuts its sockets without the notice; default 3000 ms. */
   banGraceMs?: number;
 }
 
-/** How long a revoked key id is remembered, to cut a handshake that raced the revoke entry (§9.6). */
+/** How long a revoked key id is remembered, to cut a handshake that raced the revoke entry. */
 const REVOKED_MEMORY_MS = 60_000;
 const SWEEP_CHUNK = 1000;
 
@@ -30,9 +30,9 @@ const isBanNotice = (e: OanEventEnvelope): boolean =>
 /**
  * Delivers envelopes to this gateway's own sockets (invariant 7): exactly once per socket, in seq
  * order. Work for one account runs on a promise chain, so an async gap fill never lets a later
- * envelope overtake an earlier one (§8.2); accounts proceed independently. An emit never waits for
+ * envelope overtake an earlier one (clients drop any seq at or below their cursor, so it would be lost); accounts proceed independently. An emit never waits for
  * the client, so a slow socket delays no other socket, of its account or any other; one that falls
- * too far behind is cut (socket/backlog.ts) and backfills after reconnecting (§10.2).
+ * too far behind is cut (socket/backlog.ts) and backfills over REST after reconnecting.
  */
 export class Delivery {
   private readonly sockets = new Map<string, Set<OanSocket>>();
@@ -54,7 +54,7 @@ export class Delivery {
 
   /**
    * The socket's starting point, read during the handshake: the client is told it is connected only
-   * afterwards, so its REST backfill (§10.2) sees every seq up to here and the push covers the rest.
+   * afterwards, so its REST backfill sees every seq up to here and the push covers the rest.
    */
   async startingSeq(accountId: string): Promise<bigint> {
     return maxSeq(this.deps.orm.em.fork(), accountId);
@@ -82,12 +82,12 @@ export class Delivery {
 
   onEntry(entry: PushEntry): void {
     if (entry.t === 'revoke') return this.revoke(entry.a, entry.k);
-    // §9.5: a push to an account with no sockets here is a no-op (not even a JSON parse).
+    // A push to an account with no sockets here is a no-op (not even a JSON parse).
     if (!this.sockets.has(entry.a)) return;
     this.enqueue(entry.a, () => this.deliverLive(entry.a, entry.s, entry.e));
   }
 
-  /** §9.6: exactly the sockets that authenticated with key `k`; the rest of the account keeps going. */
+  /** A revoked API key cuts exactly the sockets that authenticated with key `k`; the rest of the account keeps going. */
   private revoke(accountId: string, apiKeyId: string): void {
     const now = Date.now();
     for (const [k, until] of this.revoked) if (until < now) this.revoked.delete(k);
@@ -107,12 +107,12 @@ export class Delivery {
     for (const socket of this.sockets.get(accountId) ?? []) {
       const last = socket.data.lastSeq;
       if (last === undefined || seq <= last || !socket.connected) continue;
-      // A gap: publishes were lost or arrived out of order; close it from the table first (§8.2).
+      // A gap: publishes were lost or arrived out of order; close it from the table first, since a lower seq sent later would be dropped.
       if (seq > last + 1n && !(await this.fill(socket, last, seq - 1n, banned))) continue;
       envelope ??= JSON.parse(text) as OanEventEnvelope;
       this.emit(socket, envelope, seq, banned);
     }
-    // §2.7, §9.6: the ban notice reaches every socket first, then they are cut.
+    // The ban notice reaches every socket first, then they are cut.
     for (const socket of banned) socket.disconnect(true);
   }
 
@@ -185,7 +185,7 @@ export class Delivery {
   }
 
   /**
-   * Issue 12: no socket outlives its credential by more than a bounded time, whatever else is down.
+   * No socket outlives its credential by more than a bounded time, whatever else is down.
    * The revoke entry on the push stream and the ban's notice cut sockets at once when they arrive;
    * this reads the credential view (auth's own tables, written with the revoke or the ban) for every
    * socket here on a timer, and cuts those whose key is gone or expired, and those of accounts banned

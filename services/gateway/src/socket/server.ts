@@ -21,7 +21,7 @@ export interface SocketServerDeps {
   authenticator: Authenticator;
   delivery: Delivery;
   notifyOutdated: NotifyOutdated;
-  /** §10.12: latest release per connector package (the gateway's OAN_CONNECTOR_RELEASES). */
+  /** The connector release registry: latest release per connector package (the gateway's OAN_CONNECTOR_RELEASES). */
   connectorReleases: Readonly<Record<string, string>>;
   log: FastifyBaseLogger;
   /** Default HANDSHAKE_TIMEOUT_MS. */
@@ -35,16 +35,19 @@ export const MAX_CLIENT_FRAME_BYTES = 16 * 1024;
 /** How long an engine connection may stay without joining a namespace. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
-/** A19/§5.3: texts the engine classifies as terminal; anything else must not look terminal. */
+/**
+ * Texts the engine's connection supervisor classifies as terminal (credentials dead, stop
+ * reconnecting); anything else must not look terminal, or a mere outage would stop it for good.
+ */
 const TERMINAL = /^(Unauthorized|Forbidden)\b/;
 
 export function createSocketServer(deps: SocketServerDeps): OanServer {
-  // §9.1: default path; both transports (the SDK is websocket-only, browsers poll then upgrade).
+  // Default path; both transports (the SDK is websocket-only, browsers poll then upgrade).
   const io: OanServer = new Server(deps.server, {
     path: '/socket.io/',
     transports: ['polling', 'websocket'],
     serveClient: false,
-    // Clients send nothing but the handshake (a token and a short client declaration, §9.2): a
+    // Clients send nothing but the handshake (a token and a short client declaration): a
     // frame or polling body above this closes the connection before it is parsed (default 1 MB).
     maxHttpBufferSize: MAX_CLIENT_FRAME_BYTES,
     // A connection that never joins a namespace is dropped after this (default 45 s): a flood of
@@ -58,12 +61,12 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
   // Nothing is served on the main namespace; answer as if it did not exist.
   io.use((_socket, next) => next(new Error('Invalid namespace')));
 
-  // §0.5: with the gate off /oan is never registered, so clients get "Invalid namespace".
+  // With the gate (ENABLE_OPEN_API) off /oan is never registered, so clients get "Invalid namespace".
   if (!deps.openApi) return io;
 
   const oan = io.of(OAN_WS_NAMESPACE);
 
-  // §9.3: rejection = an Error to the callback, which reaches the client as connect_error.
+  // Rejection = an Error to the callback, which reaches the client as connect_error.
   oan.use(async (socket, next) => {
     let principal;
     try {
@@ -85,19 +88,19 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
   });
 
   oan.on('connection', (socket) => {
-    // §9.4: the room every event of the account goes to.
+    // The room every event of the account goes to.
     void socket.join(`${WS_ROOM_PREFIX}${socket.data.accountId}`);
     deps.delivery.add(socket);
     void recheckBan(socket);
-    // §9.3 step 5, §10.13: an invalid declaration is treated as undeclared, never a rejection.
+    // An invalid connector declaration (name/version out of bounds) is treated as undeclared, never a rejection.
     const outdated = findOutdatedConnector(socket.handshake.auth?.client, deps.connectorReleases);
     if (outdated) deps.notifyOutdated(socket.data.accountId, outdated);
-    // §9.1: clients emit nothing; whatever they send is ignored (no listeners are registered).
+    // Clients emit nothing; whatever they send is ignored (no listeners are registered).
   });
   return io;
 
   /**
-   * §9.6: a ban cuts every socket after its notice. A handshake that passed the ban check just before
+   * A ban cuts every socket after its notice. A handshake that passed the ban check just before
    * the ban committed, and read its starting seq after the notice was stored, would never be sent
    * the notice (it lies at or below its cursor) and so never be cut. The ban commits before its
    * notice exists, so checking again once the socket is registered closes that window: either this

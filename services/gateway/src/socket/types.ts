@@ -1,7 +1,7 @@
 import type { Namespace, Socket } from 'socket.io';
 import type { OanEventEnvelope } from '@oan/protocol';
 
-/** §9.1: the server emits only `oan:event`, one envelope argument; clients emit nothing. */
+/** The server emits only `oan:event`, one envelope argument; clients emit nothing. */
 export interface ServerToClientEvents {
   'oan:event': (envelope: OanEventEnvelope) => void;
 }
@@ -10,7 +10,7 @@ export type InterServerEvents = Record<string, never>;
 
 export interface SocketData {
   accountId: string;
-  /** §9.4: the API key that authenticated the socket, null for an OAN JWT (per-key revocation, §9.6). */
+  /** The API key that authenticated the socket, null for an OAN JWT (so revoking a key cuts its sockets). */
   apiKeyId: string | null;
   /** Highest seq the socket has (max(seq) at the handshake, then each emit); set by the middleware. */
   lastSeq?: bigint;
