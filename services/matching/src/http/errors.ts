@@ -9,7 +9,8 @@ export function toHttpError(err: DomainError): HttpError {
       // the caller's (404 for both).
       return notFound('Thread not found');
     case 'ATTACHMENT_NOT_FOUND':
-      // Counterpart-attachment URL: unknown, deleted and not-the-counterpart's are one final 404 (clients never retry).
+      // Counterpart-attachment URL: unknown, deleted and not-the-counterpart's are one final 404
+      // (clients never retry).
       return notFound('Attachment not found');
     case 'THREAD_FORBIDDEN':
       // The thread exists but the caller's Gofer is not in it (frozen, not probe-safe).
