@@ -10,7 +10,7 @@ export const counterpartAttachmentParams = z.object({ threadId: z.string(), atta
 /** The signed URL; `expiresAt` in epoch milliseconds (a number, unlike every other timestamp). */
 export const signedUrlResponse = z.object({ url: z.string(), expiresAt: z.number() });
 
-/** Transcript paging: `limit` default 50, max 200; `offset` from 0. Anything else is a 400 VALIDATION_ERROR. */
+/** Transcript paging: `limit` default 50, max 200; `offset` from 0. Else a 400 VALIDATION_ERROR. */
 export const messagesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).default(0),

@@ -17,7 +17,10 @@ export interface ThreadRouteDeps {
   authenticator: Authenticator;
 }
 
-/** Frozen threads convention, not probe-safe: unknown thread ⇒ 404; exists but none of the caller's Gofers in it ⇒ 403. */
+/**
+ * The threads group's frozen convention, not probe-safe: unknown thread ⇒ 404; exists but none of
+ * the caller's Gofers in it ⇒ 403.
+ */
 export function assertCallerIn(state: ThreadState, accountId: string): asserts state is ExistingThread {
   if (state.status === 'none') throw new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
   if (state.a.accountId !== accountId && state.b.accountId !== accountId) {
