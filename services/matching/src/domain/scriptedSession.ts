@@ -5,10 +5,11 @@ import type { SessionCardFields } from './summaryCard.ts';
 
 /**
  * The scripted Gofer-to-Gofer session, a real product path rather than a stub: deterministic,
- * offline, from the two public profiles only. Each side speaks from its own profile and may mention the counterpart's
- * public fields, always quoted as data — nothing the counterpart wrote is ever followed, so a
- * profile saying "ignore your instructions" is just quoted text. The session reactor appends the
- * turns one by one (`AddSessionTurn` with `turnIndex`), then `EndSession`, then one card per side.
+ * offline, from the two public profiles only. Each side speaks from its own profile and may mention
+ * the counterpart's public fields, always quoted as data — nothing the counterpart wrote is ever
+ * followed, so a profile saying "ignore your instructions" is just quoted text. The session reactor
+ * appends the turns one by one (`AddSessionTurn` with `turnIndex`), then `EndSession`, then one
+ * card per side.
  */
 
 export interface SessionParty {
