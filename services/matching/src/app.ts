@@ -43,7 +43,7 @@ export interface MatchingAppDeps {
   orm: MikroORM;
   redis: Redis;
   /**
-   * The gofers service's object storage, used only to sign counterpart-attachment URLs (§4.5 (24));
+   * The gofers service's object storage, used only to sign counterpart-attachment URLs;
    * null or absent ⇒ that route answers 404 for every attachment.
    */
   storage?: ObjectStorage | null;
@@ -69,7 +69,8 @@ export async function buildApp(deps: MatchingAppDeps) {
   });
   const ctx = deps.ctx ?? createMatchingContext({ config, orm, redis });
 
-  // §0.5 / invariant 8: with the gate off no OAN route exists (the factory's 404 answers).
+  // ENABLE_OPEN_API is all-or-nothing (invariant 8): with the gate off no OAN route exists (the
+  // factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(threadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
     await app.register(matchRequestRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });

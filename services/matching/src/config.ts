@@ -1,13 +1,14 @@
 import { commonEnv, envPort, llmEnv, loadConfig, refineLlmEnv, z } from '@oan/config';
 import { refineStorageEnv, storageEnv } from '@oan/storage';
 
-/** The matching process: the common variables, its port, the deployment's pairing mode (§8.6), storage's. */
+/** The matching process: the common variables, its port, the deployment's pairing mode, storage's. */
 export const matchingEnv = commonEnv
   .extend({
     MATCHING_PORT: envPort(8184),
     /**
      * `confirm`: both sides must accept (`pair_proposed` carries a `reply` to pair/confirm);
-     * `auto`: a proposed thread starts active and its `pair_proposed` has no `reply` (A3).
+     * `auto`: a proposed thread starts active and its `pair_proposed` has no `reply` (so a confirm
+     * on it gets the "not waiting for confirmation" 400).
      */
     PAIRING_MODE: z.enum(['confirm', 'auto']).default('confirm'),
     /** How often discovery re-runs over every ready Gofer (besides reacting to each one becoming ready). */
@@ -22,7 +23,7 @@ export const matchingEnv = commonEnv
     ...llmEnv.shape,
     ...storageEnv.shape,
     /**
-     * The gofers service's object storage, for signing counterpart-attachment URLs (§4.5 (24)); this
+     * The gofers service's object storage, for signing counterpart-attachment URLs; this
      * process never serves files (the gofers process's listener does). `none` ⇒ that route is 404.
      */
     STORAGE_DRIVER: z.enum(['none', 'fs', 's3']).default('none'),

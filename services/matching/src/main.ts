@@ -24,7 +24,8 @@ const orm = await openDatabase({
 });
 const redis = new Redis(config.REDIS_URL);
 const ctx = createMatchingContext({ config, orm, redis, store });
-// Signing only (§4.5 (24)): the gofers process stores the files and serves them (fs listener).
+// Signing counterpart-attachment URLs only: the gofers process stores the files and serves them (fs
+// listener).
 const storage = (await createStorage(config, { listen: false }))?.storage ?? null;
 const app = await buildApp({ config, orm, redis, ctx, storage, logger });
 // Serve before the reactors join their groups: after a kill -9 a join waits out the dead member's

@@ -22,9 +22,11 @@ import {
 } from './helpers.ts';
 
 /**
- * §4.5 (24), §4.8, §6, A28. The files are stored and served as the gofers process does
- * (fs driver, its listener started here); the matching app signs with its own configuration
- * (`createStorage(config, { listen: false })`: same directory and port, key derived from JWT_SECRET).
+ * The counterpart-attachment URL: signed, self-authorizing, on object storage's origin; unknown
+ * thread 404, non-participant 403, unknown attachment 404. The files are stored and served as the
+ * gofers process does (fs driver, its listener started here); the matching app signs with its own
+ * configuration (`createStorage(config, { listen: false })`: same directory and port, key derived
+ * from JWT_SECRET).
  */
 let fleet: MatchingFleet;
 let projectorOrm: MikroORM;
@@ -106,7 +108,7 @@ async function attach(
   return { id, bytes, mimeType };
 }
 
-describe('GET /threads/:threadId/counterpart-attachments/:attachmentId/url (§4.5 (24))', () => {
+describe('GET /threads/:threadId/counterpart-attachments/:attachmentId/url', () => {
   it('signs the counterpart’s photo and document; the URL downloads the exact bytes without credentials', async () => {
     const { threadId, a, b } = await fleet.pair('confirm');
     const photo = await attach(b, { kind: 'photo' });
@@ -124,7 +126,7 @@ describe('GET /threads/:threadId/counterpart-attachments/:attachmentId/url (§4.
       const expiresAt = signed.expiresAt as number;
       expect(expiresAt).toBeGreaterThan(before);
       expect(expiresAt).toBeLessThanOrEqual(Date.now() + COUNTERPART_URL_TTL_SECONDS * 1000 + 1000);
-      // §4.8: object storage's origin, not the API's; no Authorization header at all.
+      // Signed URLs point at object storage's origin, not the API's; no Authorization header at all.
       expect(signed.url.startsWith(`${gofersStorage.listener!.url}/files/`)).toBe(true);
       const download = await fetch(signed.url);
       expect(download.status).toBe(200);
@@ -156,7 +158,7 @@ describe('GET /threads/:threadId/counterpart-attachments/:attachmentId/url (§4.
     expect(new Set(answers).size).toBe(1);
   });
 
-  it('answers an unknown thread 404 (A28) and a non-participant 403 (§6), before looking at the attachment', async () => {
+  it('answers an unknown thread 404 and a non-participant 403, before looking at the attachment', async () => {
     const { threadId, b } = await fleet.pair('confirm');
     const photo = await attach(b);
     const stranger = await fleet.account();
@@ -177,7 +179,7 @@ describe('GET /threads/:threadId/counterpart-attachments/:attachmentId/url (§4.
     expect(known.body).toBe(detail.body);
   });
 
-  it('is multi-open with the thread:read permission (§4.0), and needs a credential (401)', async () => {
+  it('is multi-open with the thread:read permission, and needs a credential (401)', async () => {
     const { threadId, a, b } = await fleet.pair('confirm');
     const photo = await attach(b);
     const noRead = await fleet.account({

@@ -119,7 +119,7 @@ export async function startMatchingFleet(env: Record<string, string> = {}): Prom
 
 type Res = Awaited<ReturnType<App['inject']>>;
 
-/** §0.3: a non-empty body is JSON. Returns the parsed body. */
+/** Every non-empty response body, 2xx included, is JSON (the SDK parses it first). Returns it parsed. */
 export function body<T = unknown>(res: Res): T {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   return JSON.parse(res.body) as T;

@@ -55,7 +55,7 @@ const fold = (events: ThreadEvent[]) =>
   events.reduce(threadDecider.evolve, threadDecider.initialState()) as ExistingThread;
 const ended = [...running(), sessionEnded()];
 
-describe('requesting a match (§4.6 (25))', () => {
+describe('requesting a match', () => {
   it('records a request from one side to the other', () => {
     given(...ended)
       .when(request(A))
@@ -137,7 +137,7 @@ describe('when both sides request at once', () => {
   });
 });
 
-describe('deciding a match request (§4.6 (26))', () => {
+describe('deciding a match request', () => {
   const pending = [...ended, requested('r1', A, B)];
 
   it("accepts with the thread's match and conversation ids", () => {
@@ -146,7 +146,7 @@ describe('deciding a match request (§4.6 (26))', () => {
       .then(decided('r1', A, B, 'accepted'));
   });
 
-  it('rejects with null ids (A26)', () => {
+  it('rejects with null match and conversation ids', () => {
     given(...pending)
       .when(decide('r1', B.accountId, false))
       .then(decided('r1', A, B, 'rejected'));

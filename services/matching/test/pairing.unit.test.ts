@@ -90,7 +90,7 @@ describe('when the thread awaits both confirmations', () => {
   });
 });
 
-describe('confirming a thread that is not waiting (§5.3, A3)', () => {
+describe('confirming a thread that is not waiting (the literal 400 read as already paired)', () => {
   const cases = {
     'auto-paired': running(),
     'active after both confirmed': [proposed(), confirmedBy(A), confirmedBy(B), activated],
@@ -106,7 +106,7 @@ describe('confirming a thread that is not waiting (§5.3, A3)', () => {
   });
 });
 
-describe('who may confirm (§4.5: unknown 404, not a participant 403)', () => {
+describe('who may confirm (unknown thread 404, not a participant 403)', () => {
   it('refuses an unknown thread with 404', () => {
     given().when(confirm(A)).thenThrows('THREAD_NOT_FOUND');
   });

@@ -64,7 +64,7 @@ async function activeThread() {
 
 const NOT_WAITING = { error: NOT_WAITING_FOR_CONFIRMATION, code: 'BAD_REQUEST' };
 
-describe('pair/confirm (§4.5 (23), §5.3, A3, A15)', () => {
+describe('pair/confirm: the literal not-waiting 400 and the {ok, threadId, accepted} body', () => {
   it('activates the thread when both sides accept; a second confirm is the literal 400', async () => {
     const { threadId, a, b } = await fleet.pair('confirm');
     expect((await getThread(threadId, a.headers)).status).toBe('awaiting_confirmation');
@@ -93,7 +93,7 @@ describe('pair/confirm (§4.5 (23), §5.3, A3, A15)', () => {
     ]);
   });
 
-  it('answers a confirm on an auto-paired thread with the literal 400 (A3)', async () => {
+  it('answers a confirm on an auto-paired thread with the literal 400', async () => {
     const { threadId, a } = await fleet.pair('auto');
     for (const accepted of [true, false]) {
       const res = await confirm(threadId, a, accepted);
@@ -116,7 +116,7 @@ describe('pair/confirm (§4.5 (23), §5.3, A3, A15)', () => {
   });
 });
 
-describe('threads reads (§4.5 (20)–(22), A14)', () => {
+describe('threads reads: the thread list and the paged transcript', () => {
   it('lists the caller’s threads, newest first, with both participants labelled', async () => {
     const caller = await fleet.account();
     expect(body(await api('GET', '/threads', caller.headers))).toEqual([]);
@@ -172,7 +172,7 @@ describe('threads reads (§4.5 (20)–(22), A14)', () => {
   });
 });
 
-describe('threads ownership and auth (§4.5, §6, §3, A5, A6, A28)', () => {
+describe('threads ownership and auth (404 unknown, 403 foreign, no realm gate, API-key permissions)', () => {
   it('answers an unknown thread 404 and a foreign one 403 on every threads route', async () => {
     const { threadId, a } = await fleet.pair('confirm');
     const stranger = await fleet.account();
@@ -224,7 +224,7 @@ describe('threads ownership and auth (§4.5, §6, §3, A5, A6, A28)', () => {
     expect(expectError(gated, 403, 'FORBIDDEN').error).toBe('errors.realmNotAllowed');
   });
 
-  it('needs the API key permission of §4.0 (A6) and a credential (401)', async () => {
+  it('needs the route’s API key permission (403 without it) and a credential (401)', async () => {
     const { threadId, a } = await fleet.pair('confirm');
     const only = (p: string) => fleet.account({ permissions: API_KEY_PERMISSIONS.filter((x) => x !== p) });
     const noRead = await only('thread:read');
@@ -261,7 +261,7 @@ describe('threads ownership and auth (§4.5, §6, §3, A5, A6, A28)', () => {
     }
   });
 
-  it('has no route at all with ENABLE_OPEN_API off (§0.5)', async () => {
+  it('has no route at all with ENABLE_OPEN_API off', async () => {
     const off = await fleet.buildAnother({ ENABLE_OPEN_API: 'false' });
     const { threadId, a } = await fleet.pair('confirm');
     expectError(await api('GET', '/threads', a.headers, undefined, off), 404, 'NOT_FOUND');
@@ -273,7 +273,7 @@ describe('threads ownership and auth (§4.5, §6, §3, A5, A6, A28)', () => {
   });
 });
 
-describe('match requests (§4.6, §6, A25, A26)', () => {
+describe('match requests: decisions are accepted or rejected, probe-safe refusals', () => {
   it('requests (201 outgoing_pending), the counterpart accepts with the thread’s ids, a second decision is 400', async () => {
     const { threadId, a, b } = await activeThread();
     const res = await requestMatch(threadId, a);
@@ -313,7 +313,7 @@ describe('match requests (§4.6, §6, A25, A26)', () => {
     ]);
   });
 
-  it('rejects with null ids (A26); the requester may ask again', async () => {
+  it('rejects with null matchId and conversationId; the requester may ask again', async () => {
     const { threadId, a, b } = await activeThread();
     const { pendingRequestId } = body<MatchStatus>(await requestMatch(threadId, a));
     const res = await decide(pendingRequestId!, b.headers, false);
@@ -400,7 +400,7 @@ describe('match requests (§4.6, §6, A25, A26)', () => {
   });
 });
 
-describe('bad input (§0.3, §4.0)', () => {
+describe('bad input: malformed bodies are 400 {error, code}', () => {
   it('answers 400 {error, code} and appends nothing', async () => {
     const { threadId, a, b } = await activeThread();
     const { pendingRequestId } = body<MatchStatus>(await requestMatch(threadId, a));

@@ -154,7 +154,7 @@ describe('summary cards', () => {
     expect(cardDocuments(event.data)[0]?.ownerRoleId).toBe(B.goferId);
   });
 
-  it('always carries both asset lists, empty when the counterpart has none (A22)', () => {
+  it('always carries both asset lists, empty when the counterpart has none', () => {
     const [event] = given(...ended)
       .when(record({ photos: [], documents: [] }))
       .events();

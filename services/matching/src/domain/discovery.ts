@@ -1,5 +1,5 @@
 /**
- * Discovery's ranking, as pure functions (ARCHITECTURE §5): a side's demands against the other
+ * Discovery's ranking, as pure functions: a side's demands against the other
  * side's description and values, in both directions, combined into one symmetric score.
  *
  * What the discovery reactor's Postgres query computes, so that both agree:
@@ -103,7 +103,7 @@ export function relevance(x: PublicProfile, y: PublicProfile): Relevance {
 
 export const isRelevant = (r: Relevance) => r.score >= PAIRING_THRESHOLD;
 
-// ---- Pairing-frequency caps (§7: the only rate limits of v1 are the matching engine's) ----
+// ---- Pairing-frequency caps (the only rate limits of v1 are the matching engine's) ----
 
 export interface PairingCaps {
   /** Threads awaiting confirmation or active, per Gofer. */

@@ -7,15 +7,16 @@ import * as Kind from '@oan/domain';
  */
 
 /**
- * `THREAD_NOT_FOUND`: `/threads/:id…` on an unknown thread (404, §4.5), and `POST /match-requests`
- * on an unknown thread **or** one the caller's Gofer is not in (404 for both, §4.6 (25)).
- * `ATTACHMENT_NOT_FOUND`: §4.5 (24), an attachment unknown, deleted or not the counterpart's (404).
+ * `THREAD_NOT_FOUND`: `/threads/:id…` on an unknown thread (404), and `POST /match-requests` on an
+ * unknown thread **or** one the caller's Gofer is not in (404 for both).
+ * `ATTACHMENT_NOT_FOUND`: on the counterpart-attachment URL, an attachment unknown, deleted or not
+ * the counterpart's (404).
  */
 export type NotFoundCode = 'THREAD_NOT_FOUND' | 'ATTACHMENT_NOT_FOUND';
 /**
- * `THREAD_FORBIDDEN`: the thread exists but the caller's Gofer is not in it (403, frozen, §4.5).
+ * `THREAD_FORBIDDEN`: the thread exists but the caller's Gofer is not in it (403, frozen, not probe-safe).
  * `MATCH_REQUEST_FORBIDDEN`: unknown request id or caller not its recipient — one byte-identical
- * refusal (probe-safe 403, §4.6 (26), §6).
+ * refusal (probe-safe 403).
  */
 export type ForbiddenCode = 'THREAD_FORBIDDEN' | 'MATCH_REQUEST_FORBIDDEN';
 /** The thread's state forbids the command (400). */
@@ -31,7 +32,7 @@ export type IllegalStateCode =
 export type RejectedCode = 'SAME_GOFER' | 'SAME_ACCOUNT' | 'NOT_A_PARTICIPANT';
 
 /**
- * §5.3 / A3: the engine matches this substring on a failed pair/confirm and treats it as success,
+ * The engine matches this substring on a failed pair/confirm and treats it as success,
  * so the message is part of the protocol: the HTTP body's `error` must carry it verbatim.
  */
 export const NOT_WAITING_FOR_CONFIRMATION = 'Thread is not waiting for confirmation.';

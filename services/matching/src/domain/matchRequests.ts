@@ -3,7 +3,7 @@ import type { ThreadEvent } from '@oan/domain';
 import { conversationIdFor, matchIdFor } from './ids.ts';
 import { pendingRequest, sidesOf, type MatchRequestState, type ThreadState } from './threadState.ts';
 
-/** Match requests on a thread (§4.6): every decision about them is taken on the thread's stream. */
+/** Match requests on a thread: every decision about them is taken on the thread's stream. */
 
 export interface RequestMatch {
   /** A fresh id; used only when a new request is recorded. */
@@ -44,13 +44,13 @@ function decision(
 }
 
 /**
- * `POST /match-requests` (§4.6 (25)). Idempotent: an existing match, or this side's own open
+ * `POST /match-requests`. Idempotent: an existing match, or this side's own open
  * request, appends nothing — the caller answers from `matchStatusFor` on the resulting state.
  * An open request from the other side counts as that side's consent: asking back accepts it, so
  * both sides requesting at once (two commands serialized by the stream's version) end in one match.
  */
 export function requestMatch(state: ThreadState, d: RequestMatch, now: string): ThreadEvent[] {
-  // Unknown thread, a Gofer not in it, or not the caller's: one 404 for all (probe-safe, §6).
+  // Unknown thread, a Gofer not in it, or not the caller's: one 404 for all (probe-safe).
   if (state.status === 'none') throw threadNotFound();
   const sides = sidesOf(state, d.goferId);
   if (!sides || sides.self.accountId !== d.accountId) throw threadNotFound();
@@ -83,7 +83,7 @@ export function requestMatch(state: ThreadState, d: RequestMatch, now: string): 
 }
 
 /**
- * `POST /match-requests/:requestId/decision` (§4.6 (26)). The recipient check comes before the
+ * `POST /match-requests/:requestId/decision`. The recipient check comes before the
  * state check, so a stranger cannot learn whether a request exists or was decided (probe-safe 403).
  * A request cancelled by its thread closing counts as decided.
  */

@@ -4,11 +4,12 @@ import { quote, textsFor, type SessionTexts } from './sessionTexts.ts';
 import type { SessionCardFields } from './summaryCard.ts';
 
 /**
- * The scripted Gofer-to-Gofer session (ARCHITECTURE §5): deterministic, offline, from the two
- * public profiles only. Each side speaks from its own profile and may mention the counterpart's
- * public fields, always quoted as data — nothing the counterpart wrote is ever followed, so a
- * profile saying "ignore your instructions" is just quoted text. The session reactor appends the
- * turns one by one (`AddSessionTurn` with `turnIndex`), then `EndSession`, then one card per side.
+ * The scripted Gofer-to-Gofer session, a real product path rather than a stub: deterministic,
+ * offline, from the two public profiles only. Each side speaks from its own profile and may mention
+ * the counterpart's public fields, always quoted as data — nothing the counterpart wrote is ever
+ * followed, so a profile saying "ignore your instructions" is just quoted text. The session reactor
+ * appends the turns one by one (`AddSessionTurn` with `turnIndex`), then `EndSession`, then one
+ * card per side.
  */
 
 export interface SessionParty {

@@ -83,7 +83,7 @@ export function textsFor(ownText: string): SessionTexts {
   return /\p{Script=Han}/u.test(ownText) ? zh : en;
 }
 
-/** Counterpart text is data: one line, bounded, inside quotes it cannot close (§4.5). */
+/** Counterpart text is data: one line, bounded, inside quotes it cannot close. */
 export function quote(text: string, max = 200): string {
   const flat = text
     .replace(/\s+/gu, ' ')

@@ -27,7 +27,7 @@ export interface RecordSummaryCard {
   /** The side the card is for. */
   goferId: string;
   card: SessionCardFields;
-  /** Every photo / document the counterpart's Gofer owns now (§8.7: being paired shares them all). */
+  /** Every photo / document the counterpart's Gofer owns now (being paired shares them all). */
   photos: Pick<SummaryCardPhoto, 'attachmentId' | 'width' | 'height'>[];
   documents: Pick<SummaryCardDocument, 'attachmentId' | 'name' | 'mimeType' | 'size'>[];
   /** Why a later version was generated; ignored for the first one (default `metadata_changed`). */
@@ -36,7 +36,7 @@ export interface RecordSummaryCard {
 
 /**
  * The session reactor's card for one side, after the session ended. Same content as the current
- * version ⇒ nothing (redelivery); different ⇒ the next version, with `patchKind` (§8.7). A closed
+ * version ⇒ nothing (redelivery); different ⇒ the next version, with `patchKind`. A closed
  * thread gets no more cards: a deleted Gofer stops producing events.
  */
 export function recordSummaryCard(state: ThreadState, d: RecordSummaryCard, now: string): ThreadEvent[] {
@@ -48,7 +48,7 @@ export function recordSummaryCard(state: ThreadState, d: RecordSummaryCard, now:
     throw new IllegalStateError('SESSION_NOT_ENDED', 'Session has not ended');
 
   const ownerRoleId = sides.other.goferId;
-  // `messageId` is essentially always null and `ownerRoleId` always the counterpart (§8.7).
+  // `messageId` is essentially always null and `ownerRoleId` always the counterpart.
   const photos: SummaryCardPhoto[] = d.photos.map((p) => ({ ...p, messageId: null, ownerRoleId }));
   const documents: SummaryCardDocument[] = d.documents.map((doc) => ({
     ...doc,

@@ -39,8 +39,8 @@ type Data<T extends ThreadCommand['type']> = Extract<ThreadCommand, { type: T }>
 const notFound = () => new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
 
 /**
- * §4.5 (frozen, not probe-safe): an unknown thread is 404, a thread the caller's Gofer is not in
- * is 403. Used by every `/threads/:id…` route and by pair/confirm.
+ * The threads group's frozen convention, not probe-safe: an unknown thread is 404, a thread the
+ * caller's Gofer is not in is 403. Used by every `/threads/:id…` route and by pair/confirm.
  */
 export function assertParticipant(
   state: ThreadState,
@@ -70,15 +70,16 @@ export function propose(state: ThreadState, d: Data<'ProposePairing'>, now: stri
   const events: ThreadEvent[] = [
     { type: 'ThreadProposed', data: { threadId, mode: d.mode, a, b, score: d.score, proposedAt: now } },
   ];
-  // Auto-pair (§8.6): the thread starts active; pair_proposed is informational, without a reply.
+  // Auto-pair: the thread starts active; pair_proposed is informational, without a reply.
   if (d.mode === 'auto') events.push({ type: 'ThreadActivated', data: { threadId, activatedAt: now } });
   return events;
 }
 
-/** `POST /threads/:id/pair/confirm` (§4.5 (23)). */
+/** `POST /threads/:id/pair/confirm`. */
 export function confirm(state: ThreadState, d: Data<'ConfirmPairing'>, now: string): ThreadEvent[] {
   assertParticipant(state, d.goferId, d.accountId);
-  // A3: auto-paired, already active, closed, or this side already answered ⇒ the literal 400.
+  // Auto-paired, already active, closed, or this side already answered ⇒ the 400 whose literal text
+  // the engine treats as "already paired".
   if (state.status !== 'awaiting_confirmation' || state.confirmedBy.includes(d.goferId)) {
     throw new IllegalStateError('THREAD_NOT_AWAITING_CONFIRMATION', NOT_WAITING_FOR_CONFIRMATION);
   }
@@ -103,7 +104,10 @@ export function confirm(state: ThreadState, d: Data<'ConfirmPairing'>, now: stri
   return events;
 }
 
-/** The reactor on GoferDeleted: the thread reads as closed for the counterpart (§8.6, A35). */
+/**
+ * The reactor on GoferDeleted: the thread reads as closed for the counterpart; events already in the
+ * log stay replayable, no new ones follow.
+ */
 export function closeForDeletedGofer(
   state: ThreadState,
   d: Data<'CloseForDeletedGofer'>,
@@ -123,7 +127,7 @@ export function closeForDeletedGofer(
 
 /**
  * The session reactor's step `turnIndex`. A step already recorded (redelivery) appends nothing;
- * a closed thread takes no more turns — a deleted Gofer stops producing events (§8.6).
+ * a closed thread takes no more turns — a deleted Gofer stops producing events.
  */
 export function addSessionTurn(state: ThreadState, d: Data<'AddSessionTurn'>, now: string): ThreadEvent[] {
   if (state.status === 'none') throw notFound();

@@ -114,7 +114,7 @@ export function evolveThread(state: ThreadState, event: ThreadEvent): ThreadStat
     case 'ThreadActivated':
       return state.status === 'awaiting_confirmation' ? { ...state, status: 'active' } : state;
     case 'ThreadClosed': {
-      // A closed thread leaves no request open: the unresolved digest drops it too (A33).
+      // A closed thread leaves no request open: the unresolved digest drops it too.
       const requests = state.match.requests.map((r) =>
         r.status === 'pending' ? { ...r, status: 'cancelled' as const } : r,
       );
@@ -169,7 +169,10 @@ export const pendingRequest = (state: ExistingThread) =>
 
 export type MatchStatus = 'none' | 'outgoing_pending' | 'incoming_pending' | 'matched';
 
-/** §4.6 (25) `MatchStatusResponse` as seen by one side (counterpart details come from read models). */
+/**
+ * `MatchStatusResponse` (the answer of `POST /match-requests`) as seen by one side (counterpart
+ * details come from read models).
+ */
 export function matchStatusFor(state: ExistingThread, goferId: string) {
   const { matchId, conversationId } = state.match;
   const pending = pendingRequest(state);

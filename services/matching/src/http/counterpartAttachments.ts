@@ -11,20 +11,21 @@ import { assertCallerIn } from './threads.ts';
 export interface CounterpartAttachmentRouteDeps {
   ctx: MatchingContext;
   authenticator: Authenticator;
-  /** The gofers service's object storage (signing only); null ⇒ every attachment is 404 (§0.5). */
+  /** The gofers service's object storage (signing only); null (no adapter) ⇒ every attachment is 404. */
   storage: Pick<ObjectStorage, 'signedUrl'> | null;
 }
 
-/** §4.8: short-lived, like the upload response's URL (§4.4 (16)). */
+/** Signed URLs are self-authorizing, so short-lived, like the URL in an upload's response. */
 export const COUNTERPART_URL_TTL_SECONDS = 3600;
 
 const attachmentNotFound = () => new NotFoundError('ATTACHMENT_NOT_FOUND', 'Attachment not found');
 
 /**
- * §4.5 (24) under `/api/v1`: a signed download URL for an attachment (photo or document) of the
- * **other** side's Gofer, not tied to any message. Thread unknown ⇒ 404 (A28), caller not in it ⇒
- * 403 (the threads group's frozen convention, read from the thread's stream); then an attachment
- * unknown, deleted or not the counterpart's ⇒ one final 404 (read from `read.gofer_attachments`).
+ * `GET /threads/:threadId/counterpart-attachments/:attachmentId/url` under `/api/v1`: a signed
+ * download URL for an attachment (photo or document) of the **other** side's Gofer, not tied to any
+ * message. Thread unknown ⇒ 404, caller not in it ⇒ 403 (the threads group's frozen convention,
+ * read from the thread's stream); then an attachment unknown, deleted or not the counterpart's ⇒
+ * one final 404 (read from `read.gofer_attachments`).
  */
 export const counterpartAttachmentRoutes: FastifyPluginAsyncZod<CounterpartAttachmentRouteDeps> = async (
   app,

@@ -5,19 +5,21 @@ import { isDomainError, NOT_WAITING_FOR_CONFIRMATION, type DomainError } from '.
 export function toHttpError(err: DomainError): HttpError {
   switch (err.code) {
     case 'THREAD_NOT_FOUND':
-      // §4.5: unknown thread. §4.6 (25): unknown thread, or a thread/Gofer not the caller's.
+      // Thread routes: unknown thread. `POST /match-requests`: unknown thread, or a thread/Gofer not
+      // the caller's (404 for both).
       return notFound('Thread not found');
     case 'ATTACHMENT_NOT_FOUND':
-      // §4.5 (24): unknown, deleted and not-the-counterpart's are one final 404 (clients never retry).
+      // Counterpart-attachment URL: unknown, deleted and not-the-counterpart's are one final 404
+      // (clients never retry).
       return notFound('Attachment not found');
     case 'THREAD_FORBIDDEN':
-      // §4.5/§6: the thread exists but the caller's Gofer is not in it (frozen, not probe-safe).
+      // The thread exists but the caller's Gofer is not in it (frozen, not probe-safe).
       return forbidden();
     case 'MATCH_REQUEST_FORBIDDEN':
-      // §4.6 (26)/§6: one body for an unknown request and a caller who is not its recipient.
+      // Probe-safe: one body for an unknown request and a caller who is not its recipient.
       return forbidden();
     case 'THREAD_NOT_AWAITING_CONFIRMATION':
-      // §5.3/A3: the engine matches this text and treats the answer as "already paired".
+      // The engine matches this text on a failed pair/confirm and treats the answer as "already paired".
       return badRequest(NOT_WAITING_FOR_CONFIRMATION);
     case 'THREAD_NOT_ACTIVE':
     case 'THREAD_CLOSED':

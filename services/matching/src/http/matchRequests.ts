@@ -13,13 +13,13 @@ export interface MatchRequestRouteDeps {
   authenticator: Authenticator;
 }
 
-/** §4.6 (26)/§6: the one refusal for an unknown request id and a caller who is not its recipient. */
+/** The one probe-safe 403 for an unknown request id and a caller who is not its recipient. */
 const requestForbidden = () => new ForbiddenError('MATCH_REQUEST_FORBIDDEN', 'Forbidden');
 
 /**
- * §4.6 (25), (26) under `/api/v1`, registered only when ENABLE_OPEN_API is on (§0.5); auth
- * `multi+realm`. Decided on the thread's stream (docs/adr/0012): concurrent requests of both sides
- * are serialized by its version and end in one match.
+ * Requesting a match and deciding one, under `/api/v1`, registered only when ENABLE_OPEN_API is on
+ * (all-or-nothing); auth `multi+realm`. Decided on the thread's stream (docs/adr/0012): concurrent
+ * requests of both sides are serialized by its version and end in one match.
  */
 export const matchRequestRoutes: FastifyPluginAsyncZod<MatchRequestRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
@@ -47,7 +47,8 @@ export const matchRequestRoutes: FastifyPluginAsyncZod<MatchRequestRouteDeps> = 
       const sides = state.status === 'none' ? null : sidesOf(state, roleId);
       // Unreachable: the decider refused unknown threads and foreign Gofers with this same 404.
       if (state.status === 'none' || !sides) throw new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
-      // §4.6: a public snapshot of the other account, from the proposal; no avatar in v1.
+      // `counterpart` is a public snapshot of the other account (id, name, avatarUrl only), from the
+      // proposal; no avatar in v1.
       const counterpart = { id: sides.other.accountId, name: sides.other.name, avatarUrl: null };
       return reply.status(201).send({ ...matchStatusFor(state, roleId), counterpart });
     },

@@ -1,29 +1,29 @@
 import { z } from 'zod';
 
-/** Ids are opaque strings (§0.4); a malformed one gets the answer of an unknown one (§6). */
+/** Ids are opaque strings; a malformed one gets the answer of an unknown one (same 403 or 404). */
 const id = z.string().max(128);
 
 export const threadParams = z.object({ id: z.string() });
 export const requestParams = z.object({ requestId: z.string() });
-/** §4.5 (24): a malformed attachment id is answered like an unknown one (404). */
+/** Counterpart-attachment URL: a malformed attachment id is answered like an unknown one (404). */
 export const counterpartAttachmentParams = z.object({ threadId: z.string(), attachmentId: z.string() });
-/** §4.5 (24): `expiresAt` in epoch milliseconds. */
+/** The signed URL; `expiresAt` in epoch milliseconds (a number, unlike every other timestamp). */
 export const signedUrlResponse = z.object({ url: z.string(), expiresAt: z.number() });
 
-/** A14: `limit` default 50, max 200; `offset` from 0. Anything else is a 400 VALIDATION_ERROR. */
+/** Transcript paging: `limit` default 50, max 200; `offset` from 0. Else a 400 VALIDATION_ERROR. */
 export const messagesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).default(0),
 });
 
-/** §4.5 (23): `roleId` = the caller's Gofer in that thread. */
+/** `POST /threads/:id/pair/confirm`: `roleId` = the caller's Gofer in that thread. */
 export const confirmBody = z.object({ roleId: id, accepted: z.boolean() });
-/** §4.6 (25): `roleId` must be the caller's own Gofer. */
+/** `POST /match-requests`: `roleId` must be the caller's own Gofer. */
 export const matchRequestBody = z.object({ threadId: id, roleId: id });
-/** §4.6 (26). */
+/** `POST /match-requests/:requestId/decision`. */
 export const decisionBody = z.object({ accept: z.boolean() });
 
-/** A14: simple and additive. */
+/** The thread shape: unpublished by the spec and read by no shipped client, so simple and additive. */
 export const threadItem = z.object({
   id: z.string(),
   status: z.enum(['awaiting_confirmation', 'active', 'session_ended', 'closed']),
@@ -33,7 +33,7 @@ export const threadItem = z.object({
 });
 export const threadList = z.array(threadItem);
 
-/** A14: the transcript, senders labelled by `roleId` (and `isMine` for the caller's side). */
+/** The transcript, senders labelled by `roleId` (and `isMine` for the caller's side). */
 export const threadMessages = z.array(
   z.object({
     id: z.string(),
@@ -44,10 +44,10 @@ export const threadMessages = z.array(
   }),
 );
 
-/** A15. */
+/** The pair/confirm success body (clients ignore it; it only has to be JSON). */
 export const confirmResponse = z.object({ ok: z.literal(true), threadId: z.string(), accepted: z.boolean() });
 
-/** §4.6 (25) `MatchStatusResponse`. */
+/** `MatchStatusResponse`, the answer of `POST /match-requests`. */
 export const matchStatusResponse = z.object({
   status: z.enum(['none', 'outgoing_pending', 'incoming_pending', 'matched']),
   counterpart: z.object({ id: z.string(), name: z.string(), avatarUrl: z.string().nullable() }),
@@ -56,7 +56,10 @@ export const matchStatusResponse = z.object({
   conversationId: z.string().nullable(),
 });
 
-/** §4.6 (26); a decision yields `accepted` or `rejected` only (A25), null ids when rejected (A26). */
+/**
+ * The decision's answer. The enum stays wide, but a decision yields `accepted` or `rejected` only;
+ * `matchId`/`conversationId` are null when rejected (no match or conversation exists).
+ */
 export const decisionResponse = z.object({
   ok: z.literal(true),
   status: z.enum(['pending', 'accepted', 'rejected', 'cancelled']),

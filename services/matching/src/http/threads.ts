@@ -17,7 +17,10 @@ export interface ThreadRouteDeps {
   authenticator: Authenticator;
 }
 
-/** §4.5 (frozen, not probe-safe): unknown thread ⇒ 404; exists but none of the caller's Gofers in it ⇒ 403. */
+/**
+ * The threads group's frozen convention, not probe-safe: unknown thread ⇒ 404; exists but none of
+ * the caller's Gofers in it ⇒ 403.
+ */
 export function assertCallerIn(state: ThreadState, accountId: string): asserts state is ExistingThread {
   if (state.status === 'none') throw new NotFoundError('THREAD_NOT_FOUND', 'Thread not found');
   if (state.a.accountId !== accountId && state.b.accountId !== accountId) {
@@ -25,7 +28,7 @@ export function assertCallerIn(state: ThreadState, accountId: string): asserts s
   }
 }
 
-/** A14's thread shape, as seen by `accountId`. */
+/** The thread shape (the spec publishes none, so kept simple and additive), as seen by `accountId`. */
 const threadView = (state: ExistingThread, accountId: string) => ({
   id: state.threadId,
   status: state.status,
@@ -39,9 +42,10 @@ const threadView = (state: ExistingThread, accountId: string) => ({
 });
 
 /**
- * §4.5 (20)–(23) under `/api/v1`, registered only when ENABLE_OPEN_API is on (§0.5). Auth
- * `multi-open`: JWTs of either realm (no realm gate, A5) or an API key with the permission of §4.0
- * (A6). Every answer is read from the thread's stream itself, never from a read model.
+ * The thread routes (list, detail, transcript, pair/confirm) under `/api/v1`, registered only when
+ * ENABLE_OPEN_API is on (all-or-nothing: off, none of them exist). Auth `multi-open`: JWTs of either
+ * realm (threads have no realm gate) or an API key holding the route's permission (missing ⇒ 403
+ * FORBIDDEN). Every answer is read from the thread's stream itself, never from a read model.
  */
 export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, deps) => {
   app.setErrorHandler(rethrowMapped);
@@ -77,7 +81,7 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
     },
   );
 
-  // (22) the session transcript in turn order, paged by `limit`/`offset` (A14).
+  // (22) the session transcript in turn order, paged by `limit`/`offset` (default 50, max 200).
   app.get(
     '/threads/:id/messages',
     {
@@ -104,7 +108,8 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
     },
   );
 
-  // (23) A15 body; a thread not awaiting this side's answer is the literal 400 of A3 (§5.3).
+  // (23) body `{ok, threadId, accepted}`; a thread not awaiting this side's answer is the 400 whose
+  // text the engine matches and treats as "already paired".
   app.post(
     '/threads/:id/pair/confirm',
     {

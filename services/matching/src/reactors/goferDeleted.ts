@@ -19,10 +19,11 @@ export interface GoferDeletedDeps {
 }
 
 /**
- * Closes every thread of a deleted Gofer with reason `gofer_deleted` (§4.4 (15), §8.6): its
- * counterpart's thread reads as closed and no session, card or request follows. The threads come
- * from the write side's `gofer_threads` (written with each `ThreadProposed`, never behind the
- * streams) and the thread read model (the projected list); an already closed thread appends nothing.
+ * Closes every thread of a deleted Gofer with reason `gofer_deleted` (`DELETE /gofers/:goferId`
+ * stops every further event for it): its counterpart's thread reads as closed and no session, card
+ * or request follows. The threads come from the write side's `gofer_threads` (written with each
+ * `ThreadProposed`, never behind the streams) and the thread read model (the projected list); an
+ * already closed thread appends nothing.
  */
 export async function closeThreadsOf(ctx: MatchingContext, goferId: string): Promise<string[]> {
   const em = ctx.orm.em.fork();

@@ -97,7 +97,7 @@ async function partyOf(ctx: MatchingContext, s: ThreadSide): Promise<SessionPart
   return { goferId: s.goferId, profile };
 }
 
-/** Every live photo and document of the counterpart's Gofer (§8.7: being paired shares them all). */
+/** Every live photo and document of the counterpart's Gofer (being paired shares them all). */
 async function assetsOf(
   ctx: MatchingContext,
   goferId: string,
@@ -165,7 +165,7 @@ export async function runSession(
     for (let turnIndex = state.turnCount; turnIndex < SCRIPTED_TURNS; turnIndex++) {
       const opens = turnIndex % 2 === 0;
       const [self, other] = opens ? [opener, responder] : [responder, opener];
-      // The counterpart's public fields only; its words are data, never followed (§4.5).
+      // The counterpart's public fields only; its words are data, never followed.
       const { content } = await withRetries('turn', opts, provider, { threadId, turnIndex }, () =>
         provider.nextTurn({
           self: { goferId: self.goferId, profile: self.profile },

@@ -2,7 +2,7 @@ import type { PublicProfile } from '../domain/discovery.ts';
 import type { SessionCardFields } from '../domain/summaryCard.ts';
 
 /**
- * The Gofer-to-Gofer session behind a provider (ARCHITECTURE §5): `scripted` (the default,
+ * The Gofer-to-Gofer session behind a provider interface: `scripted` (the default,
  * deterministic and offline) or `openai` (any OpenAI-compatible endpoint). Each call speaks for ONE
  * side, with its own profile, the counterpart's PUBLIC fields only and the transcript so far.
  */
