@@ -6,7 +6,7 @@ import { TestFleet, waitFor } from '@oan/testing';
 import { RelayAgent } from './relayAgent.ts';
 
 /**
- * Issue 16: the ConnectOnion agent relay. The caller is the unmodified npm `connectonion` client
+ * The ConnectOnion agent relay. The caller is the unmodified npm `connectonion` client
  * (0.1.4); the agents are the tests' own (RelayAgent, speaking the Python host's side of the protocol).
  */
 let fleet: TestFleet;

@@ -7,7 +7,7 @@ import { ComposeFleet, composeTestWanted } from './composeFleet.ts';
 import { readTablesOf } from './faults/database.ts';
 import { dumpEventTable, dumpTables } from './support.ts';
 
-// Issue 17: the docker-compose fleet on local images, through the edge's published loopback port.
+// The docker-compose fleet on local images, through the edge's published loopback port.
 const wanted = composeTestWanted();
 if (!wanted.run) console.warn(`compose e2e skipped: ${wanted.reason}`);
 
@@ -42,7 +42,7 @@ const ofGofer = (events: OanEventEnvelope[]) => events.filter((e) => e.goferId =
 const chatReplies = (events: OanEventEnvelope[]) =>
   events.filter((e) => e.type === 'gofer_message' && e.goferId === goferId);
 
-describe.skipIf(!wanted.run)('the docker-compose fleet on local images (issue 17)', () => {
+describe.skipIf(!wanted.run)('the docker-compose fleet on local images', () => {
   beforeAll(async () => {
     fleet = await ComposeFleet.start(email);
     const req = await postJson(fleet.url, '/auth/oan/email/request-code', { email });
@@ -77,7 +77,7 @@ describe.skipIf(!wanted.run)('the docker-compose fleet on local images (issue 17
     });
     expect(created.status).toBe(201);
     goferId = created.body.goferId;
-    // The webUrl opens the web frontend the app image built and the edge serves (issue 14).
+    // The webUrl opens the web frontend the app image built and the edge serves.
     expect(created.body.webUrl).toBe(`${fleet!.url}/gofers/${goferId}`);
     const page = await fetch(created.body.webUrl!);
     expect(page.status).toBe(200);
