@@ -17,7 +17,7 @@ import { corrupt, dumpEventTable, dumpTables, matchTwoAccounts, type Answer, typ
 /** Messages each side sends, all at once with the other side; every ATTACH_EVERY-th carries files. */
 const PER_SIDE = 500;
 const ATTACH_EVERY = 50;
-/** Requests in flight per side: changeSequences are still decided one at a time (§4.7 (28)). */
+/** Requests in flight per side: changeSequences are still decided one at a time per conversation. */
 const WORKERS = 4;
 
 interface Attachment {
@@ -71,7 +71,7 @@ afterAll(async () => {
 const path = (rest = '') => `/conversations/${m.conversationId}${rest}`;
 const other = (s: Side) => (s === sides[0] ? sides[1] : sides[0]);
 
-/** §4.7 (29) through the edge, one part `file`, as a connector uploads. */
+/** A conversation attachment upload through the edge, one part `file`, as a connector uploads. */
 async function upload(apiKey: string, conversationId: string, file: Blob, name: string): Promise<Answer> {
   const form = new FormData();
   form.append('file', file, name);
@@ -154,7 +154,8 @@ async function history(c: TestConnector, limit: number): Promise<Message[]> {
 /**
  * A reader polling the history while messages flow, cursor = last item's changeSequence: two senders'
  * messages are projected from two partitions, so a page must stop before one not projected yet
- * (§4.7 (27)) or the cursor would skip it. Stops after an empty page once `stop` is set.
+ * (pages are in ascending changeSequence) or the cursor would skip it. Stops after an empty page
+ * once `stop` is set.
  */
 async function follow(c: TestConnector, stop: { now: boolean }): Promise<Message[]> {
   const seen: Message[] = [];
@@ -172,7 +173,7 @@ async function follow(c: TestConnector, stop: { now: boolean }): Promise<Message
 const bySequence = (ms: Message[]) =>
   [...ms].sort((x, y) => Number(x.changeSequence) - Number(y.changeSequence));
 
-describe('two matched accounts in their conversation (§4.7, §8.6)', () => {
+describe('two matched accounts in their conversation, relayed as events', () => {
   it(`exchange ${PER_SIDE} messages each way at once; each reaches only the other side, once, in order`, async () => {
     const stop = { now: false };
     followed = sides.map((side) => follow(side.me, stop));
@@ -203,7 +204,7 @@ describe('two matched accounts in their conversation (§4.7, §8.6)', () => {
         expect(new Set(sequences).size).toBe(PER_SIDE);
         const seqs = got.map((e) => BigInt(e.seq));
         expect(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!)).toBe(true);
-        // §8.7: the frozen envelope; no goferId; attachments only when there are some.
+        // The frozen relay_message payload: no goferId; attachments only when there are some.
         for (const e of got) {
           const msg = byId.get(e.payload.messageId as string)!;
           expect(e).toEqual({

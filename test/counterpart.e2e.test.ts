@@ -13,7 +13,7 @@ import {
 import { awaitEnvelope, type Answer } from './support.ts';
 
 /**
- * Issue 7, ARCHITECTURE §5: counterpart content is never placed in a system prompt. The whole fleet
+ * Counterpart content is never placed in a system prompt. The whole fleet
  * runs the gofers brain and the matching session on an OpenAI-compatible endpoint: a local fake that
  * records every prompt and plays the model for both Gofers. Every string either side can author
  * carries a marker, so the recorded prompts show where each side's words ended up.
@@ -168,7 +168,7 @@ beforeAll(async () => {
       `cp-${s}-${fleet.id}@example.com`,
       SIDES[s].platform,
     );
-    // An outdated connector declaration: each side also gets a platform `system_notice` (§10.14).
+    // An outdated connector declaration: each side also gets a platform `system_notice` (connector_outdated).
     c[s] = new TestConnector({ baseUrl: fleet.url, token: account.apiKey, client: SIDES[s].client });
     await c[s].connect();
     const created = await c[s].rest<{ goferId: string }>('POST', '/gofers', { locale: SIDES[s].locale });
@@ -273,7 +273,7 @@ describe('when two accounts were matched by an OpenAI-compatible brain and sessi
       // …and its name reaches the brain through the pairing row of the role-chat, labelled, not as the owner.
       const named = holders(`MARKER-${OTHER[s]}-NAME`, ['brain']);
       expect(named.length, `${OTHER[s]}'s name in ${s}'s brain prompt`).toBeGreaterThan(0);
-      // ARCHITECTURE §5: counterpart content is labelled `counterpart_*`, the pairing row included.
+      // Counterpart content is labelled `counterpart_*`, the pairing row included.
       for (const m of named) expect(m.content).toMatch(/^\[counterpart_gofer\]\n/);
       // The owner's own profile is in its system messages: a misplaced marker would be seen there.
       const systems = mine.map((p) => p.messages[0]!).filter((m) => m.role === 'system');
@@ -292,7 +292,7 @@ describe('when two accounts were matched by an OpenAI-compatible brain and sessi
     }
   });
 
-  it('stamped every envelope each connector received with the source its type has (§8.6)', async () => {
+  it('stamped every envelope each connector received with the source its event type has', async () => {
     const SOURCE: Record<string, string> = {
       gofer_message: 'own_gofer',
       gofer_question: 'own_gofer',
