@@ -84,7 +84,7 @@ describe('banning an account', () => {
     await expect(openSocket(fleet.url, acc.jwt)).rejects.toThrow(/banned/i);
 
     // The same envelope is in GET /events: the history stays readable so that a connector whose
-    // cursor precedes the notice sees it on backfill and stops (§9.7, A38; docs/adr/0008).
+    // cursor precedes the notice sees it on backfill and stops (docs/adr/0008).
     const page = await new TestConnector({ baseUrl: fleet.url, token: acc.apiKey }).rest<OanEventEnvelope[]>(
       'GET',
       '/events?since=0',
@@ -92,7 +92,7 @@ describe('banning an account', () => {
     expect(page.status).toBe(200);
     expect(page.body).toEqual(pushed);
     expect(pushed).toHaveLength(1);
-    // Everything else is refused for a banned account (A21).
+    // Everything else is refused for a banned account, 403 "Forbidden: account banned".
     const keys = await new TestConnector({ baseUrl: fleet.url, token: acc.apiKey }).rest<{
       error: string;
       code: string;

@@ -5,7 +5,7 @@ import { banAccount, gatewayOf, recordSocket } from '../support.ts';
 import { OwnRedis } from './redisServer.ts';
 
 /**
- * Issue 12: ban and revoke never depend on a best-effort signal. The ban's notice (through the
+ * Ban and revoke never depend on a best-effort signal. The ban's notice (through the
  * projector) and the revoke's entry on the push stream (Redis) cut sockets at once when they can;
  * with either path down, the gateways' credential re-check (GATEWAY_CREDENTIAL_CHECK_MS, 2 s, and
  * GATEWAY_BAN_GRACE_MS, 3 s, by default) still cuts them within a bounded time. A Redis of this file's
@@ -46,7 +46,7 @@ describe('banning an account while the projector is down', () => {
     expect(seen2).toEqual(['disconnect:io server disconnect']);
     await expect(openSocket(fleet.url, acc.apiKey)).rejects.toThrow(/banned/i);
 
-    // The notice is still made once the projector is back, and the history keeps it (§9.7).
+    // The notice is still made once the projector is back, and the history keeps it for backfill.
     await fleet.restart('projector');
     const c = new TestConnector({ baseUrl: fleet.url, token: acc.apiKey });
     await waitFor(
