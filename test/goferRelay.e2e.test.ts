@@ -17,7 +17,7 @@ import {
 } from '@oan/testing';
 
 /**
- * Issue 16, point 5 (ADR 0023): an owner publishes a Gofer on the fleet's ConnectOnion relay, and
+ * ADR 0023: an owner publishes a Gofer on the fleet's ConnectOnion relay, and
  * the unmodified npm `connectonion` client (0.1.4) talks to it through the edge. The Gofer's brain
  * is the OpenAI-compatible provider on a local fake that records every prompt (the LLM is the one
  * boundary we do not own); the owner's connector sees each relay turn as a `gofer_message`.

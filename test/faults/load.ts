@@ -95,7 +95,7 @@ export function startLoad(label: string, parties: Party[], conversationId?: stri
 }
 
 /**
- * What a request during an outage may answer: a 2xx, a 5xx with the §0.3 `{error, code}` body, or a
+ * What a request during an outage may answer: a 2xx, a 5xx with the JSON `{error, code}` body, or a
  * connection error; never a 4xx (the load's requests are all valid), a hang past the bound, or a 5xx
  * without that body. Returns the offending outcomes, described.
  */
