@@ -43,7 +43,7 @@ const ANSWERS = [
   'Call you Hiring Scout.',
 ];
 
-describe('a connector working with a Gofer (issue 3)', () => {
+describe('a connector working with a Gofer', () => {
   let goferId = '';
   let chatId = '';
 
@@ -143,7 +143,7 @@ describe('a connector working with a Gofer (issue 3)', () => {
   });
 
   /**
-   * §10.1: a connector with no stored cursor, joining an account with history, starts
+   * A connector with no stored cursor, joining an account with history, starts
    * at /events/cursor: nothing of the past is replayed to it; the open question reaches it only
    * through /events/unresolved, as the envelope first delivered.
    */
@@ -174,7 +174,7 @@ describe('a connector working with a Gofer (issue 3)', () => {
       expect(mine.status, `${method} ${path}`).toBe(403);
       expect(mine.text).toBe(none.text);
     }
-    // §6 (rec.): the uploads too, through the edge, with a file that would be accepted.
+    // The uploads too (403 for foreign and unknown alike), through the edge, with an acceptable file.
     for (const [what, file, name] of [
       ['attachments', new Blob(['hello'], { type: 'text/plain' }), 'a.txt'],
       ['photos', new Blob([Buffer.from(PNG_1X1, 'hex')], { type: 'image/png' }), 'a.png'],

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { form, joinAccount, png, TestFleet, type JoinedAccount } from '@oan/testing';
 
-/** Issue 15, part 3: `Idempotency-Key` on POSTs, through the edge, with races. */
+/** `Idempotency-Key` on POSTs, through the edge, with races. */
 let fleet: TestFleet;
 let a: JoinedAccount;
 let b: JoinedAccount;
