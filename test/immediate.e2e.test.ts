@@ -3,7 +3,7 @@ import { form, png, TestFleet } from '@oan/testing';
 import { matchTwoAccounts, type Answer } from './support.ts';
 
 /**
- * Issue 12, point 1: an answer holds the moment it is given, across services. A connector acts on a
+ * An answer holds the moment it is given, across services. A connector acts on a
  * 200 at once: it reads its pairing card right after confirming (the gofers service serves the
  * matching context's read model), and posts its first message right after accepting a match (the
  * conversations service has not heard of the conversation yet). Here the outbox relay is paused

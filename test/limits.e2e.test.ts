@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAccount, TestFleet, type JoinedAccount } from '@oan/testing';
 
-/** Issue 15, part 4: visible limits through the edge, on a fleet with RATE_LIMIT_PER_MINUTE set. */
+/** Visible limits through the edge, on a fleet with RATE_LIMIT_PER_MINUTE set. */
 let fleet: TestFleet;
 let acc: JoinedAccount;
 const LIMIT = 12;
