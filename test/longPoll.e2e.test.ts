@@ -4,7 +4,7 @@ import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
 import { gatewayOf } from './support.ts';
 
-/** Issue 15, part 2: `GET /api/v1/events?wait=N` through the edge, as a connector without a socket. */
+/** `GET /api/v1/events?wait=N` through the edge, as a connector without a socket. */
 let fleet: TestFleet;
 let acc: JoinedAccount;
 /** An account with no Gofer: nothing arrives for it unless a test makes it. */

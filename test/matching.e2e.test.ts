@@ -21,7 +21,7 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-describe('two accounts whose Gofers need each other (issue 4)', () => {
+describe('two accounts whose Gofers need each other', () => {
   it(
     'are discovered, paired, run a session, get summary cards, and end in one match',
     { timeout: 180_000 },
