@@ -4,10 +4,10 @@ import { form, png, TestFleet, waitFor } from '@oan/testing';
 import { matchTwoAccounts, type Answer, type Match } from './support.ts';
 
 /**
- * Issue 12, point 1, as a connector lives it: every follow-up is sent the instant the answer it
- * depends on arrives, round after round through the edge, while the projector and the reactors work
- * behind. None of them may answer 403, 404 or a body that misses the write just answered. (The
- * deterministic versions, with the log held back, are in immediate.e2e.test.ts.)
+ * An answer holds the moment it is given, as a connector lives it: every follow-up is sent the
+ * instant the answer it depends on arrives, round after round through the edge, while the projector
+ * and the reactors work behind. None of them may answer 403, 404 or a body that misses the write
+ * just answered. (The deterministic versions, with the log held back, are in immediate.e2e.test.ts.)
  */
 const ROUNDS = 12;
 
@@ -87,7 +87,7 @@ describe('a follow-up sent the instant its answer arrives', () => {
       ]);
       expect(ok(after, 200, 'list').map((x) => x.goferId)).not.toContain(g);
       // Every /gofers/:goferId/* route but DELETE answers a Gofer that is not the caller's active
-      // one with the uniform 403 (reference A4): never the deleted Gofer's chat.
+      // one with the uniform 403: never the deleted Gofer's chat.
       expect(gone.status, gone.text).toBe(403);
       expect(gone.text).toBe('{"error":"Forbidden","code":"FORBIDDEN"}');
     }

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import WebSocket from 'ws';
 
-/** Python's `json.dumps(v, sort_keys=True)` for the ASCII-only values this agent signs (spec §3). */
+/** Python's `json.dumps(v, sort_keys=True)` for the ASCII-only values this agent signs (signed payloads). */
 const pyDumps = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(pyDumps).join(', ')}]`;
   if (v && typeof v === 'object') {
@@ -15,8 +15,8 @@ const pyDumps = (v: unknown): string => {
 };
 
 /**
- * A ConnectOnion agent as the Python `host()` speaks to a relay (spec/connectonion-relay.md §4, and
- * the CONNECT / INPUT / OUTPUT / PING subset of §5), hosted by the tests: it announces, answers
+ * A ConnectOnion agent as the Python `host()` speaks to a relay (the announce socket, and
+ * the CONNECT / INPUT / OUTPUT / PING subset of client routing), hosted by the tests: it announces, answers
  * CONNECT with CONNECTED and each INPUT with an OUTPUT `echo: <prompt> (turn n)`, counts turns per
  * session, records `close` frames, and reconnects 1 s after its socket drops (a fresh ANNOUNCE).
  */
