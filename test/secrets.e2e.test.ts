@@ -4,7 +4,7 @@ import { extraKey, png, postJson, TestFleet, waitFor } from '@oan/testing';
 import { matchTwoAccounts, type Match } from './support.ts';
 
 /**
- * Issue 7, "Secrets": the whole journey (join → Gofers → discovery, session, match → conversation
+ * Secrets: the whole journey (join → Gofers → discovery, session, match → conversation
  * with a file, plus failed attempts with wrong credentials and codes) with every process at debug
  * level; then no JWT, API key, pairing code or email code may appear in any log line, in any event
  * of any store or topic projection, or in any error body.
@@ -86,7 +86,7 @@ describe('secrets never leave the credential path', () => {
         await postJson(fleet.url, '/auth/oan/email/verify', { email: m.a.email, code: m.a.emailCode }),
         401,
       );
-      // An API key where only a JWT is accepted (§4.1 (4)).
+      // An API key where only a JWT is accepted (minting a pairing code).
       await expectRefused(await postJson(fleet.url, '/auth/oan/pairing-codes', undefined, m.b.apiKey), 401);
 
       // The conversation, with a file and its signed URL.

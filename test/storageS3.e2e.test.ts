@@ -16,7 +16,7 @@ import { matchTwoAccounts, type Answer, type Match } from './support.ts';
 /**
  * The fleet on STORAGE_DRIVER=s3 against S3Proxy (infra/s3proxy, a real S3-compatible server on
  * 127.0.0.1:9300): gofers, matching and conversations store and sign through S3 presigned URLs, and
- * the other side of a match downloads the files from the bucket with no credentials (§4.8).
+ * the other side of a match downloads the files from the bucket with no credentials.
  */
 const ENDPOINT = 'http://127.0.0.1:9300';
 const BUCKET = `oan-e2e-${randomUUID()}`;
@@ -166,7 +166,7 @@ describe('object storage on S3 (S3Proxy) through the whole fleet', () => {
       { timeoutMs: 30_000, what: 'the document parsed from S3' },
     );
 
-    // §4.5 (24): matching signs the counterpart's URL for the other side of the thread.
+    // Matching signs the counterpart's URL for the other side of the thread.
     const path = `/threads/${m.threadId}/counterpart-attachments/${attachment.id}/url`;
     const signed = await waitFor(
       async () => {
