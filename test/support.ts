@@ -150,7 +150,7 @@ const need = <T>(res: Answer<T>, what: string): T => {
 
 /**
  * Two fresh accounts whose Gofers need each other, driven as connectors through discovery, pairing,
- * the session and an accepted match: the flow of test/matching.e2e.test.ts (issue 4). Returns both
+ * the session and an accepted match: the flow of test/matching.e2e.test.ts. Returns both
  * connectors (connected; the caller closes them) and the conversation the match opened. `names` are
  * the e-mail prefixes of the two accounts (unique within the fleet).
  */

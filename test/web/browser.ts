@@ -69,7 +69,7 @@ export async function openTab(browser: Browser, baseUrl: string): Promise<Tab> {
   return tab;
 }
 
-/** §1.1 in the page: the email, "Send code", the code, "Sign in"; ends on the signed-in page. */
+/** The email sign-in in the page: the email, "Send code", the code, "Sign in"; ends on the signed-in page. */
 export async function signIn(tab: Tab, email: string, code: string, path = '/'): Promise<void> {
   const { page } = tab;
   await page.goto(path);
