@@ -6,7 +6,7 @@ import { axeFindings, openTab, png, signIn, startBrowser, tokenOf, WEB_FLEET, ty
 const EMAIL = 'operator@web.test';
 const CODE = '246810';
 
-/** Issue 14, the first slice: sign in with a QA code, a Gofer's life in the page, its reply live. */
+/** The web frontend's first slice: sign in with a QA code, a Gofer's life in the page, its reply live. */
 describe('the web frontend, when an operator signs in and works with Gofers', () => {
   let fleet: TestFleet;
   let browser: Browser;

@@ -83,7 +83,7 @@ class OidcStub {
   }
 }
 
-/** Issue 14: "Sign in with Google" on a fleet configured for it, the redirect there and back. */
+/** "Sign in with Google" on a fleet configured for it, the redirect there and back. */
 describe('the web frontend, when the fleet is configured for Google sign-in', () => {
   let stub: OidcStub;
   let fleet: TestFleet;
