@@ -8,7 +8,7 @@ import { axeFindings, openTab, png, signIn, startBrowser, tokenOf, WEB_FLEET, ty
 const CODE = '135790';
 const TEAM = 'team@web.test';
 const ENG = 'eng@web.test';
-/** Markup and script in every text a counterpart controls: shown as text, never run (issue 14). */
+/** Markup and script in every text a counterpart controls: shown as text, never run. */
 const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>`;
 /** Short enough to stay whole in the summary card's quoted highlights (the scripted session cuts at 80). */
 const HOSTILE_CARD = `<img src=x onerror=window.__pwned=1>`;
@@ -16,7 +16,7 @@ const HOSTILE_CARD = `<img src=x onerror=window.__pwned=1>`;
 const HOSTILE_FILE = `${HOSTILE_CARD}cv`;
 
 /**
- * Issue 14, the thread and conversation pages with two operators: the team's and the engineer's
+ * The thread and conversation pages with two operators: the team's and the engineer's
  * Gofers (driven by their connectors through the scripted interview) get paired; each operator acts
  * in their own browser, and what one does shows up in the other's page without a reload.
  */
@@ -28,7 +28,7 @@ describe('the web frontend, when two operators are paired, matched and talking',
   const sides = {} as Record<'a' | 'b', { c: TestConnector; gofer: string; jwt: string }>;
   let proposed: OanEventEnvelope;
 
-  /** An account signed in with its QA code (§2.5), and a connector key for it. */
+  /** An account signed in with its QA code (standing in for the emailed code), and a connector key for it. */
   async function join(email: string, side: 'a' | 'b') {
     const verify = await postJson(fleet.url, '/auth/oan/email/verify', {
       email,
@@ -155,7 +155,7 @@ describe('the web frontend, when two operators are paired, matched and talking',
     await a.page.goto(`/gofers/${sides.a.gofer}`);
     const card = a.page.getByRole('region', { name: 'Pairings' }).getByRole('listitem');
     await expect.poll(() => card.count()).toBe(1);
-    // The cover is the engineer's photo, loaded from a fresh signed URL of the object store (§4.5 (24)).
+    // The cover is the engineer's photo, loaded from a fresh signed URL of the object store.
     const cover = card.getByRole('img', { name: `Cover photo of ${counterpart}` });
     await expect.poll(() => cover.evaluate((img) => (img as { naturalWidth: number }).naturalWidth)).toBe(24);
     const src = (await cover.getAttribute('src'))!;

@@ -4,7 +4,7 @@ import type { OanEventEnvelope } from '@oan/protocol';
 import { API_TYPES, generateApiTypes } from '../../infra/web.ts';
 import type { Envelope } from '../../web/src/api/events.ts';
 
-/** Issue 14, ADR 0020: the web frontend's API types are the OpenAPI document's and the protocol's. */
+/** ADR 0020: the web frontend's API types are the OpenAPI document's and the protocol's. */
 describe('the web frontend’s API types', () => {
   it('are what openapi-typescript generates from the committed docs/openapi.json', async () => {
     // Stale after a change of the document: `npm run openapi` (or `npx tsx infra/web.ts --types`).
