@@ -14,7 +14,7 @@ export interface Received {
 }
 
 /**
- * A real webhook receiver on loopback (issue 15 tests): records every request, and answers each
+ * A real webhook receiver on loopback (for the webhook tests): records every request, and answers each
  * path by its script (one behaviour per request, the last one repeated), 200 by default.
  */
 export class WebhookReceiver {

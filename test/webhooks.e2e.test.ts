@@ -6,7 +6,7 @@ import { joinAccount, TestConnector, TestFleet, waitFor, type JoinedAccount } fr
 import { WebhookReceiver } from './webhookReceiver.ts';
 
 /**
- * Issue 15, part 1: signed webhooks through the edge, delivered to a real receiver on loopback. The
+ * Signed webhooks through the edge, delivered to a real receiver on loopback. The
  * schedule is shortened (2 s timeout, retries from 200 ms, disabled after 6 s) so it runs in seconds.
  */
 let fleet: TestFleet;
