@@ -7,10 +7,11 @@ import { extraKey, form, png, REPO_ROOT, TestFleet, type JoinedAccount } from '@
 import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support.ts';
 
 /**
- * Issue 7, the access matrix: every route of docs/openapi.json × every credential variant × (for
- * routes with ids) the actor's own ids, another account's, random ones, checked against §0.2, §3,
- * §4.0, §5 and §6 of the reference. The expectations are derived from the row's auth kind and
- * ownership outcomes, never listed per cell.
+ * The access matrix: every route of docs/openapi.json × every credential variant × (for routes
+ * with ids) the actor's own ids, another account's, random ones, checked against the reference's
+ * auth kinds, per-group authorization rules, route summary, error catalogue and 403-vs-404
+ * ownership table. The expectations are derived from the row's auth kind and ownership outcomes,
+ * never listed per cell.
  */
 
 let fleet: TestFleet;
@@ -54,7 +55,7 @@ type Credential = (typeof CREDENTIALS)[number];
 type Auth = 'none' | 'jwt-strict' | 'multi+realm' | 'multi-open';
 type Verdict = { refused: 401 | 'realm' } | { actor: 'owner' | 'other' };
 
-/** §0.2, §3, A7: what the credential amounts to on a route of this auth kind. */
+/** What the credential amounts to on a route of this auth kind. */
 function judge(credential: Credential, auth: Exclude<Auth, 'none'>): Verdict {
   switch (credential) {
     case 'none':
@@ -65,7 +66,7 @@ function judge(credential: Credential, auth: Exclude<Auth, 'none'>): Verdict {
     case 'JWT signed with another key':
     case 'revoked API key':
       return { refused: 401 };
-    // §2.1: no realm claim counts as `gofers`; §0.2: multi-open takes JWTs of either realm.
+    // No realm claim counts as `gofers`; multi-open takes JWTs of either realm.
     case 'realm gofers JWT':
     case 'realm-less JWT':
       return auth === 'multi-open' ? { actor: 'owner' } : { refused: 'realm' };
@@ -112,7 +113,7 @@ interface Party {
   /** A match request this party received and accepted. */
   requestId: string;
   conversation: string;
-  /** An attachment of the counterpart's Gofer in `thread` (§4.5 (24)). */
+  /** An attachment of the counterpart's Gofer in `thread`. */
   counterpartAttachment: string;
   /** An attachment sent in `conversation`. */
   conversationAttachment: string;
@@ -122,7 +123,7 @@ interface Party {
   mintKey(): Promise<{ key: string; id: string }>;
   freshGofer(): Promise<string>;
   freshMessage(): Promise<string>;
-  /** Issue 15 (at most 3 webhooks per account): a new one, the oldest deleted when full; one kept; none. */
+  /** At most 3 webhooks per account: a new one, the oldest deleted when full; one kept; none. */
   freshWebhook(): Promise<string>;
   someWebhook(): Promise<string>;
   clearWebhooks(): Promise<void>;
@@ -278,10 +279,10 @@ interface Row {
   mine: number;
   /** A documented text the `mine` error must contain. */
   mineText?: string;
-  /** §6: another account's id, a random one. Absent: the route takes no ids. */
+  /** Ownership outcomes: another account's id, a random one. Absent: the route takes no ids. */
   foreign?: 403 | 404;
   unknown?: 403 | 404;
-  /** §6 "identical" / probe-safe: every foreign and unknown answer byte-identical. */
+  /** Probe-safe: every foreign and unknown answer byte-identical. */
   identical?: boolean;
   extras?: Extra[];
 }
@@ -290,12 +291,12 @@ const uuid = () => randomUUID();
 const probeSafe = { foreign: 403, unknown: 403, identical: true } as const;
 
 const TABLE: Record<string, Row> = {
-  // §4.1: auth none; a header, if sent, is ignored (§0.2) — every credential gets the same answer.
+  // Auth endpoints: auth none; a header, if sent, is ignored — every credential gets the same answer.
   'POST /auth/oan/google': {
     auth: 'none',
     call: () => ({ json: { idToken: 'not-a-google-token' } }),
     mine: 400,
-  }, // A36
+  }, // Google sign-in not configured: 400 VALIDATION_ERROR
   'POST /auth/oan/email/request-code': {
     auth: 'none',
     call: () => ({ json: { email: `acl-${uuid()}@example.com` } }),
@@ -312,7 +313,7 @@ const TABLE: Record<string, Row> = {
     call: () => ({ json: { code: '0123456789abcdef' } }),
     mine: 401,
   },
-  // §4.2
+  // API-key management
   'GET /api-keys': { auth: 'multi+realm', mine: 200 },
   'DELETE /api-keys/{apiKeyId}': {
     auth: 'multi+realm',
@@ -320,13 +321,13 @@ const TABLE: Record<string, Row> = {
     mine: 204,
     ...probeSafe,
   },
-  // §4.3
+  // Events
   'GET /events': { auth: 'multi+realm', call: () => ({ query: '?since=0&limit=10' }), mine: 200 },
   'GET /events/cursor': { auth: 'multi+realm', mine: 200 },
   'GET /events/unresolved': { auth: 'multi+realm', mine: 200 },
-  // Issue 15: the edge's own view of the account's limits, authenticated as the event routes are.
+  // The edge's own view of the account's limits, authenticated as the event routes are.
   'GET /limits': { auth: 'multi+realm', mine: 200 },
-  // §4.4
+  // Gofers
   'POST /gofers': { auth: 'multi+realm', call: () => ({ json: {} }), mine: 201 },
   'GET /gofers': { auth: 'multi+realm', mine: 200 },
   'POST /gofers/{goferId}/chat/messages': {
@@ -346,7 +347,7 @@ const TABLE: Record<string, Row> = {
     call: async (p) => ({ path: { goferId: await p.freshGofer() } }),
     mine: 200,
     foreign: 403,
-    unknown: 404, // A4
+    unknown: 404, // DELETE alone: unknown 404, foreign 403
   },
   'POST /gofers/{goferId}/attachments': {
     auth: 'multi+realm',
@@ -360,7 +361,7 @@ const TABLE: Record<string, Row> = {
     mine: 201,
     ...probeSafe,
   },
-  // Issue 16 (ADR 0023): publish on / take off the agent relay; owner-only like every Gofer route (§6).
+  // ADR 0023: publish on / take off the agent relay; owner-only like every Gofer route.
   'PUT /gofers/{goferId}/relay': {
     auth: 'multi+realm',
     call: (p) => ({ path: { goferId: p.scratch } }),
@@ -383,7 +384,7 @@ const TABLE: Record<string, Row> = {
     auth: 'multi+realm',
     call: (p) => ({ path: { goferId: p.gofer, threadId: p.thread } }),
     mine: 200,
-    ...probeSafe, // §4.4 (19) rec.: unknown or foreign goferId → 403 as in (18)
+    ...probeSafe, // unknown or foreign goferId → 403, as for the pairings list
     extras: [
       {
         name: 'own Gofer, random thread',
@@ -397,7 +398,7 @@ const TABLE: Record<string, Row> = {
       },
     ],
   },
-  // §4.5: multi-open; unknown thread 404, foreign 403 (frozen, distinguishable).
+  // Threads: multi-open; unknown thread 404, foreign 403 (frozen, distinguishable).
   'GET /threads': { auth: 'multi-open', mine: 200 },
   'GET /threads/{id}': {
     auth: 'multi-open',
@@ -416,7 +417,7 @@ const TABLE: Record<string, Row> = {
   'POST /threads/{id}/pair/confirm': {
     auth: 'multi-open',
     call: (p) => ({ path: { id: p.thread }, json: { roleId: p.gofer, accepted: true } }),
-    mine: 400, // the session ended long ago (A3, §5.3)
+    mine: 400, // the session ended long ago: the thread is not pending
     mineText: 'Thread is not waiting for confirmation',
     foreign: 403,
     unknown: 404,
@@ -426,7 +427,7 @@ const TABLE: Record<string, Row> = {
     call: (p) => ({ path: { threadId: p.thread, attachmentId: p.counterpartAttachment } }),
     mine: 200,
     foreign: 403,
-    unknown: 404, // A28
+    unknown: 404, // an unknown thread, as elsewhere in the threads group
     extras: [
       {
         name: 'own thread, random attachment',
@@ -440,7 +441,7 @@ const TABLE: Record<string, Row> = {
       },
     ],
   },
-  // §4.6: the ids of (25) travel in the body; unknown and foreign are the same 404.
+  // Match requests: the ids of a new request travel in the body; unknown and foreign are the same 404.
   'POST /match-requests': {
     auth: 'multi+realm',
     call: (p) => ({ json: { threadId: p.thread, roleId: p.gofer } }),
@@ -455,7 +456,7 @@ const TABLE: Record<string, Row> = {
     mine: 400, // already decided
     ...probeSafe,
   },
-  // §4.7: a non-participant and an unknown conversation get one probe-safe 403.
+  // Conversations: a non-participant and an unknown conversation get one probe-safe 403.
   'GET /conversations/{conversationId}/messages': {
     auth: 'multi+realm',
     call: (p) => ({ path: { conversationId: p.conversation } }),
@@ -494,7 +495,7 @@ const TABLE: Record<string, Row> = {
       },
     ],
   },
-  // Extension (issue 15, ADR 0018): webhooks. Built in sequence, so the last three minted survive to
+  // Extension (ADR 0018): webhooks. Built in sequence, so the last three minted survive to
   // be sent — the accepted credentials come last in CREDENTIALS.
   'POST /webhooks': {
     auth: 'multi+realm',
@@ -517,7 +518,7 @@ const TABLE: Record<string, Row> = {
     mine: 200,
     ...probeSafe,
   },
-  // Extension (docs/openapi.json, ADR 0013): the sender recalls its message; §6's /conversations row.
+  // Extension (docs/openapi.json, ADR 0013): the sender recalls its message; probe-safe like /conversations.
   'DELETE /conversations/{conversationId}/messages/{messageId}': {
     auth: 'multi+realm',
     call: async (p) => ({ path: { conversationId: p.conversation, messageId: await p.freshMessage() } }),
@@ -587,7 +588,7 @@ function expectationOf(row: Row, auth: Exclude<Auth, 'none'>, variant: Variant, 
   return { expected, relation };
 }
 
-/** What is wrong with `a` given `e` (§0.3 bodies, §5 codes), or null. */
+/** What is wrong with `a` given `e` (JSON `{error, code}` bodies, documented codes), or null. */
 function problemWith(a: Answer, e: Expected): string | null {
   if (a.status >= 500) return 'a 5xx';
   let body: Record<string, unknown> | undefined;
@@ -655,7 +656,7 @@ async function runRoute(route: string, row: Row): Promise<string[]> {
     seen.push({ cell: `${route}: ${cell}`, status: a.status });
     let problem: string | null;
     if (row.auth === 'none') {
-      // §0.2 (rec.): the header is ignored — the same answer as without one, which is the row's.
+      // The header is ignored — the same answer as without one, which is the row's.
       problem =
         a.status >= 500
           ? 'a 5xx'
@@ -739,7 +740,7 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-describe('the access matrix (issue 7)', () => {
+describe('the access matrix', () => {
   it('has a row for every route of docs/openapi.json, and none for a route the document lacks', () => {
     expect(ROUTES.length).toBeGreaterThan(0);
     expect(ROUTES.filter((r) => !TABLE[r])).toEqual([]);
