@@ -7,10 +7,10 @@ import { pdf, png, REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
 import { matchTwoAccounts, openStateProbe, type Match, type StateProbe } from './support.ts';
 
 /**
- * Issue 7, fuzzing: fast-check requests over every route of docs/openapi.json, against the fleet,
+ * Fuzzing: fast-check requests over every route of docs/openapi.json, against the fleet,
  * sent byte for byte over a socket (so framing, headers and invalid UTF-8 reach the edge as built).
  * For every answer: no 5xx; a non-2xx is `application/json` with exactly `{error, code}`, both strings
- * (§0.3, §5.1); a 2xx body is JSON, a 204 empty (§0.3). A refused request changes no event store
+ * (the error body convention); a 2xx body is JSON, a 204 empty. A refused request changes no event store
  * (checked around each request) and no row of read.oan_event (checked around each batch).
  *
  * Deterministic: every property is seeded from FUZZ_SEED; a failure names the seed and fast-check's
@@ -100,13 +100,13 @@ const ACCEPTING = new Set([
   'POST /api/v1/auth/oan/email/request-code',
   'POST /api/v1/gofers',
   'POST /api/v1/gofers/{goferId}/chat/messages',
-  // Issue 16: publishing the owner's Gofer on the relay takes no fields, so any object is accepted.
+  // Publishing the owner's Gofer on the relay takes no fields, so any object is accepted.
   'PUT /api/v1/gofers/{goferId}/relay',
   'POST /api/v1/match-requests',
   'POST /api/v1/conversations/{conversationId}/messages',
   'POST /api/v1/webhooks',
 ]);
-/** §4.1: auth `none`, so an absurd Authorization header does not make them refuse. */
+/** The auth endpoints take auth `none`, so an absurd Authorization header does not make them refuse. */
 const isPublic = (r: Route) => r.path.startsWith('/api/v1/auth/oan/') && !r.path.endsWith('/pairing-codes');
 
 /** An id no resource has (fixed, so a counterexample replays as printed). */
@@ -128,7 +128,7 @@ function realIds(r: Route): Record<string, string> {
   );
 }
 
-/** A body each route takes as well-formed (§4); the fuzz breaks it or decorates it. */
+/** A body each route takes as well-formed; the fuzz breaks it or decorates it. */
 function baseBody(r: Route): Obj | undefined {
   const bodies: Record<string, Record<string, J>> = {
     'POST /api/v1/auth/oan/email/request-code': { email: `fz-${fleet.id}@example.com` },
@@ -263,7 +263,7 @@ const anyValue: fc.Arbitrary<J> = fc.letrec<{ v: J }>((tie) => ({
   ),
 })).v;
 
-/** A value outside the field's declared schema (§4.0: 400 VALIDATION_ERROR). */
+/** A value outside the field's declared schema (answered 400 VALIDATION_ERROR). */
 function breaking(s: Schema): fc.Arbitrary<J> | undefined {
   const wrongType = s.type ? anyValue.filter((v) => typeOf(v) !== s.type) : undefined;
   const options: fc.Arbitrary<J>[] = wrongType ? [wrongType] : [];
@@ -331,7 +331,7 @@ function objectBody(r: Route, mustBreak: boolean): fc.Arbitrary<BodyPart> | unde
     });
 }
 
-/** JSON that is not an object at the top (§4.0: 400). */
+/** JSON that is not an object at the top (answered 400). */
 const notAnObject = fc
   .oneof(
     scalar.filter((v) => typeOf(v) !== 'object'),
@@ -443,7 +443,7 @@ const oddFraming = (r: Route) =>
         : { ...json(baseBody(r) ?? new Obj([])), framing },
     );
 
-/** Routes whose body may be absent: a JSON `null` is no body there (§4.4 (11): `{}` by default). */
+/** Routes whose body may be absent: a JSON `null` is no body there (`{}` by default). */
 const BODY_OPTIONAL = new Set(['POST /api/v1/gofers', 'PUT /api/v1/gofers/{goferId}/relay']);
 
 /** Bodies every route must refuse, whatever its ids and credentials. */
@@ -624,7 +624,7 @@ const headerSets = (equivocal: boolean): fc.Arbitrary<[string, string][]> => {
     .map(([auth, odd]) => [...auth.map((v): [string, string] => ['authorization', v]), ...odd]);
 };
 
-/** One part, named `file` or not, with a fuzzed file name, part type and content (§4.4 (16)(17), §4.7 (29)). */
+/** One part, named `file` or not, with a fuzzed file name, part type and content (the uploads). */
 function multipartBody(): fc.Arbitrary<BodyPart> {
   const fileName = fc.oneof(
     fc.constantFrom(
@@ -785,11 +785,11 @@ function send(c: Case, timeoutMs = 30_000): Promise<Answer> {
 
 // ---- The properties -------------------------------------------------------------------------------------
 
-/** What is wrong with an answer, per §0.3 and §5.1 (undefined when nothing is). */
+/** What is wrong with an answer, per the `{error, code}` body rule (undefined when nothing is). */
 function defect(a: Answer): string | undefined {
   if (a.status >= 500) return `a ${a.status}`;
   if (a.status >= 200 && a.status < 300) {
-    if (a.status === 204) return undefined; // no body by definition (§0.3)
+    if (a.status === 204) return undefined; // no body by definition
     try {
       JSON.parse(a.text);
       return undefined;
@@ -836,7 +836,7 @@ afterAll(() => {
   if (met.size > 0) console.info('known server defects met by the fuzz:', Object.fromEntries(met));
 });
 
-/** Owner messages the brain has not answered yet (it answers each once, §4.4 (13), reactors/brain.ts). */
+/** Owner messages the brain has not answered yet (it answers each once, reactors/brain.ts). */
 const UNANSWERED = `select count(*) from gofers.events u
   where u.type = 'ChatMessageAdded' and u.data->>'role' = 'user'
     and not exists (select 1 from gofers.events r where r.type = 'ChatMessageAdded' and r.data->>'replyTo' = u.data->>'messageId')`;
@@ -924,7 +924,7 @@ const caseOf = (
   part: BodyPart,
 ) => asCase({ route: r, target: targetOf(r, ids, query), headers, part });
 
-describe('fuzzed requests to every route of docs/openapi.json (issue 7)', () => {
+describe('fuzzed requests to every route of docs/openapi.json', () => {
   it('enumerates the whole public surface', () => {
     expect(ROUTES.length).toBe(38);
   });
