@@ -16,13 +16,14 @@ const mailText = (code: string) =>
   `Your OAN sign-in code is ${code}\n\nIt expires in 5 minutes. If you did not ask for it, ignore this email.\n`;
 
 /**
- * Requesting an emailed sign-in code. `email` is already trimmed and lower-cased. The answer is the same for new and existing
- * emails (no "account exists" signal).
+ * Requesting an emailed sign-in code. `email` is already trimmed and lower-cased. The answer is the
+ * same for new and existing emails (no "account exists" signal).
  */
 export async function requestEmailCode(deps: EmailSignInDeps, email: string): Promise<void> {
   if (isDisposableEmail(email))
     throw new RejectedError('DISPOSABLE_EMAIL', 'Disposable email domains are not allowed');
-  // Test accounts' fixed codes (never in production): no mailbox behind these addresses, so nothing is sent and nothing expires.
+  // Test accounts' fixed codes (never in production): no mailbox behind these addresses, so nothing
+  // is sent and nothing expires.
   if (deps.testCodes.has(email)) return;
   if (!(await deps.codes.startCooldown(email))) {
     throw new RejectedError(
