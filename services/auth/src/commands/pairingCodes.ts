@@ -35,7 +35,8 @@ export async function issuePairingCode(
 /**
  * Redeeming a pairing code for an API key. `PairingCodeRedeemed` (on the code's stream) and
  * `ApiKeyIssued` (on the account's) are appended in ONE transaction, each at the version it was
- * decided on: of concurrent redeems of one code exactly one commits; the others conflict, run again, and find the code used (a code redeems once).
+ * decided on: of concurrent redeems of one code exactly one commits; the others conflict, run again,
+ * and find the code used (a code redeems once).
  */
 export async function redeemPairingCode(
   ctx: AuthContext,

@@ -18,8 +18,8 @@ export interface SignInInput {
 }
 
 /**
- * Sign-in-or-create, for both Google and email-code sign-in. Two concurrent first sign-ins of one email race on one stream;
- * the loser's append conflicts, is retried, and finds the account registered.
+ * Sign-in-or-create, for both Google and email-code sign-in. Two concurrent first sign-ins of one
+ * email race on one stream; the loser's append conflicts, is retried, and finds the account registered.
  */
 export async function signIn(ctx: AuthContext, input: SignInInput): Promise<AccountView> {
   const email = normalizeEmail(input.email);
