@@ -10,10 +10,11 @@ import {
 } from './conversationState.ts';
 
 /**
- * The conversation aggregate's decisions (the post-match direct channel). They see the conversation's state loaded under its
- * lock (the snapshot row, src/commands/context.ts), so a decision such as the next `changeSequence`
- * or "this attachment is not used yet" can never be taken twice. A decision about one message or one
- * file gets that fact in its command, read from the write-side index in the same transaction.
+ * The conversation aggregate's decisions (the post-match direct channel). They see the conversation's
+ * state loaded under its lock (the snapshot row, src/commands/context.ts), so a decision such as the
+ * next `changeSequence` or "this attachment is not used yet" can never be taken twice. A decision about
+ * one message or one file gets that fact in its command, read from the write-side index in the same
+ * transaction.
  */
 
 /** The most attachmentIds one conversation message may carry. */
