@@ -1,8 +1,9 @@
 /**
- * Replay speed (invariant 3): fills the topics through the real pipeline with N domain events over
- * several accounts (event store → relay → `auth.events` → projector → `oan.events`), waits until the
- * projector has written all N envelopes, stops the projector and times `npm run replay`
- * (services/projector/src/replay.ts) against the same topics and database. Usage:
+ * Replay speed (how fast every read model is rebuilt from the topics): fills the topics through the
+ * real pipeline with N domain events over several accounts (event store → relay → `auth.events` →
+ * projector → `oan.events`), waits until the projector has written all N envelopes, stops the
+ * projector and times `npm run replay` (services/projector/src/replay.ts) against the same topics
+ * and database. Usage:
  *   bash infra/node.sh node bench/replay.ts [events=20000] [accounts=8] [partitions=4]
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
  * over the command's wall-clock time; writes docs/bench/replay.svg.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The browser of the web frontend's tests (issue 14): Debian's chromium, installed with apt when
+# The browser of the web frontend's tests: Debian's chromium, installed with apt when
 # missing. Idempotent; prints the executable's path. Browser builds are never downloaded.
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then

@@ -11,7 +11,7 @@ import { Mailbox, planFleet, REPO_ROOT, startProcess, waitReady, type RunningPro
 import { buildWeb } from './web.ts';
 
 execFileSync('bash', [join(REPO_ROOT, 'infra/up.sh')], { stdio: 'inherit' });
-// The web frontend the edge serves at `/` (issue 14), rebuilt when its inputs changed.
+// The web frontend the edge serves at `/`, rebuilt when its inputs changed.
 console.log(`[dev] web frontend: ${await buildWeb()}`);
 
 const dataDir = join(REPO_ROOT, '.data');
@@ -32,9 +32,9 @@ const env: Record<string, string> = {
   SMTP_URL: process.env.SMTP_URL ?? mailbox.url,
   STORAGE_DIR: process.env.STORAGE_DIR ?? join(dataDir, 'storage'),
   MAIL_FROM: process.env.MAIL_FROM ?? 'OAN <no-reply@localhost>',
-  // Issue 15: webhooks to a receiver on this machine (QA only; refused in production).
+  // Webhooks to a receiver on this machine (QA only; refused in production).
   WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? 'true',
-  // Every webUrl opens the edge's own pages unless another frontend is named (issue 14).
+  // Every webUrl opens the edge's own pages unless another frontend is named.
   OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL ?? `http://127.0.0.1:${process.env.OAN_PORT ?? '8080'}`,
   ...(process.env.OAN_TEST_LOGIN_CODES ? { OAN_TEST_LOGIN_CODES: process.env.OAN_TEST_LOGIN_CODES } : {}),
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Node.js 24 (the supported LTS line, issue 11) first on PATH. The machine's own node when it is 24;
+# Node.js 24 (the supported LTS line) first on PATH. The machine's own node when it is 24;
 # otherwise the npm registry's binary package `node-linux-<arch>@24`, unpacked once into
 # .tools/node24 (no download from anywhere but the npm registry). Idempotent.
 #   source infra/node.sh             # in a script: PATH now starts with Node 24

@@ -7,7 +7,7 @@ source infra/node.sh
 # The locked dependencies, installed when missing or stale (fast when nothing changed).
 source infra/deps.sh
 bash infra/up.sh
-# The web frontend's build and the browser its tests drive (issue 14); both skip when already there.
+# The web frontend's build and the browser its tests drive; both skip when already there.
 node infra/web.ts
 bash infra/chromium.sh >/dev/null
 export OAN_INFRA_READY=1

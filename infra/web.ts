@@ -1,5 +1,5 @@
 /**
- * Builds the web frontend (issue 14, ADR 0020) with Vite into web/dist when its inputs changed. Its
+ * Builds the web frontend (ADR 0020) with Vite into web/dist when its inputs changed. Its
  * typed API (web/src/api/openapi.d.ts) is generated from docs/openapi.json by `--types` and by
  * `npm run openapi`. `npm run dev` and
  * `npm test` run it, and so do the browser tests; a build whose inputs are unchanged is skipped.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Docker engine the compose fleet and its test need, from Debian's packages (issue 17). Idempotent:
+# The Docker engine the compose fleet and its test need, from Debian's packages. Idempotent:
 #   - docker.io / docker-compose / debootstrap missing -> apt-get install (only what is missing)
 #   - the daemon already answers                       -> nothing
 #   - otherwise                                        -> start dockerd in the background, wait (bounded)

@@ -9,7 +9,7 @@ export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/** SHA-256 hex: the only form of a key the server stores (invariant 6). */
+/** SHA-256 hex: the only form of a key the server stores. */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }

@@ -69,7 +69,7 @@ interface AccountRow {
 
 /**
  * Resolves a bearer credential against the credential tables on every call: no cache, so a revoked
- * key or a ban is refused by every process from the next request on (invariant 6).
+ * key or a ban is refused by every process from the next request on.
  */
 export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   const pending = new Set<Promise<void>>();

@@ -3,7 +3,7 @@ import { Migration, type MigrationDef } from '@oan/db';
 /**
  * The credential view (`auth.accounts`, `auth.api_keys`): inline tables the auth service updates in
  * the same transaction as its event appends, and that every process reads synchronously so that a
- * revocation or a ban is effective at once (invariant 6).
+ * revocation or a ban is effective at once.
  */
 class CreateCredentials extends Migration {
   override async up(): Promise<void> {

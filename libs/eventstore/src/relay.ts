@@ -49,7 +49,7 @@ interface OutboxRow {
 /**
  * Publishes `<schema>.outbox` to Kafka in position order, then deletes what the broker acknowledged.
  * At-least-once: a crash between the ack and the delete republishes those rows; consumers dedup by
- * event id (invariant 1). One leader per schema (session advisory lock), so order holds with replicas.
+ * event id. One leader per schema (session advisory lock), so order holds with replicas.
  */
 export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<OutboxRelay> {
   const s = opts.schema;

@@ -69,9 +69,9 @@ export class EventStore {
   /**
    * Appends to several streams atomically, inside `em`'s transaction (the caller's), in ONE statement:
    * every event and its outbox row. A stream whose version moved since it was read fails the whole
-   * append with ConcurrencyError (invariant 5): the statement inserts a stream's events only when its
-   * current version is the expected one, and the unique (stream_id, stream_version) index refuses a
-   * concurrent writer that read the same version. Wakes nothing: after the caller's commit,
+   * append with ConcurrencyError (optimistic concurrency): the statement inserts a stream's events only
+   * when its current version is the expected one, and the unique (stream_id, stream_version) index
+   * refuses a concurrent writer that read the same version. Wakes nothing: after the caller's commit,
    * `committed()` tells the relay (the relay also polls, so a missed wake-up only delays).
    */
   async append(em: EntityManager, appends: StreamAppend[]): Promise<StoredEvent[]> {

@@ -1,7 +1,7 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
 
 /**
- * Paths that may hold credentials or codes. Invariant 6: they never reach a log line.
+ * Paths that may hold credentials or codes: they never reach a log line.
  * Request bodies are never logged at all; these cover objects that code logs explicitly.
  */
 export const REDACT_PATHS = [

@@ -81,7 +81,7 @@ interface CommitLogger {
  * latest mark of every partition goes to the group in one request at most every `intervalMs` (and
  * on `flush`). Commits are sent one after the other, so a partition's committed offset never moves
  * back. A failed commit is only logged: the next one carries a later offset, and until then a crash
- * redelivers what the group's consumers turn into nothing (invariant 1).
+ * redelivers what the group's consumers turn into nothing (consumers dedup by event id).
  */
 class OffsetCommitter {
   private readonly pending = new Map<string, { topic: string; partition: number; offset: string }>();

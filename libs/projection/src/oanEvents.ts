@@ -1,7 +1,7 @@
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 
 /**
- * The per-account OAN event table (invariant 2): written only by the projector, read by the
+ * The per-account OAN event table (one dense seq per account): written only by the projector, read by the
  * gateways. `envelope` holds the exact JSON text served by GET /events and pushed on the socket.
  */
 class CreateOanEventTable extends Migration {

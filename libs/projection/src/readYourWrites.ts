@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { Migration, sql, type EntityManager, type MigrationDef, type MikroORM } from '@oan/db';
 
 /**
- * Invariant 4, read-your-writes per account. A command records, per account and source event store,
+ * Read-your-writes per account. A command records, per account and source event store,
  * the highest store position it appended (Redis, `WriteTracker.remember`). The projector records, in
  * the same transaction as the read-model change, the highest position it applied per account and
  * source (`recordApplied`). A read by that account first waits, bounded, until the projector caught

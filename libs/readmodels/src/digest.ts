@@ -1,9 +1,10 @@
 import { sql, type EntityManager } from '@oan/db';
 
 /**
- * The unresolved digest's queries (§4.3 (10), A33): which stored envelopes of an account still wait
- * for it, judged against the read models they concern (the event table, threads, match requests,
- * Gofers and their role-chat). Each returns the original envelopes with their seq.
+ * The unresolved digest's queries (what a connector taking over still has to handle): which stored
+ * envelopes of an account still wait for it, judged against the read models they concern (the event
+ * table, threads, match requests, Gofers and their role-chat). Each returns the original envelopes with
+ * their seq.
  */
 export interface OpenEnvelopeRow {
   seq: string;
@@ -14,9 +15,9 @@ export interface OpenEnvelopeRow {
  * Open decisions:
  * - every `match_request` this account received whose request is still `pending` (decided, or
  *   cancelled by its thread closing, drops it; a cross request decides it too, ADR 0012);
- * - every `pair_proposed` that carried a `reply` (confirm mode; auto-pairs never wait, A3) while its
+ * - every `pair_proposed` that carried a `reply` (confirm mode; auto-pairs never wait) while its
  *   thread still awaits confirmation and this side (the envelope's `goferId`) has not confirmed.
- * A deleted Gofer has nothing open (A35).
+ * A deleted Gofer has nothing open.
  */
 export function openDecisionEnvelopes(em: EntityManager, accountId: string): Promise<OpenEnvelopeRow[]> {
   return sql<OpenEnvelopeRow>(
@@ -46,8 +47,8 @@ export function openDecisionEnvelopes(em: EntityManager, accountId: string): Pro
 
 /**
  * Open `gofer_question`s: a question is answered once a later `user` message exists in that Gofer's
- * chat; a deleted Gofer has none open (A35). The same question asked again counts once, as its most
- * recent asking.
+ * chat; a deleted Gofer has none open. The same question asked again counts once, as its most recent
+ * asking.
  */
 export function openQuestionEnvelopes(
   em: EntityManager,

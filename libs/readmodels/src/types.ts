@@ -14,7 +14,7 @@ export interface NotificationSpec {
   threadId?: string;
   conversationId?: string;
   responseConstraints?: Record<string, unknown>;
-  /** Relative to /api/v1 (§8.4: emitted absolute). */
+  /** Relative to /api/v1 (emitted absolute, with the /api/v1 prefix). */
   reply?: string;
   webUrl?: string;
   payload: Record<string, unknown>;

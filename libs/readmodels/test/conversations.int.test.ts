@@ -198,7 +198,7 @@ describe('the conversations projection over an open conversation', () => {
     ]);
   });
 
-  it('shapes relay_message per §8.6/§8.7: conversationId, reply, no goferId, attachments in message order', () => {
+  it('shapes relay_message: conversationId, reply, no goferId, attachments in message order', () => {
     const [toB] = notes;
     const payload = {
       messageId: `msg-1-${suffix}`,

@@ -207,7 +207,7 @@ describe('the matching projection over a whole confirm-mode thread', () => {
     expect(rowA!.card_payload).toEqual(restNotes[0]!.payload);
   });
 
-  it('shapes session_summary per §8.7: the whitelist, threadId twice, both arrays, no patchKind', () => {
+  it('shapes session_summary: the whitelist, threadId twice, both arrays, no patchKind', () => {
     for (const [note, self, other] of [
       [restNotes[0]!, A, B],
       [restNotes[1]!, B, A],

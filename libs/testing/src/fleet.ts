@@ -74,8 +74,8 @@ export async function planFleet(
     env: { ...shared, ...extra },
   });
   // The edge owns no data: it gets the switches it reads, and the credential view and Redis of the
-  // connector extensions (issue 15: idempotency keys, the opt-in RATE_LIMIT_PER_MINUTE), and auth's
-  // Google settings, to offer Google sign-in on the page exactly when auth verifies its tokens (issue 14).
+  // connector extensions (idempotency keys, the opt-in RATE_LIMIT_PER_MINUTE), and auth's
+  // Google settings, to offer Google sign-in on the page exactly when auth verifies its tokens.
   const EDGE_READS = [
     'NODE_ENV',
     'LOG_LEVEL',
@@ -91,10 +91,10 @@ export async function planFleet(
     'GOOGLE_AUTHORIZATION_URL',
   ];
   const edgeShared = Object.fromEntries(Object.entries(env).filter(([k]) => EDGE_READS.includes(k)));
-  // The filesystem object store (the default) serves signed URLs from the gofers process's listener
-  // (§4.8); matching signs counterpart-attachment URLs (§4.5 (24)) and conversations stores and
-  // signs its attachments (§4.7) for that same listener and directory, starting none. With
-  // STORAGE_DRIVER=s3 the three get the S3_* variables instead, and the bucket signs the URLs.
+  // The filesystem object store (the default) serves signed URLs, which clients fetch without any
+  // credentials, from the gofers process's listener; matching signs counterpart-attachment URLs and
+  // conversations stores and signs its attachments for that same listener and directory, starting
+  // none. With STORAGE_DRIVER=s3 the three get the S3_* variables instead, and the bucket signs the URLs.
   const storage =
     STORAGE_DRIVER === 's3'
       ? { STORAGE_DRIVER, ...s3 }
@@ -109,7 +109,7 @@ export async function planFleet(
     svc('gofers', 'gofers', ports.gofers, {
       GOFERS_PORT: String(ports.gofers),
       ...storage,
-      // Issue 16 (ADR 0023): published Gofers announce on the relay's replicas, their keys sealed with
+      // Published Gofers announce (ADR 0023) on the relay's replicas, their keys sealed with
       // a secret the gofers process derives from JWT_SECRET (so `npm run dev` opens them again after a restart).
       GOFER_RELAY_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
     }),
@@ -130,7 +130,7 @@ export async function planFleet(
       GATEWAY_ID: 'g2',
       AUTH_URL: url(ports.auth),
     }),
-    // Issue 16: two replicas of the ConnectOnion agent relay (their routing is shared through Redis).
+    // Two replicas of the ConnectOnion agent relay (their routing is shared through Redis).
     svc('agents1', 'agents', ports.agents1, { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' }),
     svc('agents2', 'agents', ports.agents2, { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' }),
     svc(

@@ -21,7 +21,7 @@ export interface TestFleetOptions {
   only?: ProcessName[];
   /**
    * `OAN_WEB_BASE_URL` is the fleet's own public origin (known only once its ports are chosen), so
-   * every webUrl opens the edge's web frontend, as `npm run dev` does (issue 14).
+   * every webUrl opens the edge's web frontend, as `npm run dev` does.
    */
   webAtPublicUrl?: boolean;
 }

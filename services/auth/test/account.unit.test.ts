@@ -91,10 +91,10 @@ describe('an unregistered account', () => {
 });
 
 describe('a registered account', () => {
-  it('signs in again without any event, whatever the platform (§2.6)', () =>
+  it('signs in again without any event, whatever the platform (only a new account records it)', () =>
     given(registered).when(signIn('hermes')).thenNothing());
 
-  it('gets an API key stamped with the command time and no expiry (A30)', () =>
+  it('gets an API key stamped with the command time and no expiry', () =>
     given(registered)
       .when(issue)
       .then({ type: 'ApiKeyIssued', data: { accountId, ...issue.data, issuedAt: now, expiresAt: null } }));
@@ -125,7 +125,7 @@ describe('a registered account', () => {
       .thenNothing();
   });
 
-  it('is told about an outdated connector once per (connector, latest) (A20)', () => {
+  it('is told about an outdated connector once per (connector, latest)', () => {
     given(registered).when(notice()).then(noticed);
     given(registered, noticed).when(notice('0.1.5', '0.1.3')).thenNothing();
     given(registered, noticed)
@@ -141,7 +141,7 @@ describe('a banned account', () => {
   });
 });
 
-describe('an account whose webhook failed for the give-up period (issue 15)', () => {
+describe('an account whose webhook failed for the give-up period', () => {
   const webhook = { webhookId: 'wh-1', url: 'https://hooks.example.com/oan', reason: 'HTTP 500' };
   const disable = at({ type: 'DisableWebhook', data: webhook } as const);
   const disabled: AccountEvent = {

@@ -119,7 +119,7 @@ export async function startAuthFleet(
 type Inject = AuthFleet['app']['inject'];
 type Res = Awaited<ReturnType<Inject>>;
 
-/** §0.3: a non-empty body is JSON; 204 is empty. Returns the parsed body. */
+/** Every non-empty body is JSON; 204 is empty. Returns the parsed body. */
 export function body(res: Res): unknown {
   if (res.statusCode === 204) {
     expect(res.body).toBe('');
@@ -172,7 +172,10 @@ export async function signInByEmail(
   return body(res) as Awaited<ReturnType<typeof signInByEmail>>;
 }
 
-/** The full join chain (§10.6 steps 1–5): returns the JWT, the user and a fresh API key. */
+/**
+ * The connector's join chain (request and verify an email code, create and redeem a pairing code): returns
+ * the JWT, the user and a fresh API key.
+ */
 export async function join(fleet: AuthFleet, email = uniqueEmail()) {
   const { user, token } = await signInByEmail(fleet, email);
   const created = await post(fleet.app, '/auth/oan/pairing-codes', undefined, bearer(token));

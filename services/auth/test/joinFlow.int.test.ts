@@ -8,7 +8,7 @@ beforeAll(async () => {
 afterAll(async () => fleet?.close());
 
 describe('the engine’s email join flow end to end', () => {
-  it('works step by step, answers JSON everywhere, and never logs or records a secret (invariant 6)', async () => {
+  it('works step by step, answers JSON everywhere, and never logs or records a secret', async () => {
     const email = uniqueEmail('join');
     const seen: Awaited<ReturnType<typeof post>>[] = [];
     const step = async (res: Awaited<ReturnType<typeof post>>) => {

@@ -148,7 +148,7 @@ describe('redeeming a code that is not redeemable', () => {
   });
 });
 
-describe('when 20 redeems of one code race (invariant 5)', () => {
+describe('when 20 redeems of one code race', () => {
   it('exactly one gets a key and nineteen get the identical 401', async () => {
     const code = await newCode();
     const before = await fleet.eventCount();

@@ -135,7 +135,7 @@ export async function startConversationFleet(env: Record<string, string> = {}): 
   };
 }
 
-/** §0.3: a non-empty body is JSON. Returns the parsed body. */
+/** Every non-empty body is JSON. Returns the parsed body. */
 export function body<T = unknown>(res: Res): T {
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   return JSON.parse(res.body) as T;

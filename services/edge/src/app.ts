@@ -48,7 +48,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   // The web frontend at `/` (its pages hold no credentials; they call /api/v1 like a connector).
   await registerWeb(app, config.WEB_DIR, webConfigOf(config));
 
-  // Invariant 8: with the gate (ENABLE_OPEN_API) off no /api/v1 route exists; the factory answers 404.
+  // With the gate (ENABLE_OPEN_API) off no /api/v1 route exists; the factory answers 404.
   if (config.ENABLE_OPEN_API) {
     let idempotency: Idempotency | undefined;
     if (extensions) {

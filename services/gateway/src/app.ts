@@ -52,7 +52,7 @@ export async function buildApp(deps: GatewayDeps) {
 
   const metrics = gatewayMetrics();
   const longPolls = new LongPolls(metrics.longPolls);
-  // Invariant 8: with the gate (ENABLE_OPEN_API) off no OAN route exists (the factory's 404 answers).
+  // With the gate (ENABLE_OPEN_API) off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     const writes = new WriteTracker(redis, config.REDIS_PREFIX);
     const routes = eventRoutes({

@@ -45,7 +45,7 @@ async function account(): Promise<{ id: string; key: string; keyId: string }> {
 const seqs = (c: TestClient) => c.events.map((e) => e.seq);
 const close = (...clients: TestClient[]) => clients.forEach((c) => c.socket.close());
 
-describe('live push on one gateway (invariant 7)', () => {
+describe('live push on one gateway', () => {
   it('starts after the cursor at connect, in seq order, duplicates dropped, gaps filled from the table', async () => {
     const a = await account();
     for (let s = 1; s <= 3; s++) await insertEvent(fleet.orm, a.id, envelope(s));

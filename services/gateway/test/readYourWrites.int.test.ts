@@ -19,7 +19,7 @@ import {
 } from './helpers.ts';
 
 /**
- * Invariant 4 on the gateway's routes: an account whose command returned sees its effects in
+ * Read-your-writes on the gateway's routes: an account whose command returned sees its effects in
  * GET /events, /events/cursor and /events/unresolved, even while the projector is still applying
  * them. A command records its store position (WriteTracker, as the services do); the projector
  * records what it applied (`recordApplied`); the routes wait, bounded, for the caller's own.

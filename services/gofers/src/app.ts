@@ -72,7 +72,7 @@ export async function buildApp(deps: GoferAppDeps) {
   });
   const ctx = deps.ctx ?? createGoferContext({ config, orm, redis });
 
-  // Invariant 8 (all or nothing): with the gate off no OAN route exists (the factory's 404 answers).
+  // The gate is all or nothing: with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     const routeDeps = { ctx, authenticator, storage, relay: deps.relay?.control ?? null };
     await app.register(goferRoutes, { prefix: OAN_BASE_PATH, ...routeDeps });

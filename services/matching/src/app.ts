@@ -69,7 +69,7 @@ export async function buildApp(deps: MatchingAppDeps) {
   });
   const ctx = deps.ctx ?? createMatchingContext({ config, orm, redis });
 
-  // ENABLE_OPEN_API is all-or-nothing (invariant 8): with the gate off no OAN route exists (the
+  // ENABLE_OPEN_API is all-or-nothing: with the gate off no OAN route exists (the
   // factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(threadRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });

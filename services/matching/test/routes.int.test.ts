@@ -433,7 +433,7 @@ describe('bad input: malformed bodies are 400 {error, code}', () => {
   });
 });
 
-describe('write side (docs/adr/0012, invariant 4)', () => {
+describe('write side (docs/adr/0012, read-your-writes)', () => {
   it('keeps the lookups inline and records read-your-writes under the thread’s key account', async () => {
     const { threadId, a, b } = await activeThread();
     const gofers = await sql<{ gofer_id: string; account_id: string }>(

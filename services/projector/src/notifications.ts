@@ -30,7 +30,7 @@ export interface Notification {
 }
 
 /**
- * Invariant 2: the id is a function of the source event, the recipient and the envelope type (and
+ * Deterministic eventId: the id is a function of the source event, the recipient and the envelope type (and
  * the spec's discriminator, when one event yields the type more than once per account).
  */
 export function envelopeEventId(

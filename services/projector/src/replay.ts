@@ -1,4 +1,4 @@
-/** `npm run replay`: rebuilds every read model and the OAN event table from the topics (invariant 3). */
+/** `npm run replay`: rebuilds every read model and the OAN event table from the topics. */
 import { SingleBar, Presets } from 'cli-progress';
 import { loadProjectorConfig } from './config.ts';
 import { runReplay } from './replayRun.ts';

@@ -13,9 +13,10 @@ export interface ReplayProgress {
 }
 
 /**
- * Invariant 3: empties the read models and the OAN event table, rewinds both consumer groups to
- * offset zero and consumes every topic up to the end offsets seen at the start. The projector must be
- * stopped (its groups must have no live member); the replayed rows are what it would have written.
+ * Replay rebuilds every read model: empties the read models and the OAN event table, rewinds both
+ * consumer groups to offset zero and consumes every topic up to the end offsets seen at the start. The
+ * projector must be stopped (its groups must have no live member); the replayed rows are what it would
+ * have written.
  */
 export async function runReplay(
   cfg: ProjectorConfig,
@@ -54,7 +55,7 @@ export async function runReplay(
     const total = [...targets.values()].reduce((a, b) => a + b, 0n);
 
     await orm.em.fork().transactional(async (em) => {
-      // Every read model (invariant 3): one left out would be replayed onto its old rows (inserts are
+      // Every read model: one left out would be replayed onto its old rows (inserts are
       // `on conflict do nothing`), so a corrupted or stale row would survive the rebuild.
       await sql(em, `truncate ${(await readModelTables(em)).join(', ')}`);
       await sql(em, 'delete from projector.offsets');

@@ -1,7 +1,7 @@
 /**
  * The auth context's events. Each `data` shape matches its Avro record in
  * schemas/auth/<Type>.v1.avsc field for field (nullable fields are present with `null`). Only hashes
- * of API keys and pairing codes ever appear here (invariant 6).
+ * of API keys and pairing codes ever appear here.
  */
 export interface AccountRegistered {
   type: 'AccountRegistered';

@@ -38,7 +38,7 @@ export interface ConversationMessageSent {
   recipientAccountId: string;
   content: string;
   attachments: MessageAttachment[];
-  /** Dense per conversation from 1, decided under the conversation's lock (invariant 5). */
+  /** Dense per conversation from 1, decided under the conversation's lock. */
   changeSequence: number;
   createdAt: string;
 }

@@ -3,7 +3,7 @@
  * Gofers, `thread-<threadId>` (threadId = UUIDv5 of the two goferIds sorted, see ids.ts), so every
  * invariant that needs atomicity — one proposal per pair, one activation, one decision per match
  * request, one match per thread — is decided by optimistic concurrency on that one stream
- * (ARCHITECTURE invariant 5, docs/adr/0012). Every event of a thread is keyed by side `a`'s accountId
+ * (docs/adr/0012). Every event of a thread is keyed by side `a`'s accountId
  * (`threadKey`), so the whole stream stays in one partition, in order.
  * Nullable fields are always present (null). JSON-valued fields (`photos`, `documents`) travel as
  * JSON text.

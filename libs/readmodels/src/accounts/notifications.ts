@@ -14,7 +14,7 @@ const notice = (
 /** The account was banned. */
 export const accountBanned = (event: Event<'AccountBanned'>) => notice(event, { kind: 'account_banned' });
 
-/** §10.14: payload {kind, connector, installed, latest}. */
+/** The outdated-connector notice: payload {kind, connector, installed, latest}. */
 export const connectorOutdated = (event: Event<'ConnectorOutdatedNoticed'>) =>
   notice(event, {
     kind: 'connector_outdated',

@@ -9,7 +9,7 @@ import { accountBanned, connectorOutdated, webhookDisabled } from './notificatio
  */
 export const authProjection = projection<AuthEvent>({
   AccountRegistered: null,
-  // §2.7: the notice is written (and pushed) before the gateways cut the account's sockets.
+  // A ban's notice is written (and pushed) before the gateways cut the account's sockets.
   AccountBanned: async (_em, event) => accountBanned(event),
   ConnectorOutdatedNoticed: async (_em, event) => connectorOutdated(event),
   WebhookDisabled: async (_em, event) => webhookDisabled(event),

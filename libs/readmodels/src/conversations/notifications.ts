@@ -7,7 +7,7 @@ type Event<T extends ConversationEvent['type']> = StoredEvent<Extract<Conversati
 export const numOrNull = (v: number | bigint | null | undefined): number | null =>
   v === null || v === undefined ? null : Number(v);
 
-/** `OanConversationAttachment` (§4.7): exactly these keys; width/height only when known. */
+/** `OanConversationAttachment`: exactly these keys; width/height only when known. */
 function wireAttachment(a: MessageAttachment): Record<string, unknown> {
   const width = numOrNull(a.width);
   const height = numOrNull(a.height);
@@ -23,8 +23,8 @@ function wireAttachment(a: MessageAttachment): Record<string, unknown> {
 }
 
 /**
- * The conversations context's one notification (§8.6): `relay_message`, only to the account that did
- * not write the message; the sender gets no echo (§4.7).
+ * The conversations context's one notification: `relay_message`, only to the account that did
+ * not write the message; the sender gets no echo.
  */
 export function relayMessage({ data: d }: Event<'ConversationMessageSent'>): NotificationSpec[] {
   const { conversationId, messageId, createdAt, attachments } = d;
@@ -37,7 +37,7 @@ export function relayMessage({ data: d }: Event<'ConversationMessageSent'>): Not
       source: 'counterpart_party',
       conversationId,
       reply: `/conversations/${conversationId}/messages`,
-      // §8.7: `attachments` omitted entirely (never `[]`) when the message has none.
+      // `attachments` omitted entirely (never `[]`) when the message has none.
       payload: {
         messageId,
         content: d.content,

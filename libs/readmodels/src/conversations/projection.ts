@@ -8,10 +8,11 @@ type Event<T extends ConversationEvent['type']> = StoredEvent<Extract<Conversati
 const IDS = '(select jsonb_array_elements_text(?::jsonb))';
 
 /**
- * The conversations context's read models (§4.7): `read.conversations`, `read.conversation_attachments`
- * and `read.conversation_messages`, and the notification of `notifications.ts`. Events are keyed by the acting account, so one conversation's events
- * span partitions: only the per-sender order (upload → send → recall) is guaranteed, and every write
- * here either stands alone or is guarded to move forward only, so a redelivered event changes nothing.
+ * The conversations context's read models (the post-match channels): `read.conversations`,
+ * `read.conversation_attachments` and `read.conversation_messages`, and the notification of
+ * `notifications.ts`. Events are keyed by the acting account, so one conversation's events span
+ * partitions: only the per-sender order (upload → send → recall) is guaranteed, and every write here
+ * either stands alone or is guarded to move forward only, so a redelivered event changes nothing.
  */
 export const conversationsProjection = projection<ConversationEvent>({
   async ConversationOpened(em, { data: d }) {

@@ -16,7 +16,7 @@ export interface ConversationMessageRow {
   attachments: MessageAttachment[] | null;
 }
 
-// Attachments resolved from the ids in the message's order; deleted files drop out (§4.7).
+// Attachments resolved from the ids in the message's order; deleted files drop out (no tombstones).
 const MESSAGES = `select m.id, m.sender_account_id as "senderAccountId", m.content,
     m.change_sequence as "changeSequence",
     ${isoUtc('m.created_at')} as "createdAt",
@@ -29,10 +29,10 @@ const MESSAGES = `select m.id, m.sender_account_id as "senderAccountId", m.conte
   from read.conversation_messages m`;
 
 /**
- * §4.7 (27): a page after `since`, ascending. changeSequences are dense, but two senders' messages
- * reach the read model through two partitions, so a later one can be projected before an earlier
- * one: the page stops at the first changeSequence not projected yet (recalled rows stay in the table
- * and count), so a client advancing its cursor to the last item never skips a message.
+ * A conversation's history: a page after `since`, ascending. changeSequences are dense, but two
+ * senders' messages reach the read model through two partitions, so a later one can be projected before
+ * an earlier one: the page stops at the first changeSequence not projected yet (recalled rows stay in
+ * the table and count), so a client advancing its cursor to the last item never skips a message.
  */
 export async function conversationHistoryPage(
   em: EntityManager,

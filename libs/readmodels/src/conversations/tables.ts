@@ -1,7 +1,7 @@
 import { Migration, type MigrationDef } from '@oan/db';
 
 /**
- * The conversations context's read models (§4.7): the post-match channels, their uploads and their
+ * The conversations context's read models: the post-match channels, their uploads and their
  * messages, queried by the conversations service's GET routes.
  */
 class CreateConversationsReadModels extends Migration {

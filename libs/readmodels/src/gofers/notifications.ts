@@ -4,7 +4,7 @@ import type { NotificationSpec, StoredEvent } from '../types.ts';
 type Event<T extends GoferEvent['type']> = StoredEvent<Extract<GoferEvent, { type: T }>>;
 
 /**
- * The gofers context's two notifications (§8.6): an assistant turn becomes `gofer_message`, or
+ * The gofers context's two notifications: an assistant turn becomes `gofer_message`, or
  * `gofer_question` when it waits for the owner; the owner's own messages never become events.
  */
 export function chatNotifications(event: Event<'ChatMessageAdded'>): NotificationSpec[] {

@@ -51,7 +51,7 @@ export const gofersProjection = projection<GoferEvent>({
     return [];
   },
   async GoferDeleted(em, { data: d }) {
-    // §4.4 (15): the Gofer's data cascades; attachments keep a tombstone for storage clean-up.
+    // Deleting a Gofer cascades to its data; attachments keep a tombstone for storage clean-up.
     await sql(em, 'update read.gofers set deleted_at = coalesce(deleted_at, ?) where id = ?', [
       d.deletedAt,
       d.goferId,

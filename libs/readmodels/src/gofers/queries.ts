@@ -3,7 +3,7 @@ import type { DiscoveryStatus, RagStatus } from '@oan/domain';
 
 // Queries other code may run on the gofers tables (no service writes its own SQL against them).
 
-/** One Gofer of an account's list (§4.4 (12)), its columns named as the API names them. */
+/** One Gofer of an account's list (`GET /gofers`), its columns named as the API names them. */
 export interface GoferListRow {
   goferId: string;
   name: string;
@@ -31,7 +31,7 @@ export async function goferName(em: EntityManager, goferId: string): Promise<str
   return row?.name;
 }
 
-/** What a Gofer shows its counterparts (§8.7), or undefined when it was never projected. */
+/** What a Gofer shows its counterparts in their events, or undefined when it was never projected. */
 export interface GoferProfileRow {
   name: string;
   description: string;

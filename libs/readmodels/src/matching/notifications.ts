@@ -2,7 +2,7 @@ import type { ThreadEvent, ThreadSide } from '@oan/domain';
 import type { NotificationSpec, ProjectionContext, StoredEvent } from '../types.ts';
 
 /**
- * The matching context's OAN notifications (§8.6–8.7): `pair_proposed` to each side,
+ * The matching context's OAN notifications: `pair_proposed` to each side,
  * `session_summary` per card version, `match_request` to the recipient and `match_decided` to both
  * sides. Each is a function of the event (and, for `match_request`, the thread row's public side).
  */
@@ -21,7 +21,7 @@ const threadWebUrl = (ctx: ProjectionContext, threadId: string) =>
     : {};
 
 /**
- * §8.6: once per side, nothing about the counterpart beyond its public name and platform; `reply`
+ * `pair_proposed`: once per side, nothing about the counterpart beyond its public name and platform; `reply`
  * only when this side must confirm (an auto-pair is informational).
  */
 export function pairProposed(
@@ -45,7 +45,7 @@ export function pairProposed(
   };
 }
 
-/** §8.7 SessionSummaryCardPhoto / SessionSummaryCardDocument, keys whitelisted. */
+/** A session summary's SessionSummaryCardPhoto / SessionSummaryCardDocument entries, keys whitelisted. */
 function assets(text: unknown, keys: readonly string[]): Data[] {
   let parsed: unknown;
   try {
@@ -78,8 +78,8 @@ export interface SessionSummary {
 }
 
 /**
- * §8.7: the whitelist, both asset arrays always present, threadId also in the payload, `patchKind`
- * only on a regeneration. Never the counterpart's account or any cursor.
+ * `session_summary`: the whitelist, both asset arrays always present, threadId also in the payload,
+ * `patchKind` only on a regeneration. Never the counterpart's account or any cursor.
  */
 export function sessionSummary(
   ctx: ProjectionContext,
@@ -140,8 +140,9 @@ export function matchRequest(
     goferId: d.recipientGoferId,
     threadId,
     reply: `/match-requests/${requestId}/decision`,
-    // §8.6: both are strings (not optional here as in pair_proposed). The thread row precedes the
-    // request on its partition; should it ever be missing, the platform is `other` and the name empty.
+    // The counterpart's name and platform are both strings (not optional here as in pair_proposed). The
+    // thread row precedes the request on its partition; should it ever be missing, the platform is
+    // `other` and the name empty.
     payload: {
       requestId,
       counterpartRoleName: counterpart.name ?? '',
@@ -163,7 +164,7 @@ export function decidedIds({ data: d }: Event<'MatchRequestDecided'>): {
   };
 }
 
-/** §8.6: both sides, each with its own goferId; a cross request decides the same way (ADR 0012). */
+/** `match_decided`: both sides, each with its own goferId; a cross request decides alike (ADR 0012). */
 export function matchDecided(event: Event<'MatchRequestDecided'>): NotificationSpec[] {
   const d = event.data;
   const { threadId, requestId, status } = d;

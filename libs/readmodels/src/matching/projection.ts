@@ -18,7 +18,7 @@ type Event<T extends ThreadEvent['type']> = StoredEvent<Extract<ThreadEvent, { t
 /**
  * The matching context's projection (docs/adr/0012): `read.threads`, `read.thread_messages` (the
  * session transcript), `read.pairing_cards` (one row per side: the whitelisted `PairingSummaryCard`
- * of §4.4 (18), `pending` until that side's card is recorded, plus the last `session_summary`
+ * of a Gofer's pairings list, `pending` until that side's card is recorded, plus the last `session_summary`
  * payload) and `read.match_requests`, and the notifications of `notifications.ts`. Every event of a
  * thread arrives in order on one partition (keyed by side `a`), so a row written by an earlier event
  * of the thread is there when a later one reads it. Every write is guarded to move forward only (the
@@ -105,7 +105,7 @@ async function proposed(
     [a, b],
     [b, a],
   ] as const) {
-    // §4.4 (18): the card exists from the proposal on, `pending` with null title and preview.
+    // The pairing card exists from the proposal on, `pending` with null title and preview.
     await sql(
       em,
       `insert into read.pairing_cards (id, thread_id, gofer_id, account_id, role_name, pairing_status,

@@ -3,7 +3,7 @@ import { isoUtc, sql, type EntityManager } from '@oan/db';
 // Queries other code may run on the matching tables (no service writes its own SQL against them).
 
 /**
- * One side's `PairingSummaryCard` (§4.4 (18)), whitelisted: no documents, cursors, action items,
+ * One side's `PairingSummaryCard`, whitelisted: no documents, cursors, action items,
  * account ids or card payload. Title and preview stay null while the card is pending, whatever the
  * row holds.
  */

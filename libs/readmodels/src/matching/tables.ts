@@ -2,7 +2,7 @@ import { Migration, type MigrationDef } from '@oan/db';
 
 /**
  * The matching context's read models (docs/adr/0012): threads with both sides' public snapshots,
- * their transcripts, one pairing card per side (§4.4 (18)(19)) and the match requests.
+ * their transcripts, one pairing card per side (what a Gofer's pairings list shows) and the match requests.
  */
 class CreateMatchingReadModels extends Migration {
   override async up(): Promise<void> {

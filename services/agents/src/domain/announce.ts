@@ -1,6 +1,6 @@
 import { ANNOUNCE_STYLE, canonicalJson } from '@oan/protocol';
 
-/** An agent address (spec §3): `0x` + the raw 32-byte Ed25519 public key in lowercase hex. */
+/** An agent address: `0x` + the raw 32-byte Ed25519 public key in lowercase hex. */
 export const ADDRESS = /^0x[0-9a-f]{64}$/;
 /** Seed 001 and the live relay: a summary of at most 1000 characters. */
 export const MAX_SUMMARY = 1000;
@@ -17,9 +17,9 @@ export interface Announce {
   endpoints: string[];
   relay: string | null;
   profile: Record<string, unknown> | null;
-  /** 64 bytes as hex, without `0x` (an optional prefix is stripped, spec §3). */
+  /** 64 bytes as hex, without `0x` (an optional `0x` prefix is stripped, as the host verifier does). */
   signature: string;
-  /** The canonical form of the message without `signature` (spec §3, ANNOUNCE). */
+  /** The ANNOUNCE's canonical form without `signature`: the exact bytes the signature covers. */
   signed: string;
 }
 

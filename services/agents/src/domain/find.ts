@@ -11,7 +11,7 @@ const words = (s: string) => new Set(s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ??
 /**
  * Seed 001's FIND: the top `n` agents by relevance of their summary to the query, the recently
  * active first among equals. Relevance is the share of the query's words the summary contains (the
- * seed's "semantic similarity" cannot be observed by any client, spec §6.11); agents sharing no word
+ * seed's "semantic similarity" cannot be observed by any client); agents sharing no word
  * are not listed.
  */
 export function rankAgents(query: string, agents: Listed[], n = 10): Listed[] {

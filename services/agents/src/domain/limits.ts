@@ -13,7 +13,7 @@ export const LIMITS = {
   getAgent: { max: 100, windowMs: 60_000 },
 } satisfies Record<string, RateLimit>;
 
-/** Frames up to 1 MiB (the peers' `websockets` default, spec §4), never more. */
+/** Frames up to 1 MiB (the peers' `websockets` default), never more. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 /** A socket with more than this waiting to be written to it is closed (a peer that does not read). */
 export const MAX_BUFFERED_BYTES = 8 * MAX_FRAME_BYTES;
@@ -25,7 +25,7 @@ export const MAX_PENDING_SOCKETS = 1000;
 /** A session id a client may present: what the relay itself mints (a UUID) or similar. */
 export const SESSION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-/** The relay's ERROR frame: clients read `message`, agents `error` (spec §4, §5). */
+/** The relay's ERROR frame: clients read `message`, agents `error`. */
 export const errorFrame = (message: string, originalType?: string): string =>
   JSON.stringify({
     type: 'ERROR',

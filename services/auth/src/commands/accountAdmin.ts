@@ -12,7 +12,10 @@ async function run(ctx: AuthContext, accountId: string, command: AccountCommand)
 export const resolveAccountId = (idOrEmail: string) =>
   idOrEmail.includes('@') ? accountIdForEmail(idOrEmail) : idOrEmail.trim();
 
-/** Operator ban (§2.7); idempotent. `banned` is false when the account was banned already. */
+/**
+ * Operator ban (no more sockets, an `account_banned` notice first); idempotent. `banned` is false
+ * when the account was banned already.
+ */
 export async function banAccount(
   ctx: AuthContext,
   idOrEmail: string,

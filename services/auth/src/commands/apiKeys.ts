@@ -11,7 +11,7 @@ export interface ApiKeyListItem {
   lastUsedAt: string | null;
 }
 
-/** §4.2 (6): the caller's keys from the credential view; never key material or hashes. */
+/** `GET /api-keys`: the caller's keys from the credential view; never key material or hashes. */
 export async function listApiKeys(ctx: AuthContext, accountId: string): Promise<ApiKeyListItem[]> {
   return sql<ApiKeyListItem>(
     ctx.orm.em.fork(),
@@ -27,7 +27,7 @@ export interface RevokeLog {
 }
 
 /**
- * §4.2 (7): `ApiKeyRevoked` and the row's deletion commit together; only then are the gateways told
+ * Revoking a key: `ApiKeyRevoked` and the row's deletion commit together; only then are the gateways told
  * (best effort: a failed publish is logged and the revocation still stands).
  */
 export async function revokeApiKey(

@@ -16,13 +16,14 @@ const mailText = (code: string) =>
   `Your OAN sign-in code is ${code}\n\nIt expires in 5 minutes. If you did not ask for it, ignore this email.\n`;
 
 /**
- * §4.1 (2). `email` is already trimmed and lower-cased. The answer is the same for new and existing
- * emails (no "account exists" signal).
+ * Requesting an emailed sign-in code. `email` is already trimmed and lower-cased. The answer is the
+ * same for new and existing emails (no "account exists" signal).
  */
 export async function requestEmailCode(deps: EmailSignInDeps, email: string): Promise<void> {
   if (isDisposableEmail(email))
     throw new RejectedError('DISPOSABLE_EMAIL', 'Disposable email domains are not allowed');
-  // §2.5 test bypass: no mailbox behind these addresses, so nothing is sent and nothing expires.
+  // Test accounts' fixed codes (never in production): no mailbox behind these addresses, so nothing
+  // is sent and nothing expires.
   if (deps.testCodes.has(email)) return;
   if (!(await deps.codes.startCooldown(email))) {
     throw new RejectedError(
@@ -44,7 +45,7 @@ export async function requestEmailCode(deps: EmailSignInDeps, email: string): Pr
   }
 }
 
-/** §4.1 (3): passes once per emailed code (consuming it); test codes pass every time. */
+/** Verifying an emailed code: passes once per emailed code (consuming it); test codes pass every time. */
 export async function checkEmailCode(deps: EmailSignInDeps, email: string, code: string): Promise<void> {
   const fixed = deps.testCodes.get(email);
   const ok =

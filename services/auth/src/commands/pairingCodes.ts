@@ -9,7 +9,7 @@ import { projectCredentials } from '../infra/credentialsProjection.ts';
 import { accountStream, pairingCodeHash, pairingCodeStream } from '../infra/ids.ts';
 import { pairingCodeCommands, toNewEvents, type AuthContext } from './context.ts';
 
-/** §2.4: 8 random bytes as hex; only its hash is recorded (the stream id included). */
+/** A pairing code: 8 random bytes as hex; only its hash is recorded (the stream id included). */
 export async function issuePairingCode(
   ctx: AuthContext,
   accountId: string,
@@ -33,9 +33,10 @@ export async function issuePairingCode(
 }
 
 /**
- * §4.1 (5). `PairingCodeRedeemed` (on the code's stream) and `ApiKeyIssued` (on the account's) are
- * appended in ONE transaction, each at the version it was decided on: of concurrent redeems of one
- * code exactly one commits; the others conflict, run again, and find the code used (a code redeems once).
+ * Redeeming a pairing code for an API key. `PairingCodeRedeemed` (on the code's stream) and
+ * `ApiKeyIssued` (on the account's) are appended in ONE transaction, each at the version it was
+ * decided on: of concurrent redeems of one code exactly one commits; the others conflict, run again,
+ * and find the code used (a code redeems once).
  */
 export async function redeemPairingCode(
   ctx: AuthContext,

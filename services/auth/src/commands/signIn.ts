@@ -3,7 +3,7 @@ import { accountCommands, type AuthContext } from './context.ts';
 
 export interface AccountView {
   id: string;
-  /** §4.1: a string, or absent — never null. */
+  /** In the sign-in answer's `user`: a string, or absent — never null. */
   email?: string;
   sourcePlatform: string;
   createdAt: string;
@@ -12,14 +12,14 @@ export interface AccountView {
 export interface SignInInput {
   email: string;
   googleSub: string | null;
-  /** Already normalized (§2.6); only used when this call creates the account. */
+  /** Already normalized (unknown or missing → `other`); only used when this call creates the account. */
   platform: string;
   method: 'email' | 'google';
 }
 
 /**
- * Sign-in-or-create (§4.1 (1), (3)). Two concurrent first sign-ins of one email race on one stream;
- * the loser's append conflicts, is retried, and finds the account registered.
+ * Sign-in-or-create, for both Google and email-code sign-in. Two concurrent first sign-ins of one
+ * email race on one stream; the loser's append conflicts, is retried, and finds the account registered.
  */
 export async function signIn(ctx: AuthContext, input: SignInInput): Promise<AccountView> {
   const email = normalizeEmail(input.email);

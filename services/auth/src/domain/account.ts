@@ -34,7 +34,7 @@ const notFound = () => new NotFoundError('ACCOUNT_NOT_FOUND', 'Account not found
 const banned = () => new IllegalStateError('ACCOUNT_BANNED', 'Account is banned');
 
 export function signIn(state: AccountState, d: Data<'SignIn'>, now: string): AccountEvent[] {
-  // §2.6: `platform` only matters when this call creates the account; a login changes nothing.
+  // The registration `platform` only matters when this call creates the account; a login changes nothing.
   if (state.status === 'banned') throw banned();
   if (state.status === 'active') return [];
   const { accountId, email, googleSub, platform, method } = d;
@@ -63,7 +63,7 @@ export function issueApiKey(state: AccountState, d: Data<'IssueApiKey'>, now: st
 }
 
 export function revokeApiKey(state: AccountState, d: Data<'RevokeApiKey'>, now: string): AccountEvent[] {
-  // §4.2 (7): an unknown key and another account's key are the same refusal.
+  // Revoking a key: an unknown key and another account's key are the same refusal (probe-safe).
   if (state.status === 'unregistered' || !Object.hasOwn(state.apiKeys, d.apiKeyId)) {
     throw new NotFoundError('API_KEY_NOT_FOUND', 'API key not found');
   }

@@ -6,11 +6,11 @@ export type PairingCodeCommand =
   | { type: 'IssuePairingCode'; data: { codeHash: string; accountId: string; expiresAt: string } }
   | { type: 'RedeemPairingCode'; data: { codeHash: string; apiKeyId: string } };
 
-export const PAIRING_CODE_TTL_MS = 10 * 60 * 1000; // §2.4
+export const PAIRING_CODE_TTL_MS = 10 * 60 * 1000; // a pairing code lives 10 minutes
 
 type Data<T extends PairingCodeCommand['type']> = Extract<PairingCodeCommand, { type: T }>['data'];
 
-/** §2.4: expired, already used and unknown are one and the same refusal. */
+/** Pairing codes: expired, already used and unknown are one and the same refusal. */
 const invalid = () => new IllegalStateError('PAIRING_CODE_INVALID', 'Invalid pairing code');
 
 export function issuePairingCode(

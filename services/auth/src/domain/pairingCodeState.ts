@@ -1,6 +1,6 @@
 import type { PairingCodeEvent } from '@oan/domain';
 
-/** Stream `pairing-code-<sha256(code)>`: the code itself is never stored (§2.4). */
+/** Stream `pairing-code-<sha256(code)>`: the code itself is never stored. */
 export type PairingCodeState =
   | { status: 'unissued' }
   | { status: 'issued'; accountId: string; expiresAt: string }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { compareConnectorVersions } from '@oan/protocol';
 
-/** Postgres text and jsonb refuse NUL; refuse it at the edge instead of failing later (invariant 9). */
+/** Postgres text and jsonb refuse NUL; refuse it at the edge instead of failing later. */
 const text = (max: number) =>
   z
     .string()

@@ -5,7 +5,7 @@ import type { AuthEvent } from '@oan/domain';
 /**
  * The inline projection of the credential view (auth.accounts, auth.api_keys), run by every command
  * inside the transaction of its append: a key is usable exactly when its ApiKeyIssued is committed
- * and refused from the moment its ApiKeyRevoked is (invariant 6).
+ * and refused from the moment its ApiKeyRevoked is (revocation is immediate everywhere).
  */
 export async function projectCredentials(em: EntityManager, appended: StoredEvent[]): Promise<void> {
   for (const stored of appended) {

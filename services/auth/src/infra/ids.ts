@@ -19,7 +19,7 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /**
  * Deterministic account id: two concurrent first logins of one email append to the same stream,
- * and its optimistic concurrency leaves exactly one `AccountRegistered` (invariant 5).
+ * and its optimistic concurrency leaves exactly one `AccountRegistered` (decided on the write side).
  */
 export const accountIdForEmail = (email: string) =>
   uuidv5(`oan:${normalizeEmail(email)}`, OAN_ACCOUNT_NAMESPACE);

@@ -2,7 +2,7 @@ import { liveAttachments, openConversationsOf } from '../infra/store.ts';
 import { runConversationCommand, type ConversationContext } from './context.ts';
 
 /**
- * §4.4 (15) cascades: closes every open conversation of a deleted Gofer and returns the storage keys
+ * Deleting a Gofer cascades: closes every open conversation of a deleted Gofer and returns the storage keys
  * of the files that went with them (the caller deletes them, best effort). A closed conversation
  * appends nothing, so a redelivered GoferDeleted changes nothing.
  */

@@ -4,7 +4,7 @@ import type { ConversationMessageSent } from '@oan/domain';
 import { loadAttachments, loadMessage } from '../infra/store.ts';
 import { ensureConversation, runConversationCommand, type ConversationContext } from './context.ts';
 
-/** §4.7 (28): the stored message, with its changeSequence. */
+/** Sending a message: the stored message, with its changeSequence. */
 export async function sendMessage(
   ctx: ConversationContext,
   conversationId: string,
@@ -25,7 +25,7 @@ export async function sendMessage(
   return only(appended).data as ConversationMessageSent;
 }
 
-/** §4.7 (29): records a file already in object storage (the caller removes it if this throws). */
+/** Uploading an attachment: records a file already in object storage (the caller removes it on a throw). */
 export async function recordUpload(
   ctx: ConversationContext,
   conversationId: string,

@@ -10,13 +10,14 @@ import {
 } from './conversationState.ts';
 
 /**
- * The conversation aggregate's decisions (§4.7). They see the conversation's state loaded under its
- * lock (the snapshot row, src/commands/context.ts), so a decision such as the next `changeSequence`
- * or "this attachment is not used yet" can never be taken twice. A decision about one message or one
- * file gets that fact in its command, read from the write-side index in the same transaction.
+ * The conversation aggregate's decisions (the post-match direct channel). They see the conversation's
+ * state loaded under its lock (the snapshot row, src/commands/context.ts), so a decision such as the
+ * next `changeSequence` or "this attachment is not used yet" can never be taken twice. A decision about
+ * one message or one file gets that fact in its command, read from the write-side index in the same
+ * transaction.
  */
 
-/** §7: attachmentIds per conversation message. */
+/** The most attachmentIds one conversation message may carry. */
 export const MAX_MESSAGE_ATTACHMENTS = 10;
 /** The longest message text, in UTF-16 code units (the role-chat's bound). */
 export const MAX_CONTENT_LENGTH = 20_000;
@@ -28,7 +29,7 @@ export type ConversationCommand =
   | { type: 'RecallMessage'; data: RecallMessage }
   | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer };
 
-/** §4.7 / §6: unknown, closed and foreign conversations are one refusal. */
+/** Unknown, closed and foreign conversations are one refusal (a probe-safe 403). */
 export function assertParticipant(state: ConversationState, accountId: string): Conversation {
   if (state.status !== 'open') throw conversationForbidden();
   if (state.accountA !== accountId && state.accountB !== accountId) throw conversationForbidden();
@@ -70,7 +71,7 @@ export function validateMessageInput(input: Pick<SendMessage, 'content' | 'attac
 }
 
 /**
- * §4.7 (28): a message takes the next changeSequence. Each attachment must have been uploaded by the
+ * Sending a message: it takes the next changeSequence. Each attachment must have been uploaded by the
  * caller to this conversation, be stored still, and not be attached to another message; one refusal
  * for all of these (probe-safe inside a conversation). `content` is "" for an attachment-only message.
  */
@@ -114,7 +115,7 @@ export interface UploadAttachment extends MessageAttachment {
   storageKey: string;
 }
 
-/** §4.7 (29): a participant's file, stored before this is decided. */
+/** Uploading an attachment: a participant's file, stored before this is decided. */
 export function decideUpload(
   state: ConversationState,
   input: UploadAttachment,
@@ -178,7 +179,7 @@ export interface CloseForDeletedGofer {
   attachmentIds: string[];
 }
 
-/** A Gofer of the conversation was deleted (§4.4 (15) cascades): closed once, its files with it. */
+/** A Gofer of the conversation was deleted (its conversations go with it): closed once, its files with it. */
 export function decideClose(
   state: ConversationState,
   { goferId, attachmentIds }: CloseForDeletedGofer,

@@ -2,13 +2,13 @@ import * as Kind from '@oan/domain';
 
 /**
  * Coded refusals of the conversations context; src/http/errors.ts maps them to statuses and bodies.
- * `CONVERSATION_FORBIDDEN`: unknown, closed, or not the caller's conversation — one probe-safe 403
- * (§4.7, §6). `MESSAGE_NOT_YOURS`: a participant recalling the other side's message (403).
+ * `CONVERSATION_FORBIDDEN`: unknown, closed, or not the caller's conversation — one probe-safe 403.
+ * `MESSAGE_NOT_YOURS`: a participant recalling the other side's message (403).
  */
 export type ForbiddenCode = 'CONVERSATION_FORBIDDEN' | 'MESSAGE_NOT_YOURS';
-/** §4.7 (30): unknown, deleted or another conversation's attachment; the recall of an unknown message. */
+/** Unknown, deleted or another conversation's attachment; the recall of an unknown message. */
 export type NotFoundCode = 'ATTACHMENT_NOT_FOUND' | 'MESSAGE_NOT_FOUND';
-/** §4.7 (28): every refusal of a message body is a 400. */
+/** Every refusal of a message body is a 400. */
 export type RejectedCode =
   | 'MESSAGE_EMPTY'
   | 'MESSAGE_TOO_LONG'

@@ -24,12 +24,12 @@ export const createConversationStore = () =>
 
 /**
  * The write side's state of each conversation, kept in the same transaction as every append, so a
- * command loads one row and the few it needs instead of folding the whole stream. The conversation
- * row is the snapshot (`evolveConversation`'s state): `version` is the stream's version (the
- * optimistic check of the append), the row is the lock that serializes commands,
- * `last_change_sequence` the dense counter (invariant 5). `messages` and `attachments` are the index
- * of per-message and per-attachment facts (`indexChangesOf`). All of it is derived from the events
- * alone: `rebuildWriteState` recomputes it.
+ * command loads one row and the few it needs instead of folding the whole stream. The conversation row
+ * is the snapshot (`evolveConversation`'s state): `version` is the stream's version (the optimistic
+ * check of the append), the row is the lock that serializes commands, `last_change_sequence` the dense
+ * counter (decided on the write side). `messages` and `attachments` are the index of per-message and
+ * per-attachment facts (`indexChangesOf`). All of it is derived from the events alone:
+ * `rebuildWriteState` recomputes it.
  */
 class CreateWriteState extends Migration {
   override async up(): Promise<void> {

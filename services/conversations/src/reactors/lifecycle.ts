@@ -20,7 +20,7 @@ export interface ReactorDeps {
 
 /**
  * Group `<prefix>conversations.opener` on `<prefix>matching.events`: every accepted match request
- * opens its conversation (§4.6 (26): "creates … its conversation"). Redelivery opens nothing twice
+ * opens its conversation (deciding to accept creates it). Redelivery opens nothing twice
  * (the stream can start once). A route that meets the conversation first opens it the same way.
  */
 export async function startOpener(deps: ReactorDeps): Promise<RunningReactor> {
@@ -54,7 +54,7 @@ export async function startOpener(deps: ReactorDeps): Promise<RunningReactor> {
 
 /**
  * Group `<prefix>conversations.gofer-deleted` on `<prefix>gofers.events`: a deleted Gofer's
- * conversations close (§4.4 (15)) and their files are deleted, best effort (a storage failure is
+ * conversations close and their files are deleted, best effort (a storage failure is
  * logged, never retried: the files are unreachable already).
  */
 export async function startGoferDeleted(

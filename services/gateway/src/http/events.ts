@@ -11,7 +11,7 @@ export interface EventRoutesDeps {
   orm: MikroORM;
   authenticator: Authenticator;
   openItems: readonly OpenItemsProvider[];
-  /** The commands' recorded positions (invariant 4): each route first waits for the caller's own writes. */
+  /** The commands' recorded positions: each route first waits for the caller's own writes. */
   writes: WriteTracker;
   /** The bound of that wait (default 5 s), after which the route answers from what is there. */
   ownWritesTimeoutMs?: number;
@@ -30,7 +30,7 @@ export function eventRoutes(deps: EventRoutesDeps) {
     const r = app.withTypeProvider<ZodTypeProvider>();
     // The realm gate (OAN credentials only, no mobile JWTs) covers /events, /events/cursor and /events/unresolved.
     const auth = requireAuth(deps.authenticator, { mode: 'multi+realm', allowBanned: true });
-    // Invariant 4 (ADR 0009): after the caller's own command returned, its effects are in what these
+    // Read-your-writes (ADR 0009): after the caller's own command returned, its effects are in what these
     // routes read — the read models the digest joins (a decided request, an answered question
     // drops out) and the envelopes stage 1 produced for the caller from them (read.oan_expected).
     // Only a caller with writes the projector has not applied yet waits, bounded.

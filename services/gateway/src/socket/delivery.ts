@@ -28,7 +28,7 @@ const isBanNotice = (e: OanEventEnvelope): boolean =>
   e.type === 'system_notice' && (e.payload as { kind?: unknown }).kind === 'account_banned';
 
 /**
- * Delivers envelopes to this gateway's own sockets (invariant 7): exactly once per socket, in seq
+ * Delivers envelopes to this gateway's own sockets: exactly once per socket, in seq
  * order. Work for one account runs on a promise chain, so an async gap fill never lets a later
  * envelope overtake an earlier one (clients drop any seq at or below their cursor, so it would be lost); accounts proceed independently. An emit never waits for
  * the client, so a slow socket delays no other socket, of its account or any other; one that falls
@@ -167,7 +167,7 @@ export class Delivery {
     return true;
   }
 
-  /** Catches up sockets behind the table: covers a publish lost between commit and XADD (invariant 1). */
+  /** Catches up sockets behind the table: covers a publish lost between commit and XADD (nothing lost). */
   private async sweep(): Promise<void> {
     if (this.sweeping || this.sockets.size === 0) return;
     this.sweeping = true;

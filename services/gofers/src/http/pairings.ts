@@ -43,7 +43,7 @@ export const pairingRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, 
   const onRequest = requireAuth(deps.authenticator, { mode: 'multi+realm', permission: 'role:read' });
 
   /**
-   * The owner's own writes are applied before reading (invariant 4): its Gofer writes (e.g. a delete)
+   * The owner's own writes are applied before reading (read-your-writes): its Gofer writes (e.g. a delete)
    * and, since the cards are the matching context's read model, its matching writes too (a pairing
    * it just confirmed, a match it just requested or decided).
    */

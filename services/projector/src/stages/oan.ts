@@ -8,10 +8,11 @@ export interface CommittedEnvelope {
 }
 
 /**
- * Stage 2 (invariant 2): gives each notification of one `oan.events` partition batch its dense
- * per-account seq, in partition order, and writes the rows. A notification whose eventId is already
- * stored (an at-least-once redelivery from stage 1) is skipped before a seq is taken, so replaying
- * the topic from zero reproduces the same seqs. Runs inside the batch's transaction.
+ * Stage 2 (per-account order, a deterministic seq): gives each notification of one `oan.events`
+ * partition batch its dense per-account seq, in partition order, and writes the rows. A notification
+ * whose eventId is already stored (an at-least-once redelivery from stage 1) is skipped before a seq is
+ * taken, so replaying the topic from zero reproduces the same seqs. Runs inside the batch's
+ * transaction.
  */
 export async function writeEnvelopes(em: EntityManager, batch: Notification[]): Promise<CommittedEnvelope[]> {
   if (batch.length === 0) return [];
