@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { REPO_ROOT, waitFor, type ProcessName } from '@oan/testing';
+import { extraKey, postJson, REPO_ROOT, TestConnector, waitFor, type ProcessName } from '@oan/testing';
 import { buildWeb } from '../../infra/web.ts';
 
 /**
@@ -143,4 +143,39 @@ export function png(w: number, h: number, pixel: Pixel = gradient): Buffer {
     chunk('IDAT', deflateSync(Buffer.concat(rows))),
     chunk('IEND', Buffer.alloc(0)),
   ]);
+}
+
+/** One operator of a two-sided page test: a connector holding an extra key, their Gofer and their JWT. */
+export interface Side {
+  c: TestConnector;
+  gofer: string;
+  jwt: string;
+}
+
+/** An account signed in with its QA code (standing in for the emailed code), a connector key and a Gofer. */
+export async function joinWithGofer(url: string, email: string, code: string): Promise<Side> {
+  const verify = await postJson(url, '/auth/oan/email/verify', { email, code, platform: 'other' });
+  if (verify.status !== 200) throw new Error(`verify ${email}: ${verify.text}`);
+  const jwt = verify.body.token as string;
+  const c = new TestConnector({ baseUrl: url, token: await extraKey(url, jwt) });
+  await c.connect();
+  const created = await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
+  return { c, gofer: created.body.goferId, jwt };
+}
+
+/** Uploads a file to one of the side's Gofer's upload routes, as the owner's page does (201 or it throws). */
+export async function uploadToGofer(
+  url: string,
+  side: Side,
+  kind: 'attachments' | 'photos',
+  file: { name: string; type: string; bytes: Buffer },
+): Promise<void> {
+  const form = new FormData();
+  form.append('file', new Blob([file.bytes], { type: file.type }), file.name);
+  const res = await fetch(`${url}/api/v1/gofers/${side.gofer}/${kind}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${side.jwt}` },
+    body: form,
+  });
+  if (res.status !== 201) throw new Error(`upload ${file.name}: ${res.status} ${await res.text()}`);
 }

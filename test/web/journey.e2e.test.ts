@@ -1,10 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { extraKey, postJson, TestConnector, TestFleet } from '@oan/testing';
+import { TestFleet } from '@oan/testing';
 import { awaitEnvelope, interviewToReady } from '../support.ts';
 import {
   axeFindings,
+  joinWithGofer,
+  uploadToGofer,
+  type Side,
   openTab,
   png,
   screenshot,
@@ -59,39 +62,8 @@ describe('the web frontend, along the journey the README shows', () => {
   let browser: Browser;
   let a: Tab; // Camille
   let b: Tab; // Julien
-  const sides = {} as Record<'a' | 'b', { c: TestConnector; gofer: string; jwt: string }>;
+  const sides = {} as Record<'a' | 'b', Side>;
   let proposed: OanEventEnvelope;
-
-  async function join(email: string, side: 'a' | 'b') {
-    const verify = await postJson(fleet.url, '/auth/oan/email/verify', {
-      email,
-      code: CODE,
-      platform: 'other',
-    });
-    if (verify.status !== 200) throw new Error(`verify ${email}: ${verify.text}`);
-    const jwt = verify.body.token as string;
-    const c = new TestConnector({ baseUrl: fleet.url, token: await extraKey(fleet.url, jwt) });
-    await c.connect();
-    const created = await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
-    sides[side] = { c, gofer: created.body.goferId, jwt };
-  }
-
-  async function upload(
-    side: 'a' | 'b',
-    kind: 'attachments' | 'photos',
-    name: string,
-    type: string,
-    bytes: Buffer,
-  ) {
-    const form = new FormData();
-    form.append('file', new Blob([bytes], { type }), name);
-    const res = await fetch(`${fleet.url}/api/v1/gofers/${sides[side].gofer}/${kind}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${sides[side].jwt}` },
-      body: form,
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-  }
 
   /** The page is accessible and reads like a product; then (when asked) its picture is taken. */
   async function picture(page: Page, name: string) {
@@ -115,17 +87,25 @@ describe('the web frontend, along the journey the README shows', () => {
       }),
       startBrowser(),
     ]);
-    await join(CAMILLE, 'a');
-    await join(JULIEN, 'b');
-    await upload('a', 'photos', 'mont-roc.png', 'image/png', png(320, 200, crag));
-    await upload('b', 'photos', 'saint-vincent.png', 'image/png', png(320, 200, crag));
-    await upload(
-      'b',
-      'attachments',
-      'climbing-log-2026.txt',
-      'text/plain',
-      Buffer.from('Mont Roc, 14 June: 6b onsight, 6c worked\nSaint-Vincent, 21 June: three 6a+ leads\n'),
-    );
+    sides.a = await joinWithGofer(fleet.url, CAMILLE, CODE);
+    sides.b = await joinWithGofer(fleet.url, JULIEN, CODE);
+    await uploadToGofer(fleet.url, sides.a, 'photos', {
+      name: 'mont-roc.png',
+      type: 'image/png',
+      bytes: png(320, 200, crag),
+    });
+    await uploadToGofer(fleet.url, sides.b, 'photos', {
+      name: 'saint-vincent.png',
+      type: 'image/png',
+      bytes: png(320, 200, crag),
+    });
+    await uploadToGofer(fleet.url, sides.b, 'attachments', {
+      name: 'climbing-log-2026.txt',
+      type: 'text/plain',
+      bytes: Buffer.from(
+        'Mont Roc, 14 June: 6b onsight, 6c worked\nSaint-Vincent, 21 June: three 6a+ leads\n',
+      ),
+    });
     await Promise.all([
       interviewToReady(sides.a.c, sides.a.gofer, INTERVIEWS.camille),
       interviewToReady(sides.b.c, sides.b.gofer, INTERVIEWS.julien),

@@ -1,9 +1,21 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { extraKey, postJson, TestConnector, TestFleet } from '@oan/testing';
+import { TestFleet } from '@oan/testing';
 import { awaitEnvelope, interviewToReady } from '../support.ts';
-import { axeFindings, openTab, png, signIn, startBrowser, tokenOf, WEB_FLEET, type Tab } from './browser.ts';
+import {
+  axeFindings,
+  joinWithGofer,
+  openTab,
+  png,
+  signIn,
+  startBrowser,
+  tokenOf,
+  uploadToGofer,
+  WEB_FLEET,
+  type Side,
+  type Tab,
+} from './browser.ts';
 
 const CODE = '135790';
 const TEAM = 'team@web.test';
@@ -25,40 +37,8 @@ describe('the web frontend, when two operators are paired, matched and talking',
   let browser: Browser;
   let a: Tab; // the team
   let b: Tab; // the engineer
-  const sides = {} as Record<'a' | 'b', { c: TestConnector; gofer: string; jwt: string }>;
+  const sides = {} as Record<'a' | 'b', Side>;
   let proposed: OanEventEnvelope;
-
-  /** An account signed in with its QA code (standing in for the emailed code), and a connector key for it. */
-  async function join(email: string, side: 'a' | 'b') {
-    const verify = await postJson(fleet.url, '/auth/oan/email/verify', {
-      email,
-      code: CODE,
-      platform: 'other',
-    });
-    if (verify.status !== 200) throw new Error(`verify ${email}: ${verify.text}`);
-    const jwt = verify.body.token as string;
-    const c = new TestConnector({ baseUrl: fleet.url, token: await extraKey(fleet.url, jwt) });
-    await c.connect();
-    const created = await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
-    sides[side] = { c, gofer: created.body.goferId, jwt };
-  }
-
-  async function uploadToGofer(
-    side: 'a' | 'b',
-    kind: 'attachments' | 'photos',
-    name: string,
-    type: string,
-    bytes: Buffer,
-  ) {
-    const form = new FormData();
-    form.append('file', new Blob([bytes], { type }), name);
-    const res = await fetch(`${fleet.url}/api/v1/gofers/${sides[side].gofer}/${kind}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${sides[side].jwt}` },
-      body: form,
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-  }
 
   beforeAll(async () => {
     [fleet, browser] = await Promise.all([
@@ -69,17 +49,19 @@ describe('the web frontend, when two operators are paired, matched and talking',
       }),
       startBrowser(),
     ]);
-    await join(TEAM, 'a');
-    await join(ENG, 'b');
+    sides.a = await joinWithGofer(fleet.url, TEAM, CODE);
+    sides.b = await joinWithGofer(fleet.url, ENG, CODE);
     // The engineer's Gofer holds a photo and a document with a hostile name: the team's summary card lists both.
-    await uploadToGofer('b', 'photos', 'me.png', 'image/png', png(24, 16));
-    await uploadToGofer(
-      'b',
-      'attachments',
-      `${HOSTILE_FILE}.txt`,
-      'text/plain',
-      Buffer.from('eight years of TypeScript\n'),
-    );
+    await uploadToGofer(fleet.url, sides.b, 'photos', {
+      name: 'me.png',
+      type: 'image/png',
+      bytes: png(24, 16),
+    });
+    await uploadToGofer(fleet.url, sides.b, 'attachments', {
+      name: `${HOSTILE_FILE}.txt`,
+      type: 'text/plain',
+      bytes: Buffer.from('eight years of TypeScript\n'),
+    });
     await Promise.all([
       interviewToReady(sides.a.c, sides.a.gofer, [
         'We are hiring a backend engineer: remote, TypeScript, Postgres, Kafka.',
