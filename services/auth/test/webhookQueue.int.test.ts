@@ -70,3 +70,38 @@ describe('an endpoint registered after the first envelope', () => {
     expect(await dueWebhooks(em, 10)).toEqual([]);
   });
 });
+
+describe('a banned account', () => {
+  it('has no endpoint due and none to step, though envelopes follow its cursor', async () => {
+    const em = orm.em.fork();
+    const banned = randomUUID();
+    await sql(
+      em,
+      `insert into auth.accounts (id, source_platform, created_at, banned_at) values (?, 'other', now(), now())`,
+      [banned],
+    );
+    const w = await orm.em
+      .fork()
+      .transactional((tx) =>
+        insertWebhook(
+          tx,
+          {
+            id: randomUUID(),
+            accountId: banned,
+            url: 'https://x.test/',
+            description: null,
+            secret: 'whsec_x',
+            now: new Date(),
+          },
+          3,
+        ),
+      );
+    await sql(
+      em,
+      `insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at) values (?, 1, ?, 'system_notice', '{}', now())`,
+      [banned, randomUUID()],
+    );
+    expect(await dueWebhooks(em, 10)).not.toContain(w!.id);
+    expect(await webhookById(em, w!.id)).toBeNull();
+  });
+});

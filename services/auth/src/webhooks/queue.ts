@@ -6,12 +6,16 @@ import type { Attempt } from './sender.ts';
 /** The next envelope of the account after an endpoint's cursor, as stored (the bytes sent). */
 export type QueuedEnvelope = OanEventWithId;
 
-/** Endpoints with an envelope after their cursor whose retry time (if any) has come. */
+/** An endpoint whose account is not banned: a ban stops every delivery at once. */
+const notBanned = (w: string) =>
+  `not exists (select 1 from auth.accounts a where a.id = ${w}.account_id and a.banned_at is not null)`;
+
+/** Endpoints (of accounts not banned) with an envelope after their cursor whose retry time (if any) has come. */
 export async function dueWebhooks(em: EntityManager, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }>(
     em,
     `select w.id from auth.webhooks w
-     where w.disabled_at is null and (w.next_attempt_at is null or w.next_attempt_at <= now())
+     where w.disabled_at is null and ${notBanned('w')} and (w.next_attempt_at is null or w.next_attempt_at <= now())
        and ${oanEventSql.hasEnvelopeAfter('w.account_id', 'w.last_seq')}
      order by w.next_attempt_at nulls first limit ?`,
     [limit],
@@ -19,12 +23,13 @@ export async function dueWebhooks(em: EntityManager, limit: number): Promise<str
   return rows.map((r) => r.id);
 }
 
+/** The endpoint, or null when it is gone or its account is banned (so the worker stops there). */
 export async function webhookById(em: EntityManager, id: string): Promise<WebhookRow | null> {
   const [row] = await sql<WebhookRow>(
     em,
     `select id, account_id, url, description, secret, created_at, last_seq::text as last_seq, attempt,
        failing_since, next_attempt_at, disabled_at
-     from auth.webhooks where id = ?`,
+     from auth.webhooks w where id = ? and ${notBanned('w')}`,
     [id],
   );
   return row ?? null;
