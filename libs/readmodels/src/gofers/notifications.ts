@@ -25,7 +25,14 @@ export function chatNotifications(event: Event<'ChatMessageAdded'>): Notificatio
       ...(pending && constraints
         ? { responseConstraints: JSON.parse(constraints) as Record<string, unknown> }
         : {}),
-      payload: { messageId: d.messageId, content: d.content, createdAt: d.createdAt },
+      // ADR 0026: a relay turn quotes a stranger; `kind` tells the owner's connector it is not the
+      // Gofer's own answer to them (the v1 `source` stays `own_gofer`).
+      payload: {
+        messageId: d.messageId,
+        content: d.content,
+        createdAt: d.createdAt,
+        ...(d.kind === 'relay' ? { kind: 'relay_turn' } : {}),
+      },
       createdAt: d.createdAt,
     },
   ];

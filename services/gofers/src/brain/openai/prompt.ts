@@ -14,6 +14,8 @@ export interface PromptMessage {
 export type TurnSource = 'owner' | 'owner_document' | 'platform' | `counterpart_${string}`;
 
 const HISTORY_LIMIT = 40;
+/** ADR 0026: at most this many relay turns in the history window, so callers cannot crowd out the owner. */
+const RELAY_HISTORY_LIMIT = 4;
 const KNOWLEDGE_LIMIT = 20_000;
 
 const OUTPUT_CONTRACT = `Answer with one JSON object and nothing else:
@@ -50,13 +52,26 @@ export function userTurn(source: TurnSource, content: string): PromptMessage {
   return { role: 'user', content: source === 'owner' ? content : `[${source}]\n${content}` };
 }
 
+/** The history window: the newest relay turns (capped) among the newest rows of everything else. */
+export function historyWindow<T extends { kind?: string | null }>(history: readonly T[]): T[] {
+  let relays = 0;
+  const kept: T[] = [];
+  for (let i = history.length - 1; i >= 0 && kept.length < HISTORY_LIMIT; i--) {
+    const h = history[i]!;
+    if (h.kind === 'relay' && ++relays > RELAY_HISTORY_LIMIT) continue;
+    kept.push(h);
+  }
+  return kept.reverse();
+}
+
 export function buildPrompt(input: BrainInput): PromptMessage[] {
   const messages: PromptMessage[] = [systemTurn(input.gofer)];
-  for (const h of input.history.slice(-HISTORY_LIMIT)) {
+  for (const h of historyWindow(input.history)) {
     // Platform rows of the chat are data too: never a system message. A pairing announcement quotes
     // the counterpart's own name, so it is labelled as counterpart content.
     // A relay turn quotes a caller's words: labelled as theirs, never the Gofer's own.
-    if (h.kind === 'relay') messages.push(userTurn('counterpart_relay', h.content));
+    // JSON-quoted, as matching quotes counterpart text (older rows quoted the caller verbatim).
+    if (h.kind === 'relay') messages.push(userTurn('counterpart_relay', JSON.stringify(h.content)));
     else if (h.role === 'assistant') messages.push({ role: 'assistant', content: h.content });
     else if (h.role === 'user') messages.push(userTurn('owner', h.content));
     else messages.push(userTurn(h.kind === 'pairing' ? 'counterpart_gofer' : 'platform', h.content));
