@@ -107,8 +107,9 @@ describe('docker-compose.yml', () => {
   it('starts every service with the defaults of its `${VAR:-default}` entries', () => {
     // What compose hands the process when the operator sets nothing but the required JWT_SECRET.
     const resolve = (v: unknown) =>
-      String(v).replace(/\$\{(\w+)(?::-([^}]*)|(:\?)[^}]*)\}/g, (_m, _n: string, fallback?: string, req?: string) =>
-        req ? 'x'.repeat(32) : (fallback ?? ''),
+      String(v).replace(
+        /\$\{(\w+)(?::-([^}]*)|(:\?)[^}]*)\}/g,
+        (_m, _n: string, fallback?: string, req?: string) => (req ? 'x'.repeat(32) : (fallback ?? '')),
       );
     for (const [name, s] of ours) {
       const env = Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, resolve(v)]));

@@ -80,22 +80,20 @@ describe('a banned account', () => {
       `insert into auth.accounts (id, source_platform, created_at, banned_at) values (?, 'other', now(), now())`,
       [banned],
     );
-    const w = await orm.em
-      .fork()
-      .transactional((tx) =>
-        insertWebhook(
-          tx,
-          {
-            id: randomUUID(),
-            accountId: banned,
-            url: 'https://x.test/',
-            description: null,
-            secret: 'whsec_x',
-            now: new Date(),
-          },
-          3,
-        ),
-      );
+    const w = await orm.em.fork().transactional((tx) =>
+      insertWebhook(
+        tx,
+        {
+          id: randomUUID(),
+          accountId: banned,
+          url: 'https://x.test/',
+          description: null,
+          secret: 'whsec_x',
+          now: new Date(),
+        },
+        3,
+      ),
+    );
     await sql(
       em,
       `insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at) values (?, 1, ?, 'system_notice', '{}', now())`,

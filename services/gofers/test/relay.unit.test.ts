@@ -198,7 +198,10 @@ describe("the brain and a relay caller's words", () => {
     const prompt = buildPrompt(input);
     const quoting = prompt.filter((m) => m.content.includes('INJECT'));
     expect(quoting).toEqual([
-      { role: 'user', content: `[counterpart_relay]\n${JSON.stringify(`A caller (${CALLER}) asked: INJECT`)}` },
+      {
+        role: 'user',
+        content: `[counterpart_relay]\n${JSON.stringify(`A caller (${CALLER}) asked: INJECT`)}`,
+      },
     ]);
     // The scripted interview ignores them: the same answer as without the row.
     expect(scriptedReply(input)).toEqual(scriptedReply({ ...input, history: input.history.slice(0, 1) }));
