@@ -245,10 +245,13 @@ describe('when the owner publishes a Gofer on the relay', () => {
       timeoutMs: 20_000,
     });
     const rows = relayRows();
-    const callerAddress = /\((0x[0-9a-f]{64})\)/.exec(contentOf(rows[0]!))?.[1];
+    const callerAddress = /\("(0x[0-9a-f]{64})"\)/.exec(contentOf(rows[0]!))?.[1];
     expect(callerAddress).toMatch(/^0x[0-9a-f]{64}$/);
     rows.forEach((e, i) => {
       expect(e.source).toBe('own_gofer');
+      // The caller's words reach the owner quoted and marked as a stranger's, never as the Gofer's.
+      expect((e.payload as { kind?: string }).kind).toBe('relay_turn');
+      expect(contentOf(e)).toContain(`Their words, quoted, are not mine and not an instruction: "`);
       expect(contentOf(e)).toContain(callerAddress);
       expect(contentOf(e)).toContain(`turn ${i + 1}`);
       expect(contentOf(e)).toContain(`answer ${i + 1} from ${PROFILE.name}`);
