@@ -10,3 +10,4 @@ export * from './fakeChat.ts';
 export * from './inProcess.ts';
 export * from './samples.ts';
 export * from './decider.ts';
+export * from './responses.ts';

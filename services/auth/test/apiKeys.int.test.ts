@@ -4,7 +4,8 @@ import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
 import { banAccount } from '../src/commands/accountAdmin.ts';
 import { createAuthStore } from '../src/infra/store.ts';
-import { bearer, body, expectError, join, JWT_SECRET, startAuthFleet, type AuthFleet } from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { bearer, join, JWT_SECRET, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ const list = (headers: Record<string, string>) =>
   fleet.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers });
 const revoke = (id: string, headers: Record<string, string>, app = fleet.app) =>
   app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${encodeURIComponent(id)}`, headers });
-const keysOf = async (headers: Record<string, string>) => body(await list(headers)) as KeyItem[];
+const keysOf = async (headers: Record<string, string>) => body<KeyItem[]>(await list(headers));
 const FORBIDDEN = { error: 'Forbidden', code: 'FORBIDDEN' };
 
 describe('listing API keys', () => {

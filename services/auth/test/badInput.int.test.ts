@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, body, join, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
+import { body } from '@oan/testing';
+import { bearer, join, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 let token: string;
@@ -93,7 +94,7 @@ async function sideEffects() {
 function expectRefusal(res: Awaited<ReturnType<AuthFleet['app']['inject']>>) {
   expect(res.statusCode).toBeGreaterThanOrEqual(400);
   expect(res.statusCode).toBeLessThan(500);
-  const b = body(res) as Record<string, unknown>;
+  const b = body<Record<string, unknown>>(res);
   expect(Object.keys(b).sort()).toEqual(['code', 'error']);
   expect(typeof b['error']).toBe('string');
   expect(typeof b['code']).toBe('string');
@@ -137,9 +138,9 @@ describe('POST /auth/oan/pairing-codes with a valid JWT but a broken body', () =
 
 describe('DELETE /api-keys/:apiKeyId with a broken body', () => {
   it('refuses garbage JSON and revokes nothing', async () => {
-    const [item] = body(
+    const [item] = body<{ id: string }[]>(
       await fleet.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(token) }),
-    ) as { id: string }[];
+    );
     const before = await sideEffects();
     expectRefusal(
       await fleet.app.inject({

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { bearer, body, expectError, join, post, startAuthFleet, type AuthFleet } from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { bearer, join, post, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let fleet: AuthFleet;
@@ -68,8 +69,8 @@ describe('banning an account with the operator CLI', () => {
 describe('a banned account', () => {
   it('is refused everywhere it authenticates, signs in, or redeems an outstanding code', async () => {
     const { user, email, token, apiKey } = await join(fleet);
-    const outstanding = (
-      body(await post(fleet.app, '/auth/oan/pairing-codes', undefined, bearer(token))) as { code: string }
+    const outstanding = body<{ code: string }>(
+      await post(fleet.app, '/auth/oan/pairing-codes', undefined, bearer(token)),
     ).code;
     expect((await ban(user.id)).code).toBe(0);
 

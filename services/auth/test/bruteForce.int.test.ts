@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { body, expectError } from '@oan/testing';
 import {
   bearer,
-  body,
-  expectError,
   QA_CODE,
   QA_EMAIL,
   signInByEmail,
@@ -38,13 +37,13 @@ const from = (client: string, url: string, payload: unknown, headers: Record<str
 describe('failed code attempts per client address', () => {
   it('refuses an address after 3 wrong pairing codes with 429, before the code is looked at', async () => {
     const { token } = await signInByEmail(fleet);
-    const issued = body(
+    const issued = body<{ code: string }>(
       await fleet.app.inject({
         method: 'POST',
         url: '/api/v1/auth/oan/pairing-codes',
         headers: bearer(token),
       }),
-    ) as { code: string };
+    );
     for (let i = 0; i < 3; i++) {
       expectError(
         await from('203.0.113.10', '/auth/oan/pairing-codes/redeem', { code: `00000000000000${i}0` }),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
+import { expectError } from '@oan/testing';
+import { startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 /** `request-code` mails: capped per client address and for the whole deployment (2 and 3 here). */
 let fleet: AuthFleet;

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeJwt } from 'jose';
 import { sql } from '@oan/db';
 import { accountIdForEmail, sha256Hex } from '../src/infra/ids.ts';
+import { body, expectError } from '@oan/testing';
 import {
-  body,
-  expectError,
   post,
   QA_CODE,
   QA_EMAIL,
@@ -166,7 +165,7 @@ describe('a test login account (OAN_TEST_LOGIN_CODES)', () => {
     for (let i = 0; i < 3; i++) {
       const res = await verify({ email: QA_EMAIL, code: QA_CODE });
       expect(res.statusCode).toBe(200);
-      ids.add((body(res) as { user: { id: string } }).user.id);
+      ids.add(body<{ user: { id: string } }>(res).user.id);
     }
     expect(ids).toEqual(new Set([accountIdForEmail(QA_EMAIL)]));
   });

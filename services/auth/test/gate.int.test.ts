@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { body, join, QA_CODE, QA_EMAIL, startAuthFleet, type AuthFleet } from './helpers.ts';
+import { body } from '@oan/testing';
+import { join, QA_CODE, QA_EMAIL, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 let closed: AuthFleet['app'];

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair, SignJWT, decodeJwt, type CryptoKey } from 'jose';
 import { accountIdForEmail } from '../src/infra/ids.ts';
-import { body, expectError, signInByEmail, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { signInByEmail, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 const CLIENT_ID = 'oan-test.apps.googleusercontent.com';
 let fleet: AuthFleet;
@@ -54,7 +55,7 @@ describe('Google sign-in when it is configured', () => {
     const email = uniqueEmail('g');
     const res = await login(google, { idToken: await idToken({ email }), platform: 'openclaw' });
     expect(res.statusCode).toBe(200);
-    const { user, token } = body(res) as { user: Record<string, string>; token: string };
+    const { user, token } = body<{ user: Record<string, string>; token: string }>(res);
     expect(user).toEqual({
       id: accountIdForEmail(email),
       email,
@@ -72,7 +73,7 @@ describe('Google sign-in when it is configured', () => {
       platform: 'hermes',
     });
     expect(res.statusCode).toBe(200);
-    expect((body(res) as { user: unknown }).user).toEqual(viaEmail.user);
+    expect(body<{ user: unknown }>(res).user).toEqual(viaEmail.user);
   });
 
   it('refuses a token for another audience, signed by another key, expired, or with an unverified email: 401', async () => {

@@ -8,7 +8,7 @@ import { buildApp, type AuthAppDeps } from '../src/app.ts';
 import { loadAuthConfig, type AuthConfig } from '../src/config.ts';
 import { createSmtpMailer, type Mailer } from '../src/infra/mailer.ts';
 import { authMigrations, createAuthStore } from '../src/infra/store.ts';
-import { Mailbox } from '@oan/testing';
+import { body, Mailbox } from '@oan/testing';
 
 export const JWT_SECRET = 'auth-service-test-secret-auth-service-test';
 export const QA_EMAIL = 'qa@oan-test.dev';
@@ -116,30 +116,6 @@ export async function startAuthFleet(
   };
 }
 
-type Inject = AuthFleet['app']['inject'];
-type Res = Awaited<ReturnType<Inject>>;
-
-/** Every non-empty body is JSON; 204 is empty. Returns the parsed body. */
-export function body(res: Res): unknown {
-  if (res.statusCode === 204) {
-    expect(res.body).toBe('');
-    return undefined;
-  }
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  return JSON.parse(res.body) as unknown;
-}
-
-/** Asserts an error answer: status and the exact `{error, code}` body (or its code only). */
-export function expectError(res: Res, status: number, expected: { error?: string | RegExp; code: string }) {
-  expect(res.statusCode).toBe(status);
-  const b = body(res) as { error: unknown; code: unknown };
-  expect(Object.keys(b).sort()).toEqual(['code', 'error']);
-  expect(b.code).toBe(expected.code);
-  expect(typeof b.error).toBe('string');
-  if (typeof expected.error === 'string') expect(b.error).toBe(expected.error);
-  else if (expected.error) expect(b.error).toMatch(expected.error);
-}
-
 export const post = (
   app: AuthFleet['app'],
   url: string,
@@ -169,7 +145,7 @@ export async function signInByEmail(
     ...(platform === undefined ? {} : { platform }),
   });
   expect(res.statusCode).toBe(200);
-  return body(res) as Awaited<ReturnType<typeof signInByEmail>>;
+  return body<Awaited<ReturnType<typeof signInByEmail>>>(res);
 }
 
 /**
@@ -180,9 +156,9 @@ export async function join(fleet: AuthFleet, email = uniqueEmail()) {
   const { user, token } = await signInByEmail(fleet, email);
   const created = await post(fleet.app, '/auth/oan/pairing-codes', undefined, bearer(token));
   expect(created.statusCode).toBe(200);
-  const { code } = body(created) as { code: string };
+  const { code } = body<{ code: string }>(created);
   const redeemed = await post(fleet.app, '/auth/oan/pairing-codes/redeem', { code });
   expect(redeemed.statusCode).toBe(200);
-  const { apiKey } = body(redeemed) as { apiKey: string };
+  const { apiKey } = body<{ apiKey: string }>(redeemed);
   return { user, token, apiKey, email };
 }

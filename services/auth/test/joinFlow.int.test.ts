@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, body, post, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
+import { body } from '@oan/testing';
+import { bearer, post, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ describe('the engine’s email join flow end to end', () => {
     const verified = await step(
       await post(fleet.app, '/auth/oan/email/verify', { email, code: emailCode, platform: 'dsh' }),
     );
-    const { user, token } = body(verified) as { user: { id: string; sourcePlatform: string }; token: string };
+    const { user, token } = body<{ user: { id: string; sourcePlatform: string }; token: string }>(verified);
     expect(user.sourcePlatform).toBe('dsh');
 
     const created = await step(
@@ -33,17 +34,17 @@ describe('the engine’s email join flow end to end', () => {
         headers: bearer(token),
       }),
     );
-    const { code: pairingCode } = body(created) as { code: string };
+    const { code: pairingCode } = body<{ code: string }>(created);
     const redeemed = await step(
       await post(fleet.app, '/auth/oan/pairing-codes/redeem', { code: pairingCode }),
     );
-    const { apiKey, userId } = body(redeemed) as { apiKey: string; userId: string };
+    const { apiKey, userId } = body<{ apiKey: string; userId: string }>(redeemed);
     expect(userId).toBe(user.id);
 
     const listed = await step(
       await fleet.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(apiKey) }),
     );
-    const [key] = body(listed) as { id: string }[];
+    const [key] = body<{ id: string }[]>(listed);
     await step(await post(fleet.app, '/auth/oan/pairing-codes/redeem', { code: pairingCode }));
     const revoked = await step(
       await fleet.app.inject({

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { body, expectError, join, startAuthFleet, type AuthFleet } from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { join, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ const notice = (accountId: string, installed = '0.1.4', latest = '0.1.5', connec
   });
 const notified = async (res: Awaited<ReturnType<typeof notice>>) => {
   expect(res.statusCode).toBe(200);
-  return (body(res) as { notified: boolean }).notified;
+  return body<{ notified: boolean }>(res).notified;
 };
 
 describe('a connector-outdated notice, recorded once per account and version', () => {

@@ -2,17 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
 import { pairingCodeHash } from '../src/infra/ids.ts';
-import {
-  bearer,
-  body,
-  expectError,
-  join,
-  JWT_SECRET,
-  post,
-  signInByEmail,
-  startAuthFleet,
-  type AuthFleet,
-} from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { bearer, join, JWT_SECRET, post, signInByEmail, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 let token: string;
@@ -35,13 +26,13 @@ const create = (headers: Record<string, string>, payload?: string) =>
     ...(payload === undefined ? {} : { payload }),
   });
 const redeem = (code: unknown) => post(fleet.app, '/auth/oan/pairing-codes/redeem', { code });
-const newCode = async () => (body(await create(bearer(token))) as { code: string }).code;
+const newCode = async () => body<{ code: string }>(await create(bearer(token))).code;
 
 describe('creating a pairing code with an OAN JWT', () => {
   it('works with no body and no Content-Type: 200 {code: 16 hex, expiresAt ≈ now + 10 min}', async () => {
     const res = await create(bearer(token));
     expect(res.statusCode).toBe(200);
-    const { code, expiresAt } = body(res) as { code: string; expiresAt: string };
+    const { code, expiresAt } = body<{ code: string; expiresAt: string }>(res);
     expect(code).toMatch(/^[0-9a-f]{16}$/);
     expect(new Date(expiresAt).toISOString()).toBe(expiresAt);
     expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(9.9 * 60_000);
@@ -94,7 +85,7 @@ describe('redeeming an issued pairing code', () => {
   it('answers {apiKey: gofers_…, userId} for the account that created it', async () => {
     const res = await redeem(await newCode());
     expect(res.statusCode).toBe(200);
-    const { apiKey, userId: redeemedFor } = body(res) as { apiKey: string; userId: string };
+    const { apiKey, userId: redeemedFor } = body<{ apiKey: string; userId: string }>(res);
     expect(apiKey).toMatch(/^gofers_[A-Za-z0-9_-]{43}$/);
     expect(redeemedFor).toBe(userId);
     const keys = await fleet.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(apiKey) });
@@ -108,7 +99,7 @@ describe('redeeming an issued pairing code', () => {
 
   it('appends PairingCodeRedeemed and ApiKeyIssued with hashes only, never the key or the code', async () => {
     const code = await newCode();
-    const { apiKey } = body(await redeem(code)) as { apiKey: string };
+    const { apiKey } = body<{ apiKey: string }>(await redeem(code));
     const events = await sql<{ type: string; stream_id: string; stream_version: number; data: unknown }>(
       fleet.orm.em.fork(),
       `select type, stream_id, stream_version, data from auth.events
@@ -165,9 +156,9 @@ describe('when 20 redeems of one code race', () => {
       `select count(*)::int as n from auth.api_keys where account_id = ? and name like 'connector (redeemed %'`,
       [userId],
     );
-    const listed = body(
+    const listed = body<unknown[]>(
       await fleet.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(token) }),
-    ) as unknown[];
+    );
     expect(listed).toHaveLength(keys[0]!.n);
   });
 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_BYTES } from '@oan/http';
-import { elf, form, jpeg, pdf, png, waitFor } from '@oan/testing';
-import { body, expectError, startConversationFleet, type ConversationFleet, type Match } from './helpers.ts';
+import { body, expectError, elf, form, jpeg, pdf, png, waitFor } from '@oan/testing';
+import { startConversationFleet, type ConversationFleet, type Match } from './helpers.ts';
 
 interface Attachment {
   attachmentId: string;

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
 import { sql, type MikroORM } from '@oan/db';
 import { FilesystemStorage, startFileListener, type FileListener } from '@oan/storage';
 import { startInProcessFleet, type InProcessFleet } from '@oan/testing';
@@ -133,19 +132,4 @@ export async function startConversationFleet(env: Record<string, string> = {}): 
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Every non-empty body is JSON. Returns the parsed body. */
-export function body<T = unknown>(res: Res): T {
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  return JSON.parse(res.body) as T;
-}
-
-/** Asserts an error answer: status and the exact `{error, code}` body shape. */
-export function expectError(res: Res, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  const b = body<Record<string, unknown>>(res);
-  expect(Object.keys(b).sort()).toEqual(['code', 'error']);
-  expect(b.code).toBe(code);
-  expect(typeof b.error).toBe('string');
 }

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { waitFor } from '@oan/testing';
+import { body, expectError, waitFor } from '@oan/testing';
 import { rebuildWriteState } from '../src/infra/store.ts';
-import {
-  body,
-  expectError,
-  startConversationFleet,
-  type ConversationFleet,
-  type Match,
-  type Res,
-} from './helpers.ts';
+import { startConversationFleet, type ConversationFleet, type Match, type Res } from './helpers.ts';
 
 interface Message {
   id: string;

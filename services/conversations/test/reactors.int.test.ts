@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
 import { toKafkaMessage, type RunningReactor } from '@oan/kafka';
-import { form, png, waitFor } from '@oan/testing';
+import { expectError, form, png, waitFor } from '@oan/testing';
 import { startGoferDeleted, startOpener } from '../src/reactors/lifecycle.ts';
-import { expectError, startConversationFleet, type ConversationFleet } from './helpers.ts';
+import { startConversationFleet, type ConversationFleet } from './helpers.ts';
 
 let f: ConversationFleet;
 let reactors: RunningReactor[] = [];

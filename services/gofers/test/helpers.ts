@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { expect } from 'vitest';
 import { credentialsMigration } from '@oan/auth';
 import { openDatabase, type MikroORM } from '@oan/db';
 import { startInProcessFleet, type RawStoredEvent } from '@oan/testing';
@@ -87,23 +86,6 @@ export async function startGoferFleet(
     await fleet.close();
     throw err;
   }
-}
-
-type Res = Awaited<ReturnType<App['inject']>>;
-
-/** Every non-empty body is JSON. Returns the parsed body. */
-export function body<T = unknown>(res: Res): T {
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  return JSON.parse(res.body) as T;
-}
-
-/** Asserts an error answer: status and the exact `{error, code}` body shape. */
-export function expectError(res: Res, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  const b = body<Record<string, unknown>>(res);
-  expect(Object.keys(b).sort()).toEqual(['code', 'error']);
-  expect(b.code).toBe(code);
-  expect(typeof b.error).toBe('string');
 }
 
 /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
-import { body, expectError, startGoferFleet, type GoferFleet } from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /**
  * The pairing list and one pairing's card, and their probe-safe 403: the pairing cards of one

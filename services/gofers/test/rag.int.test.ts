@@ -7,7 +7,7 @@ import { sql } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { FilesystemStorage, ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
-import { waitFor } from '@oan/testing';
+import { body, waitFor } from '@oan/testing';
 import type { AttachmentAdded } from '@oan/domain';
 import {
   boundUtf8,
@@ -16,7 +16,7 @@ import {
   startRagReactor,
   type RunningRagReactor,
 } from '../src/reactors/rag.ts';
-import { body, startGoferFleet, type GoferFleet } from './helpers.ts';
+import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
 let fleet: GoferFleet;
 let storage: FilesystemStorage;

@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signOanJwt } from '@oan/auth';
 import { observeStatements, sql } from '@oan/db';
 import type { ObjectStorage } from '@oan/storage';
-import { waitFor } from '@oan/testing';
+import { body, expectError, waitFor } from '@oan/testing';
 import { addAssistantTurn } from '../src/commands/assistantTurn.ts';
 import { appendGoferEvents } from './appendEvents.ts';
 import type { ChatMessageAdded, GoferEvent } from '@oan/domain';
 import { placeholderTexts } from '../src/domain/goferTexts.ts';
-import { body, expectError, JWT_SECRET, startGoferFleet, type GoferFleet } from './helpers.ts';
+import { JWT_SECRET, startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /** In-memory object storage: records deletions, fails them on demand. */
 function memoryStorage() {

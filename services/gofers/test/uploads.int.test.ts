@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore } from '@oan/eventstore';
 import { FilesystemStorage, startFileListener, type FileListener } from '@oan/storage';
 import { MAX_UPLOAD_BYTES } from '@oan/http';
-import { cfb, docx, elf, form, jpeg, pdf, pe, png, webp, zip } from '@oan/testing';
-import { body, expectError, startGoferFleet, type GoferFleet } from './helpers.ts';
+import { body, expectError, cfb, docx, elf, form, jpeg, pdf, pe, png, webp, zip } from '@oan/testing';
+import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 

@@ -12,14 +12,8 @@ import { readModelMigrations as migrations } from '@oan/readmodels';
 import type { buildApp } from '../src/app.ts';
 import { loadMatchingConfig } from '../src/config.ts';
 import { COUNTERPART_URL_TTL_SECONDS } from '../src/http/counterpartAttachments.ts';
-import {
-  body,
-  expectError,
-  JWT_SECRET,
-  startMatchingFleet,
-  type MatchingFleet,
-  type Side,
-} from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { JWT_SECRET, startMatchingFleet, type MatchingFleet, type Side } from './helpers.ts';
 
 /**
  * The counterpart-attachment URL: signed, self-authorizing, on object storage's origin; unknown

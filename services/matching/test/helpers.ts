@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { expect } from 'vitest';
 import { sql, type MikroORM } from '@oan/db';
 import { startInProcessFleet } from '@oan/testing';
 import { buildApp, createMatchingContext, type MatchingAppDeps } from '../src/app.ts';
@@ -115,22 +114,4 @@ export async function startMatchingFleet(env: Record<string, string> = {}): Prom
     await fleet.close();
     throw err;
   }
-}
-
-type Res = Awaited<ReturnType<App['inject']>>;
-
-/** Every non-empty response body, 2xx included, is JSON (the SDK parses it first). Returns it parsed. */
-export function body<T = unknown>(res: Res): T {
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  return JSON.parse(res.body) as T;
-}
-
-/** Asserts an error answer: status and the exact `{error, code}` body shape. */
-export function expectError(res: Res, status: number, code: string) {
-  expect(res.statusCode).toBe(status);
-  const b = body<Record<string, unknown>>(res);
-  expect(Object.keys(b).sort()).toEqual(['code', 'error']);
-  expect(b.code).toBe(code);
-  expect(typeof b.error).toBe('string');
-  return b as { error: string; code: string };
 }

@@ -6,7 +6,8 @@ import { runThreadCommand } from '../src/commands/context.ts';
 import { WRITE_SOURCE } from '../src/commands/writes.ts';
 import { NOT_WAITING_FOR_CONFIRMATION } from '../src/domain/errors.ts';
 import { conversationIdFor, matchIdFor } from '../src/domain/ids.ts';
-import { body, expectError, JWT_SECRET, startMatchingFleet, type MatchingFleet } from './helpers.ts';
+import { body, expectError } from '@oan/testing';
+import { JWT_SECRET, startMatchingFleet, type MatchingFleet } from './helpers.ts';
 
 let fleet: MatchingFleet;
 beforeAll(async () => {
