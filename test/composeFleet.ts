@@ -57,8 +57,13 @@ export class ComposeFleet {
     execFileSync('bash', ['infra/docker/build.sh'], { cwd: REPO_ROOT, stdio: 'inherit' });
     const [edge, pg, s3] = [await freePort(), await freePort(), await freePort()];
     const loginCode = '246810';
+    // The four secrets compose refuses to start without (the password goes into a URL: hex only).
+    const pgPassword = randomBytes(16).toString('hex');
     const env = {
       JWT_SECRET: randomBytes(32).toString('hex'),
+      POSTGRES_PASSWORD: pgPassword,
+      S3_ACCESS_KEY_ID: randomBytes(8).toString('hex'),
+      S3_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
       OAN_PORT: String(edge),
       OAN_WEB_BASE_URL: `http://127.0.0.1:${edge}`,
       PG_PORT: String(pg),
@@ -78,7 +83,7 @@ export class ComposeFleet {
     return new ComposeFleet(
       project,
       `http://127.0.0.1:${edge}`,
-      `postgres://postgres:postgres@127.0.0.1:${pg}/oan`,
+      `postgres://postgres:${pgPassword}@127.0.0.1:${pg}/oan`,
       loginCode,
       env,
       environment,
