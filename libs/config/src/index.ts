@@ -91,6 +91,13 @@ export function refineLlmEnv(env: z.infer<typeof llmEnv>, ctx: z.RefinementCtx):
   }
 }
 
+/**
+ * The key of the deterministic ids a process derives (account ids from emails, thread ids from two
+ * Gofers): without it an id reveals nothing of what it was derived from. Only the processes that
+ * derive ids read it (auth, matching); it is not the JWT key, which only token signers hold.
+ */
+export const idSecret = z.string().min(32, 'must be at least 32 characters');
+
 /** Variables every process of the fleet reads. */
 export const commonEnv = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
