@@ -3,7 +3,7 @@ import { createAuthenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
 import { BODY_LIMITS, createHttpApp, trustedProxies, type Logger } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
-import type { AuthContext } from './commands/context.ts';
+import type { SignInContext } from './commands/signIn.ts';
 import type { AuthConfig } from './config.ts';
 import { EmailCodeStore } from './infra/emailCodes.ts';
 import { FailedAttemptLimiter } from './infra/failedAttempts.ts';
@@ -50,7 +50,12 @@ export async function buildApp(deps: AuthAppDeps) {
     },
   });
 
-  const ctx: AuthContext = { orm, store: createAuthStore(), now: deps.now ?? (() => new Date()) };
+  const ctx: SignInContext = {
+    orm,
+    store: createAuthStore(),
+    now: deps.now ?? (() => new Date()),
+    idSecret: config.ID_SECRET,
+  };
   const authenticator = createAuthenticator({
     orm,
     jwtSecret: config.JWT_SECRET,

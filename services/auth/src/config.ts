@@ -1,4 +1,4 @@
-import { commonEnv, envBool, envPort, loadConfig, z } from '@oan/config';
+import { commonEnv, envBool, envPort, idSecret, loadConfig, z } from '@oan/config';
 import { trustProxyList } from '@oan/http';
 
 /** Unset and empty are the same thing for optional variables (`FOO=` in an env file). */
@@ -30,6 +30,8 @@ const testLoginCodes = z.string().transform((raw, ctx) => {
 export const authEnv = commonEnv
   .extend({
     AUTH_PORT: envPort(8181),
+    /** Keys the id of a new account, so an email does not tell anyone its account's id. */
+    ID_SECRET: idSecret,
     SMTP_URL: z.string().url().default('smtp://127.0.0.1:2525'),
     MAIL_FROM: z.string().min(3).default('OAN <no-reply@openagentnetwork.ai>'),
     OAN_TEST_LOGIN_CODES: optional(testLoginCodes),

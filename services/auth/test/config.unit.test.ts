@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@oan/config';
 import { loadAuthConfig } from '../src/config.ts';
 
-const base = { JWT_SECRET: 's'.repeat(32) };
+const base = { JWT_SECRET: 's'.repeat(32), ID_SECRET: 'i'.repeat(32) };
 
 describe('the auth configuration', () => {
   it('has the documented defaults', () => {
@@ -16,6 +16,11 @@ describe('the auth configuration', () => {
     });
     expect(c.OAN_TEST_LOGIN_CODES).toBeUndefined();
     expect(c.GOOGLE_JWKS_URL).toBeUndefined();
+  });
+
+  it('refuses to start without an ID_SECRET of 32+ characters, naming it', () => {
+    expect(() => loadAuthConfig({ JWT_SECRET: base.JWT_SECRET })).toThrow(/ID_SECRET/);
+    expect(() => loadAuthConfig({ ...base, ID_SECRET: 'short' })).toThrow(/ID_SECRET: must be at least 32/);
   });
 
   it('reads test login codes as normalized email → code', () => {

@@ -4,6 +4,7 @@ import { sql } from '@oan/db';
 import { accountIdForEmail, sha256Hex } from '../src/infra/ids.ts';
 import { body, expectError } from '@oan/testing';
 import {
+  ID_SECRET,
   post,
   QA_CODE,
   QA_EMAIL,
@@ -71,7 +72,7 @@ describe('verifying a mailed code', () => {
     const email = uniqueEmail();
     const { user, token } = await signInByEmail(fleet, email);
     expect(user).toEqual({
-      id: accountIdForEmail(email),
+      id: accountIdForEmail(ID_SECRET, email),
       email,
       sourcePlatform: 'other',
       createdAt: expect.any(String),
@@ -167,7 +168,7 @@ describe('a test login account (OAN_TEST_LOGIN_CODES)', () => {
       expect(res.statusCode).toBe(200);
       ids.add(body<{ user: { id: string } }>(res).user.id);
     }
-    expect(ids).toEqual(new Set([accountIdForEmail(QA_EMAIL)]));
+    expect(ids).toEqual(new Set([accountIdForEmail(ID_SECRET, QA_EMAIL)]));
   });
 
   it('still refuses a wrong code', async () => {
@@ -191,7 +192,7 @@ describe('a test login account (OAN_TEST_LOGIN_CODES)', () => {
     const rows = await sql(
       fleet.orm.em.fork(),
       `select count(*)::int as n from auth.events where stream_id = ?`,
-      [`account-${accountIdForEmail(email)}`],
+      [`account-${accountIdForEmail(ID_SECRET, email)}`],
     );
     expect(rows).toEqual([{ n: 1 }]);
   });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair, SignJWT, decodeJwt, type CryptoKey } from 'jose';
 import { accountIdForEmail } from '../src/infra/ids.ts';
 import { body, expectError } from '@oan/testing';
-import { signInByEmail, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
+import { ID_SECRET, signInByEmail, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 const CLIENT_ID = 'oan-test.apps.googleusercontent.com';
 let fleet: AuthFleet;
@@ -57,7 +57,7 @@ describe('Google sign-in when it is configured', () => {
     expect(res.statusCode).toBe(200);
     const { user, token } = body<{ user: Record<string, string>; token: string }>(res);
     expect(user).toEqual({
-      id: accountIdForEmail(email),
+      id: accountIdForEmail(ID_SECRET, email),
       email,
       sourcePlatform: 'openclaw',
       createdAt: expect.any(String),

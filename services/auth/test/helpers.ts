@@ -11,6 +11,7 @@ import { authMigrations, createAuthStore } from '../src/infra/store.ts';
 import { body, Mailbox } from '@oan/testing';
 
 export const JWT_SECRET = 'auth-service-test-secret-auth-service-test';
+export const ID_SECRET = 'auth-service-id-secret-auth-service-id-secret';
 export const QA_EMAIL = 'qa@oan-test.dev';
 export const QA_CODE = '424242';
 
@@ -46,6 +47,7 @@ export async function startAuthFleet(
     LOG_LEVEL: 'trace',
     ENABLE_OPEN_API: 'true',
     JWT_SECRET,
+    ID_SECRET,
     DATABASE_URL: dbUrl,
     REDIS_PREFIX: prefix,
     SMTP_URL: smtp.url,

@@ -1,21 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { accountIdForEmail, uuidv5 } from '../src/infra/ids.ts';
+import { accountIdForEmail } from '../src/infra/ids.ts';
 import { isDisposableEmail } from '../src/infra/disposable.ts';
+import { legacyAccountIdForEmail } from './legacyIds.ts';
 
-describe('uuidv5', () => {
-  it('matches the RFC 4122 reference value', () => {
-    expect(uuidv5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe(
-      '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+const SECRET = 'auth-unit-id-secret-auth-unit-id-secret';
+
+describe('the id of a new account', () => {
+  it('is one UUIDv8 per email under one secret, whatever its case or surrounding spaces', () => {
+    const id = accountIdForEmail(SECRET, 'ada@example.com');
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(accountIdForEmail(SECRET, '  Ada@Example.COM ')).toBe(id);
+    expect(accountIdForEmail(SECRET, 'bob@example.com')).not.toBe(id);
+  });
+
+  it('cannot be computed from the email alone: another secret gives another id', () => {
+    expect(accountIdForEmail(`${SECRET}-other`, 'ada@example.com')).not.toBe(
+      accountIdForEmail(SECRET, 'ada@example.com'),
     );
   });
-});
 
-describe('an account id', () => {
-  it('is one UUIDv5 per email, whatever its case or surrounding spaces', () => {
-    const id = accountIdForEmail('ada@example.com');
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(accountIdForEmail('  Ada@Example.COM ')).toBe(id);
-    expect(accountIdForEmail('bob@example.com')).not.toBe(id);
+  it('is not the UUIDv5 of the email under the public namespace that ids used to be', () => {
+    // The id the previous derivation gave this email (recorded from it), so the comparison is real.
+    expect(legacyAccountIdForEmail(' ADA@example.com')).toBe('dd0d130a-6cab-50c6-ad08-bd3301fc2d8b');
+    expect(accountIdForEmail(SECRET, 'ada@example.com')).not.toBe(legacyAccountIdForEmail('ada@example.com'));
   });
 });
 

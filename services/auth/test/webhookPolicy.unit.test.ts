@@ -84,10 +84,10 @@ describe('a URL at registration', () => {
 
 describe('the QA switch in production', () => {
   it('is refused at start', () => {
-    const env = { JWT_SECRET: 's'.repeat(32), WEBHOOK_ALLOW_LOOPBACK: 'true' };
+    const env = { JWT_SECRET: 's'.repeat(32), ID_SECRET: 'i'.repeat(32), WEBHOOK_ALLOW_LOOPBACK: 'true' };
     expect(loadAuthConfig(env).WEBHOOK_ALLOW_LOOPBACK).toBe(true);
     expect(() => loadAuthConfig({ ...env, NODE_ENV: 'production' })).toThrow(ConfigError);
-    expect(loadAuthConfig({ JWT_SECRET: 's'.repeat(32) })).toMatchObject({
+    expect(loadAuthConfig({ JWT_SECRET: 's'.repeat(32), ID_SECRET: 'i'.repeat(32) })).toMatchObject({
       WEBHOOK_DELIVERY: true,
       WEBHOOK_ALLOW_LOOPBACK: false,
       WEBHOOK_TIMEOUT_MS: 10_000,

@@ -1,5 +1,6 @@
 import type { AccountCommand } from '../domain/account.ts';
-import { accountIdForEmail, accountStream } from '../infra/ids.ts';
+import { NotFoundError } from '../domain/errors.ts';
+import { accountStream, registeredAccountId } from '../infra/ids.ts';
 import { accountCommands, type AuthContext } from './context.ts';
 
 /** Whether the command appended anything (each of these is idempotent). */
@@ -8,9 +9,13 @@ async function run(ctx: AuthContext, accountId: string, command: AccountCommand)
   return appended.length > 0;
 }
 
-/** An account id, or an email (ids are derived from emails, so no lookup is needed). */
-export const resolveAccountId = (idOrEmail: string) =>
-  idOrEmail.includes('@') ? accountIdForEmail(idOrEmail) : idOrEmail.trim();
+/** An account id, or the email of a registered account (found in the credential view). */
+export async function resolveAccountId(ctx: AuthContext, idOrEmail: string): Promise<string> {
+  if (!idOrEmail.includes('@')) return idOrEmail.trim();
+  const id = await registeredAccountId(ctx.orm.em.fork(), idOrEmail);
+  if (id === null) throw new NotFoundError('ACCOUNT_NOT_FOUND', 'Account not found');
+  return id;
+}
 
 /**
  * Operator ban (no more sockets, an `account_banned` notice first); idempotent. `banned` is false
@@ -21,7 +26,7 @@ export async function banAccount(
   idOrEmail: string,
   reason: string | null = null,
 ): Promise<{ accountId: string; banned: boolean }> {
-  const accountId = resolveAccountId(idOrEmail);
+  const accountId = await resolveAccountId(ctx, idOrEmail);
   return { accountId, banned: await run(ctx, accountId, { type: 'BanAccount', data: { reason } }) };
 }
 

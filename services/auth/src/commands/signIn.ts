@@ -1,4 +1,4 @@
-import { accountIdForEmail, accountStream, normalizeEmail } from '../infra/ids.ts';
+import { accountIdForEmail, accountStream, normalizeEmail, registeredAccountId } from '../infra/ids.ts';
 import { accountCommands, type AuthContext } from './context.ts';
 
 export interface AccountView {
@@ -7,6 +7,11 @@ export interface AccountView {
   email?: string;
   sourcePlatform: string;
   createdAt: string;
+}
+
+/** Sign-in derives the id of a new account, under the deployment's ID_SECRET. */
+export interface SignInContext extends AuthContext {
+  idSecret: string;
 }
 
 export interface SignInInput {
@@ -18,12 +23,15 @@ export interface SignInInput {
 }
 
 /**
- * Sign-in-or-create, for both Google and email-code sign-in. Two concurrent first sign-ins of one
- * email race on one stream; the loser's append conflicts, is retried, and finds the account registered.
+ * Sign-in-or-create, for both Google and email-code sign-in. The account registered under the email
+ * keeps its id (whichever way it was derived); a new one gets the keyed id. Two concurrent first
+ * sign-ins of one email race on that one stream; the loser's append conflicts, is retried, and finds
+ * the account registered.
  */
-export async function signIn(ctx: AuthContext, input: SignInInput): Promise<AccountView> {
+export async function signIn(ctx: SignInContext, input: SignInInput): Promise<AccountView> {
   const email = normalizeEmail(input.email);
-  const accountId = accountIdForEmail(email);
+  const accountId =
+    (await registeredAccountId(ctx.orm.em.fork(), email)) ?? accountIdForEmail(ctx.idSecret, email);
   const data = {
     accountId,
     email,

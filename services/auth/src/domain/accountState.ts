@@ -1,6 +1,9 @@
 import type { AccountEvent } from '@oan/domain';
 
-/** Stream `account-<accountId>`; the id is UUIDv5 of the normalized email (see commands/ids.ts). */
+/**
+ * Stream `account-<accountId>`; the id is keyed by ID_SECRET from the normalized email, or, for an
+ * account registered earlier, a UUIDv5 of it (infra/ids.ts).
+ */
 export interface ApiKeyView {
   name: string;
   issuedAt: string;

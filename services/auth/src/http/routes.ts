@@ -7,7 +7,7 @@ import { noticeOutdatedConnector } from '../commands/accountAdmin.ts';
 import type { AuthContext } from '../commands/context.ts';
 import { checkEmailCode, requestEmailCode, type EmailSignInDeps } from '../commands/emailSignIn.ts';
 import { issuePairingCode, redeemPairingCode } from '../commands/pairingCodes.ts';
-import { signIn, type AccountView } from '../commands/signIn.ts';
+import { signIn, type AccountView, type SignInContext } from '../commands/signIn.ts';
 import { isDomainError, RejectedError } from '../domain/errors.ts';
 import type { FailedAttemptLimiter } from '../infra/failedAttempts.ts';
 import type { GoogleVerifier } from '../infra/google.ts';
@@ -17,7 +17,7 @@ import { rethrowMapped } from './errors.ts';
 import * as s from './schemas.ts';
 
 export interface RouteDeps {
-  ctx: AuthContext;
+  ctx: SignInContext;
   authenticator: Authenticator;
   email: EmailSignInDeps;
   /** `null` when GOOGLE_JWKS_URL / GOOGLE_CLIENT_ID are not configured (sign-in is then a 400). */
