@@ -25,6 +25,7 @@ const id = randomBytes(4).toString('hex');
 const url = `postgres://postgres@127.0.0.1:5432/oan_bench_${id}`;
 const config = loadMatchingConfig({
   JWT_SECRET: 'x'.repeat(32),
+  ID_SECRET: 'i'.repeat(32),
   DATABASE_URL: url,
   REDIS_PREFIX: `bench:${id}:`,
   LOG_LEVEL: 'warn',

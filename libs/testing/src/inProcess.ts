@@ -55,7 +55,7 @@ export interface AccountOptions {
 }
 
 export interface InProcessStores {
-  /** NODE_ENV, LOG_LEVEL, ENABLE_OPEN_API, JWT_SECRET, DATABASE_URL, REDIS_PREFIX, TOPIC_PREFIX + `env`. */
+  /** NODE_ENV, LOG_LEVEL, ENABLE_OPEN_API, JWT_SECRET, ID_SECRET, DATABASE_URL, REDIS_PREFIX, TOPIC_PREFIX + `env`. */
   baseEnv: Record<string, string>;
   /** The ORM of each store, by schema. */
   orms: Record<string, MikroORM>;
@@ -89,6 +89,7 @@ export interface InProcessFleet extends InProcessStores {
 }
 
 const JWT_SECRET = 'in-process-fleet-test-secret-0123456789';
+const ID_SECRET = 'in-process-fleet-id-secret-0123456789';
 
 /**
  * A service's world against real Postgres, Redis and Kafka, with the real outbox relay and projector
@@ -112,6 +113,7 @@ export async function startInProcessFleet<C>(
     LOG_LEVEL: 'warn',
     ENABLE_OPEN_API: 'true',
     JWT_SECRET,
+    ID_SECRET,
     DATABASE_URL: `postgres://postgres@127.0.0.1:5432/oan_t_${id}`,
     REDIS_PREFIX: `oan_t_${id}:`,
     TOPIC_PREFIX: `t${id}.`,

@@ -89,7 +89,7 @@ describe('GET /api/v1/events/unresolved with matching decisions', () => {
     const t = thread();
     const proposed = await t.run({
       type: 'ProposePairing',
-      data: { mode: 'confirm', sides: [x, y], score: 0.5 },
+      data: { threadId: randomUUID(), mode: 'confirm', sides: [x, y], score: 0.5 },
     });
     const [toX] = of(proposed, x.accountId, 'pair_proposed');
     const [toY] = of(proposed, y.accountId, 'pair_proposed');
@@ -124,7 +124,10 @@ describe('GET /api/v1/events/unresolved with matching decisions', () => {
   it('never lists an auto-pair (it carries no reply); a cross request decides the open request', async () => {
     const [x, y] = await sides();
     const t = thread();
-    await t.run({ type: 'ProposePairing', data: { mode: 'auto', sides: [x, y], score: 0.5 } });
+    await t.run({
+      type: 'ProposePairing',
+      data: { threadId: randomUUID(), mode: 'auto', sides: [x, y], score: 0.5 },
+    });
     expect(await digest(x.accountId)).toBe(body([], 0));
     expect(await digest(y.accountId)).toBe(body([], 0));
     const requested = await t.run({
@@ -143,7 +146,10 @@ describe('GET /api/v1/events/unresolved with matching decisions', () => {
     const [x, y] = await sides();
     // A rejection closes the thread: the other side's pair_proposed no longer waits.
     const rejected = thread();
-    await rejected.run({ type: 'ProposePairing', data: { mode: 'confirm', sides: [x, y], score: 0.5 } });
+    await rejected.run({
+      type: 'ProposePairing',
+      data: { threadId: randomUUID(), mode: 'confirm', sides: [x, y], score: 0.5 },
+    });
     await rejected.run({
       type: 'ConfirmPairing',
       data: { goferId: x.goferId, accountId: x.accountId, accepted: false },
@@ -155,7 +161,10 @@ describe('GET /api/v1/events/unresolved with matching decisions', () => {
     const y2: ThreadSide = { ...y, goferId: randomUUID() };
     const y3: ThreadSide = { ...y, goferId: randomUUID() };
     const active = thread();
-    await active.run({ type: 'ProposePairing', data: { mode: 'auto', sides: [x2, y2], score: 0.5 } });
+    await active.run({
+      type: 'ProposePairing',
+      data: { threadId: randomUUID(), mode: 'auto', sides: [x2, y2], score: 0.5 },
+    });
     const req = await active.run({
       type: 'RequestMatch',
       data: { requestId: randomUUID(), goferId: x2.goferId, accountId: x2.accountId },
@@ -163,7 +172,7 @@ describe('GET /api/v1/events/unresolved with matching decisions', () => {
     const waiting = thread();
     const prop = await waiting.run({
       type: 'ProposePairing',
-      data: { mode: 'confirm', sides: [x2, y3], score: 0.5 },
+      data: { threadId: randomUUID(), mode: 'confirm', sides: [x2, y3], score: 0.5 },
     });
     const open = [...of(req, y.accountId, 'match_request'), ...of(prop, y.accountId, 'pair_proposed')];
     expect(await digest(y.accountId)).toBe(body(open, 2));

@@ -17,7 +17,7 @@ import { threadRoutes } from './http/threads.ts';
 import { createMatchingStore } from './infra/store.ts';
 
 export interface MatchingContextDeps {
-  config: Pick<MatchingConfig, 'REDIS_PREFIX'>;
+  config: Pick<MatchingConfig, 'REDIS_PREFIX' | 'ID_SECRET'>;
   orm: MikroORM;
   redis: Redis;
   store?: EventStore;
@@ -34,6 +34,7 @@ export function createMatchingContext(deps: MatchingContextDeps): MatchingContex
     writes: new ThreadWrites(tracker),
     now: deps.now ?? (() => new Date()),
     ids: deps.ids ?? randomUUID,
+    idSecret: deps.config.ID_SECRET,
   };
 }
 

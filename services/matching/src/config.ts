@@ -1,10 +1,12 @@
-import { commonEnv, envPort, llmEnv, loadConfig, refineLlmEnv, z } from '@oan/config';
+import { commonEnv, envPort, idSecret, llmEnv, loadConfig, refineLlmEnv, z } from '@oan/config';
 import { refineStorageEnv, storageEnv } from '@oan/storage';
 
 /** The matching process: the common variables, its port, the deployment's pairing mode, storage's. */
 export const matchingEnv = commonEnv
   .extend({
     MATCHING_PORT: envPort(8184),
+    /** Keys the thread id of a new pair, so two goferIds do not tell anyone their thread's id. */
+    ID_SECRET: idSecret,
     /**
      * `confirm`: both sides must accept (`pair_proposed` carries a `reply` to pair/confirm);
      * `auto`: a proposed thread starts active and its `pair_proposed` has no `reply` (so a confirm

@@ -1,7 +1,6 @@
 import { expect } from 'vitest';
 import type { PublicProfile } from '../src/domain/discovery.ts';
 import type { ThreadEvent, ThreadSide } from '@oan/domain';
-import { threadIdFor } from '../src/domain/ids.ts';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread.ts';
 import type { ThreadState } from '../src/domain/threadState.ts';
 import { deciderSpec } from '@oan/testing';
@@ -24,7 +23,8 @@ export const A: ThreadSide = {
 };
 export const B: ThreadSide = { goferId: 'g-b', accountId: 'acc-b', name: 'Lin', sourcePlatform: 'openclaw' };
 export const STRANGER = { goferId: 'g-x', accountId: 'acc-x' };
-export const THREAD = threadIdFor(A.goferId, B.goferId);
+/** The pair's thread: the decider takes its id from the proposal (src/commands/threadIds.ts derives it). */
+export const THREAD = '6d1f0c3a-52b7-8e49-a1c3-7f2e9b4d6a18';
 
 export const proposed = (mode: 'confirm' | 'auto' = 'confirm'): ThreadEvent => ({
   type: 'ThreadProposed',

@@ -3,10 +3,10 @@ import type { Redis } from 'ioredis';
 import { sql, type MikroORM } from '@oan/db';
 import { startInProcessFleet } from '@oan/testing';
 import { buildApp, createMatchingContext, type MatchingAppDeps } from '../src/app.ts';
-import { runThreadCommand, type MatchingContext } from '../src/commands/context.ts';
+import type { MatchingContext } from '../src/commands/context.ts';
 import { loadMatchingConfig, type MatchingConfig } from '../src/config.ts';
 import { threadStreamId, type PairingMode, type ThreadEvent, type ThreadSide } from '@oan/domain';
-import { threadIdFor } from '../src/domain/ids.ts';
+import { proposePairing } from '../src/commands/threadIds.ts';
 import { createMatchingStore, matchingMigrations } from '../src/infra/store.ts';
 
 export const JWT_SECRET = 'matching-service-test-secret-matching';
@@ -87,11 +87,9 @@ export async function startMatchingFleet(env: Record<string, string> = {}): Prom
           name: s.name,
           sourcePlatform: 'dsh',
         });
-        const threadId = threadIdFor(a.goferId, b.goferId);
-        await runThreadCommand(
+        const { threadId } = await proposePairing(
           ctx,
-          threadId,
-          { type: 'ProposePairing', data: { mode, sides: [snapshot(b), snapshot(a)], score: 0.6 } },
+          { mode, sides: [snapshot(b), snapshot(a)], score: 0.6 },
           [a.accountId, b.accountId],
         );
         return { threadId, a, b };

@@ -1,7 +1,7 @@
 import type { ThreadEvent } from '@oan/domain';
 import { scriptSession, summarizeSession, type SessionParty } from '../src/domain/scriptedSession.ts';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread.ts';
-import { A, B, NOW, hiring, seeker } from './fixtures.ts';
+import { A, B, NOW, THREAD, hiring, seeker } from './fixtures.ts';
 
 /**
  * The life of a thread as the services will drive it: discovery proposes, both sides confirm, the
@@ -16,7 +16,7 @@ export function journey() {
   const team: SessionParty = { goferId: A.goferId, profile: hiring };
   const engineer: SessionParty = { goferId: B.goferId, profile: seeker };
 
-  run({ type: 'ProposePairing', data: { mode: 'confirm', sides: [B, A], score: 0.6 } });
+  run({ type: 'ProposePairing', data: { threadId: THREAD, mode: 'confirm', sides: [B, A], score: 0.6 } });
   for (const s of [A, B])
     run({ type: 'ConfirmPairing', data: { goferId: s.goferId, accountId: s.accountId, accepted: true } });
   const turns = scriptSession(team, engineer);

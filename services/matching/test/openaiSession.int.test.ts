@@ -208,7 +208,7 @@ describe('ScriptedSessionProvider', () => {
 
 describe('createSessionProvider', () => {
   it('is scripted by default and openai from the gofers brain variables', () => {
-    const base = { JWT_SECRET: 'x'.repeat(32) };
+    const base = { JWT_SECRET: 'x'.repeat(32), ID_SECRET: 'i'.repeat(32) };
     expect(createSessionProvider(loadMatchingConfig(base)).kind).toBe('scripted');
     const config = loadMatchingConfig({
       ...base,

@@ -16,10 +16,10 @@ import { WriteTracker } from '@oan/projection';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { readModelMigrations as readMigrations } from '@oan/readmodels';
 import { loadThread, runThreadCommand, type MatchingContext } from '../src/commands/context.ts';
+import { proposePairing, threadIdFor } from '../src/commands/threadIds.ts';
 import { ThreadWrites } from '../src/commands/writes.ts';
 import { relevance, type PublicProfile } from '../src/domain/discovery.ts';
 import { threadStreamId, type SummaryCardRecorded, type ThreadEvent, type ThreadSide } from '@oan/domain';
-import { threadIdFor } from '../src/domain/ids.ts';
 import { discoveryIndexMigrations, refreshDiscoveryTerms } from '../src/infra/discoveryIndex.ts';
 import { createMatchingStore, matchingMigrations } from '../src/infra/store.ts';
 import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery.ts';
@@ -40,6 +40,7 @@ const redisPrefix = `oan_t_${id}:`;
 const goferTopic = `${topicPrefix}gofers.events`;
 const matchingTopic = `${topicPrefix}matching.events`;
 const registry = new SchemaRegistry(SCHEMAS_DIR);
+const ID_SECRET = `matching-reactors-id-secret-${id}`;
 const store = createMatchingStore();
 let readOrm: MikroORM;
 let orm: MikroORM;
@@ -66,6 +67,7 @@ beforeAll(async () => {
     writes: new ThreadWrites(new WriteTracker(redis, redisPrefix)),
     now: () => new Date(),
     ids: randomUUID,
+    idSecret: ID_SECRET,
   };
   kafka = createKafka({
     brokers: ['127.0.0.1:9092'],
@@ -227,7 +229,7 @@ describe('discovery', () => {
       changedAt: new Date().toISOString(),
     });
 
-    const threadId = threadIdFor(team.goferId, lin.goferId);
+    const threadId = threadIdFor(ID_SECRET, team.goferId, lin.goferId);
     await waitFor(async () => (await events(threadId)).length > 0, {
       timeoutMs: 30_000,
       what: 'the proposal',
@@ -240,7 +242,7 @@ describe('discovery', () => {
     expect([first.data.a.goferId, first.data.b.goferId].sort()).toEqual([team.goferId, lin.goferId].sort());
     // Same account, unrelated and not-ready Gofers are never proposed.
     for (const other of [sameAccount, parent, notReady])
-      expect(await events(threadIdFor(team.goferId, other.goferId))).toEqual([]);
+      expect(await events(threadIdFor(ID_SECRET, team.goferId, other.goferId))).toEqual([]);
     // The write-side lookup is there for GET /threads and for "already paired".
     const lookups = await sql(
       orm.em.fork(),
@@ -277,7 +279,10 @@ describe('discovery', () => {
       seed.goferId,
     );
     const expected = others
-      .map((o) => ({ threadId: threadIdFor(seed.goferId, o.goferId), r: relevance(seed.profile, o.profile) }))
+      .map((o) => ({
+        threadId: threadIdFor(ID_SECRET, seed.goferId, o.goferId),
+        r: relevance(seed.profile, o.profile),
+      }))
       .filter((x) => x.r.score >= 0.2)
       .sort((x, y) => y.r.score - x.r.score || 0);
     expect(expected.length).toBeGreaterThan(0);
@@ -303,20 +308,21 @@ describe('discovery', () => {
     // c1 is already at its cap of open pairings.
     const busy = await gofer(zoo);
     await refreshDiscoveryTerms(orm.em.fork());
-    const busyThread = threadIdFor(busy.goferId, c1.goferId);
-    await runThreadCommand(ctx, busyThread, {
-      type: 'ProposePairing',
-      data: { mode: 'confirm', sides: [sideOf(busy), sideOf(c1)], score: 0.5 },
+    const { threadId: busyThread } = await proposePairing(ctx, {
+      mode: 'confirm',
+      sides: [sideOf(busy), sideOf(c1)],
+      score: 0.5,
     });
     await projectThread(busyThread, 'active');
     const caps = { maxOpenPairings: 1, maxProposalsPerDay: 10 };
     // Only the seed's own run is looked at here (the sweep would also seed c2/c3).
     const proposed = await discoverFor(runDeps({ caps }), seed.goferId);
     expect(proposed).toHaveLength(1);
-    expect([threadIdFor(seed.goferId, c2.goferId), threadIdFor(seed.goferId, c3.goferId)]).toContain(
-      proposed[0],
-    );
-    expect(await events(threadIdFor(seed.goferId, c1.goferId))).toEqual([]);
+    expect([
+      threadIdFor(ID_SECRET, seed.goferId, c2.goferId),
+      threadIdFor(ID_SECRET, seed.goferId, c3.goferId),
+    ]).toContain(proposed[0]);
+    expect(await events(threadIdFor(ID_SECRET, seed.goferId, c1.goferId))).toEqual([]);
     // The seed is at its cap now (this run's proposal counts before read.threads shows it).
     await projectThread(proposed[0]!, 'awaiting_confirmation');
     expect(await discoverFor(runDeps({ caps }), seed.goferId)).toEqual([]);
@@ -352,10 +358,10 @@ describe('session', () => {
     await addAttachment(lin.goferId, 'photo', true);
     const session = await startSession({ kafka, registry, ctx, logger: silentLogger, topicPrefix });
     groups.push(session.groupId);
-    const threadId = threadIdFor(team.goferId, lin.goferId);
-    await runThreadCommand(ctx, threadId, {
-      type: 'ProposePairing',
-      data: { mode: 'auto', sides: [sideOf(team), sideOf(lin)], score: 0.5 },
+    const { threadId } = await proposePairing(ctx, {
+      mode: 'auto',
+      sides: [sideOf(team), sideOf(lin)],
+      score: 0.5,
     });
     await waitFor(
       async () => (await events(threadId)).filter((e) => e.type === 'SummaryCardRecorded').length === 2,
@@ -402,10 +408,10 @@ describe('session', () => {
   it('stops at once on a closed thread: a Gofer deleted mid-session produces nothing more', async () => {
     const team = await gofer(hiring);
     const lin = await gofer(seeker);
-    const threadId = threadIdFor(team.goferId, lin.goferId);
-    await runThreadCommand(ctx, threadId, {
-      type: 'ProposePairing',
-      data: { mode: 'confirm', sides: [sideOf(team), sideOf(lin)], score: 0.5 },
+    const { threadId } = await proposePairing(ctx, {
+      mode: 'confirm',
+      sides: [sideOf(team), sideOf(lin)],
+      score: 0.5,
     });
     for (const s of [team, lin])
       await runThreadCommand(ctx, threadId, {
@@ -425,10 +431,10 @@ describe('session', () => {
   it('leaves the thread where it is when the provider fails every attempt, counted; a later run continues', async () => {
     const team = await gofer(hiring);
     const lin = await gofer(seeker);
-    const threadId = threadIdFor(team.goferId, lin.goferId);
-    await runThreadCommand(ctx, threadId, {
-      type: 'ProposePairing',
-      data: { mode: 'auto', sides: [sideOf(team), sideOf(lin)], score: 0.5 },
+    const { threadId } = await proposePairing(ctx, {
+      mode: 'auto',
+      sides: [sideOf(team), sideOf(lin)],
+      score: 0.5,
     });
     const scripted = new ScriptedSessionProvider();
     let calls = 0;
@@ -471,12 +477,12 @@ describe('GoferDeleted', () => {
     const [t1, t2] = await Promise.all([gofer(hiring), gofer(hiring)]);
     const ids = [];
     for (const t of [t1, t2]) {
-      const threadId = threadIdFor(t.goferId, lin.goferId);
-      ids.push(threadId);
-      await runThreadCommand(ctx, threadId, {
-        type: 'ProposePairing',
-        data: { mode: 'auto', sides: [sideOf(t), sideOf(lin)], score: 0.5 },
+      const { threadId } = await proposePairing(ctx, {
+        mode: 'auto',
+        sides: [sideOf(t), sideOf(lin)],
+        score: 0.5,
       });
+      ids.push(threadId);
     }
     reactors.push(await startGoferDeleted({ kafka, registry, ctx, logger: silentLogger, topicPrefix }));
     const deleted = { goferId: lin.goferId, accountId: lin.accountId, deletedAt: new Date().toISOString() };

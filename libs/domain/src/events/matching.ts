@@ -1,6 +1,7 @@
 /**
  * The matching context's domain events (schemas/matching/<Type>.v1.avsc). One stream per pair of
- * Gofers, `thread-<threadId>` (threadId = UUIDv5 of the two goferIds sorted, see ids.ts), so every
+ * Gofers, `thread-<threadId>` (threadId: the pair's, keyed by ID_SECRET, see matching's
+ * commands/threadIds.ts; threads proposed earlier keep a UUIDv5 of the pair), so every
  * invariant that needs atomicity — one proposal per pair, one activation, one decision per match
  * request, one match per thread — is decided by optimistic concurrency on that one stream
  * (docs/adr/0012). Every event of a thread is keyed by side `a`'s accountId

@@ -2,7 +2,6 @@ import { sql, type EntityManager, type MikroORM } from '@oan/db';
 import { commandHandler, type CommandHandler, type EventStore, type StoredEvent } from '@oan/eventstore';
 import { NotFoundError } from '../domain/errors.ts';
 import { threadStreamId, type ThreadEvent } from '@oan/domain';
-import { threadIdFor } from '../domain/ids.ts';
 import { threadDecider, type ThreadCommand } from '../domain/thread.ts';
 import {
   evolveThread,
@@ -22,6 +21,8 @@ export interface MatchingContext {
   now: () => Date;
   /** Fresh ids (randomUUID) for match requests. */
   ids: () => string;
+  /** ID_SECRET: keys the id of a new pair's thread (src/commands/threadIds.ts). */
+  idSecret: string;
 }
 
 /** An id that can exist (UUIDs); anything else is answered as unknown without a query. */
@@ -91,10 +92,9 @@ export async function runThreadCommand(
   accountIds: readonly string[] = [],
 ): Promise<{ state: ThreadState; appended: StoredEvent[] }> {
   if (command.type === 'ProposePairing') {
-    // The decider derives the id from the pair: a caller's id must be that one, or the proposal
-    // would land in another stream than the one every later command loads.
-    const [x, y] = command.data.sides;
-    if (threadId !== threadIdFor(x.goferId, y.goferId)) throw new Error('threadId is not the pair’s id');
+    // The proposal names its thread: it must be the stream it is appended to (proposePairing
+    // chooses the pair's id, src/commands/threadIds.ts).
+    if (threadId !== command.data.threadId) throw new Error('threadId is not the proposal’s thread');
   } else if (!plausibleId(threadId)) {
     // An id that cannot exist is unknown; it never reaches a query (or a stream name).
     throw threadNotFound();

@@ -1,8 +1,10 @@
 import { v5 as uuidv5 } from 'uuid';
 
 /**
- * Deterministic ids of the matching context. Fixed namespace: changing it would change every id
- * on replay. Names are prefixed by their kind, so two kinds never collide.
+ * Deterministic ids of the matching context, derived from a thread id (which is keyed by the
+ * deployment's secret: src/commands/threadIds.ts), so they tell nothing the thread id does not.
+ * Fixed namespace: changing it would change every id on replay. Names are prefixed by their kind,
+ * so two kinds never collide.
  */
 const MATCHING_NAMESPACE = '3d0f4a8e-8b1c-4f2a-9c57-2e6b1d9a7c40';
 
@@ -10,9 +12,6 @@ const MATCHING_NAMESPACE = '3d0f4a8e-8b1c-4f2a-9c57-2e6b1d9a7c40';
 export function orderPair(goferId1: string, goferId2: string): [string, string] {
   return goferId1 < goferId2 ? [goferId1, goferId2] : [goferId2, goferId1];
 }
-
-export const threadIdFor = (goferId1: string, goferId2: string) =>
-  uuidv5(`thread:${orderPair(goferId1, goferId2).join(':')}`, MATCHING_NAMESPACE);
 
 /** One match per thread: both sides requesting at once, or a retried accept, land on the same ids. */
 export const matchIdFor = (threadId: string) => uuidv5(`match:${threadId}`, MATCHING_NAMESPACE);

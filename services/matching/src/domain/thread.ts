@@ -7,7 +7,7 @@ import {
   RejectedError,
 } from './errors.ts';
 import type { PairingMode, ThreadEvent, ThreadSide, Timed } from '@oan/domain';
-import { sessionTurnIdFor, threadIdFor } from './ids.ts';
+import { sessionTurnIdFor } from './ids.ts';
 import {
   decideMatchRequest,
   requestMatch,
@@ -25,7 +25,7 @@ import {
 } from './threadState.ts';
 
 export type ThreadCommand =
-  | { type: 'ProposePairing'; data: { mode: PairingMode; sides: [ThreadSide, ThreadSide]; score: number } }
+  | { type: 'ProposePairing'; data: ProposePairing }
   | { type: 'ConfirmPairing'; data: { goferId: string; accountId: string; accepted: boolean } }
   | { type: 'CloseForDeletedGofer'; data: { goferId: string } }
   | { type: 'AddSessionTurn'; data: { turnIndex: number; senderGoferId: string; content: string } }
@@ -33,6 +33,17 @@ export type ThreadCommand =
   | { type: 'RecordSummaryCard'; data: RecordSummaryCard }
   | { type: 'RequestMatch'; data: RequestMatch }
   | { type: 'DecideMatchRequest'; data: DecideMatchRequest };
+
+/**
+ * `threadId` is the pair's, chosen before the command runs (src/commands/threadIds.ts): the thread
+ * the two Gofers already share, or a new id keyed by the deployment's secret.
+ */
+export interface ProposePairing {
+  threadId: string;
+  mode: PairingMode;
+  sides: [ThreadSide, ThreadSide];
+  score: number;
+}
 
 type Data<T extends ThreadCommand['type']> = Extract<ThreadCommand, { type: T }>['data'];
 
@@ -53,8 +64,8 @@ export function assertParticipant(
 }
 
 /**
- * Discovery proposes a pair once: the thread id is derived from the two goferIds, so a second
- * proposal (a racing discovery run, a redelivery) finds the stream and appends nothing.
+ * Discovery proposes a pair once: the thread id is the pair's, so a second proposal (a racing
+ * discovery run, a redelivery) finds the stream and appends nothing.
  */
 export function propose(state: ThreadState, d: Data<'ProposePairing'>, now: string): ThreadEvent[] {
   const [x, y] = d.sides;
@@ -66,7 +77,7 @@ export function propose(state: ThreadState, d: Data<'ProposePairing'>, now: stri
     ...s,
     sourcePlatform: normalizePlatform(s.sourcePlatform),
   })) as [ThreadSide, ThreadSide];
-  const threadId = threadIdFor(a.goferId, b.goferId);
+  const { threadId } = d;
   const events: ThreadEvent[] = [
     { type: 'ThreadProposed', data: { threadId, mode: d.mode, a, b, score: d.score, proposedAt: now } },
   ];

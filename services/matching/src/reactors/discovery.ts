@@ -7,7 +7,7 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { runThreadCommand, type MatchingContext } from '../commands/context.ts';
+import type { MatchingContext } from '../commands/context.ts';
 import {
   DEFAULT_PAIRING_CAPS,
   PAIRING_THRESHOLD,
@@ -25,7 +25,7 @@ import {
   threadLoads,
   type DiscoverySeedRow,
 } from '@oan/readmodels';
-import { threadIdFor } from '../domain/ids.ts';
+import { proposePairing } from '../commands/threadIds.ts';
 import {
   recordReadiness,
   refreshDiscoveryTerms,
@@ -36,7 +36,7 @@ import {
 export interface DiscoveryDeps {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
-  /** The matching command context: proposals go through `runThreadCommand` (inline lookups, RYW). */
+  /** The matching command context: proposals go through `proposePairing` (inline lookups, RYW). */
   ctx: MatchingContext;
   logger: LogSink;
   topicPrefix: string;
@@ -173,11 +173,9 @@ export async function discoverFor(
   const proposed: string[] = [];
   for (const c of chosen) {
     const other = ranked.find((r) => r.id === c.goferId)!;
-    const threadId = threadIdFor(seed.id, other.id);
-    const { appended } = await runThreadCommand(
+    const { threadId, appended } = await proposePairing(
       ctx,
-      threadId,
-      { type: 'ProposePairing', data: { mode: deps.mode, sides: [side(seed), side(other)], score: c.score } },
+      { mode: deps.mode, sides: [side(seed), side(other)], score: c.score },
       [seed.account_id, other.account_id],
     );
     if (appended.length === 0) continue;
