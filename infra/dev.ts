@@ -16,8 +16,12 @@ console.log(`[dev] web frontend: ${await buildWeb()}`);
 
 const dataDir = join(REPO_ROOT, '.data');
 mkdirSync(dataDir, { recursive: true });
-const secretFile = join(dataDir, 'jwt-secret');
-if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+/** A secret kept under .data, made once: a restart keeps its tokens valid and its ids the same. */
+function keptSecret(name: string): string {
+  const file = join(dataDir, name);
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
 
 const mailbox = await Mailbox.start();
 const env: Record<string, string> = {
@@ -28,7 +32,8 @@ const env: Record<string, string> = {
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/oan',
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
   KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
-  JWT_SECRET: process.env.JWT_SECRET ?? readFileSync(secretFile, 'utf8').trim(),
+  JWT_SECRET: process.env.JWT_SECRET ?? keptSecret('jwt-secret'),
+  ID_SECRET: process.env.ID_SECRET ?? keptSecret('id-secret'),
   SMTP_URL: process.env.SMTP_URL ?? mailbox.url,
   STORAGE_DIR: process.env.STORAGE_DIR ?? join(dataDir, 'storage'),
   MAIL_FROM: process.env.MAIL_FROM ?? 'OAN <no-reply@localhost>',

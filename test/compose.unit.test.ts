@@ -118,8 +118,16 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('gives ID_SECRET to the processes that derive ids (auth, matching) and to no other', async () => {
+    const composeHolders = ours.filter(([, s]) => s.environment?.ID_SECRET !== undefined).map(([n]) => n);
+    expect(composeHolders.sort()).toEqual(['auth', 'matching']);
+    const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32), ID_SECRET: 'i'.repeat(32) });
+    const nativeHolders = plan.processes.filter((p) => p.env.ID_SECRET !== undefined).map((p) => p.name);
+    expect(nativeHolders.sort()).toEqual(['auth', 'matching']);
+  });
+
   it('agrees with the native runner on every variable name', async () => {
-    const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32) });
+    const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32), ID_SECRET: 'i'.repeat(32) });
     for (const p of plan.processes) {
       const dir = p.entry.split('/services/')[1]!.split('/')[0]!;
       const unknown = Object.keys(p.env).filter((k) => !known(dir).has(k));

@@ -57,10 +57,11 @@ export class ComposeFleet {
     execFileSync('bash', ['infra/docker/build.sh'], { cwd: REPO_ROOT, stdio: 'inherit' });
     const [edge, pg, s3] = [await freePort(), await freePort(), await freePort()];
     const loginCode = '246810';
-    // The four secrets compose refuses to start without (the password goes into a URL: hex only).
+    // The five secrets compose refuses to start without (the password goes into a URL: hex only).
     const pgPassword = randomBytes(16).toString('hex');
     const env = {
       JWT_SECRET: randomBytes(32).toString('hex'),
+      ID_SECRET: randomBytes(32).toString('hex'),
       POSTGRES_PASSWORD: pgPassword,
       S3_ACCESS_KEY_ID: randomBytes(8).toString('hex'),
       S3_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),

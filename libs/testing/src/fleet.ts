@@ -57,8 +57,10 @@ export async function planFleet(
     gateway2: await port(8192),
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
-  // Object storage is the gofers, matching and conversations services' alone; the others get the shared variables.
-  const { STORAGE_DIR, STORAGE_DRIVER, ...rest } = base;
+  // Object storage is the gofers, matching and conversations services' alone; the key of derived ids
+  // is auth's and matching's alone (they derive account and thread ids); the others get the shared variables.
+  const { STORAGE_DIR, STORAGE_DRIVER, ID_SECRET, ...rest } = base;
+  const ids: Record<string, string> = ID_SECRET ? { ID_SECRET } : {};
   const s3 = Object.fromEntries(Object.entries(rest).filter(([k]) => k.startsWith('S3_')));
   const env = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith('S3_')));
   const svc = (
@@ -105,7 +107,7 @@ export async function planFleet(
           STORAGE_PUBLIC_URL: url(ports.storage),
         };
   const processes: ProcessSpec[] = [
-    svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
+    svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth), ...ids }),
     svc('gofers', 'gofers', ports.gofers, {
       GOFERS_PORT: String(ports.gofers),
       ...storage,
@@ -113,7 +115,11 @@ export async function planFleet(
       // a secret the gofers process derives from JWT_SECRET (so `npm run dev` opens them again after a restart).
       GOFER_RELAY_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
     }),
-    svc('matching', 'matching', ports.matching, { MATCHING_PORT: String(ports.matching), ...storage }),
+    svc('matching', 'matching', ports.matching, {
+      MATCHING_PORT: String(ports.matching),
+      ...ids,
+      ...storage,
+    }),
     svc('conversations', 'conversations', ports.conversations, {
       CONVERSATIONS_PORT: String(ports.conversations),
       ...storage,

@@ -58,6 +58,7 @@ export class TestFleet {
       KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
       TOPIC_PREFIX: `${id}.`,
       JWT_SECRET: randomBytes(32).toString('hex'),
+      ID_SECRET: randomBytes(32).toString('hex'),
       SMTP_URL: mailbox.url,
       STORAGE_DIR: join(REPO_ROOT, '.tmp', 'fleets', id, 'storage'),
       MAIL_FROM: 'OAN <no-reply@oan.test>',
