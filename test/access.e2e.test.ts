@@ -285,6 +285,11 @@ interface Row {
   /** Probe-safe: every foreign and unknown answer byte-identical. */
   identical?: boolean;
   extras?: Extra[];
+  /**
+   * Probe-safe in the second id: the extras (the owner's own first id with another account's or a
+   * random second id) answer the owner byte-identically.
+   */
+  identicalExtras?: boolean;
 }
 
 const uuid = () => randomUUID();
@@ -397,8 +402,12 @@ const TABLE: Record<string, Row> = {
         mine: [404],
       },
     ],
+    // Whether another account's thread exists is not told by this route (§4.4 (19): one 404).
+    identicalExtras: true,
   },
-  // Threads: multi-open; unknown thread 404, foreign 403 (frozen, distinguishable).
+  // Threads: multi-open; unknown thread 404, foreign 403 (frozen, distinguishable: §6 leaves no
+  // room for one answer here; thread ids are keyed by ID_SECRET instead, so an outsider cannot name
+  // the thread of two Gofers to ask about it — docs/adr/0029).
   'GET /threads': { auth: 'multi-open', mine: 200 },
   'GET /threads/{id}': {
     auth: 'multi-open',
@@ -440,6 +449,8 @@ const TABLE: Record<string, Row> = {
         mine: [404],
       },
     ],
+    // §4.5 (24): unknown, deleted and not the counterpart's are one final 404.
+    identicalExtras: true,
   },
   // Match requests: the ids of a new request travel in the body; unknown and foreign are the same 404.
   'POST /match-requests': {
@@ -539,6 +550,8 @@ const TABLE: Record<string, Row> = {
 type Relation = 'mine' | 'foreign' | 'unknown';
 interface Variant {
   name: string;
+  /** One of the row's extras (a second id in the path). */
+  extra?: boolean;
   /** Whose resources the ids are. */
   parent: Party['name'];
   call: () => Call | Promise<Call>;
@@ -559,6 +572,7 @@ function variantsOf(row: Row): Variant[] {
     { name: 'random id', parent: 'nobody', call: () => call(nobody) },
     ...(row.extras ?? []).map((e) => ({
       name: e.name,
+      extra: true,
       parent: 'owner' as const,
       call: () => e.call(owner, other),
       mine: e.mine,
@@ -649,6 +663,7 @@ async function runRoute(route: string, row: Row): Promise<string[]> {
   );
   const problems: string[] = [];
   const probes: string[] = [];
+  const extraProbes: string[] = [];
   const baseline = answers[cells.findIndex((c) => c.credential === 'none')]!;
   cells.forEach(({ variant, credential }, i) => {
     const a = answers[i]!;
@@ -670,12 +685,18 @@ async function runRoute(route: string, row: Row): Promise<string[]> {
       problem = problemWith(a, expected);
       if (row.identical && (relation === 'foreign' || relation === 'unknown'))
         probes.push(`${a.status} ${a.text}`);
+      if (row.identicalExtras && variant.extra && relation === 'mine')
+        extraProbes.push(`${a.status} ${a.text}`);
     }
     if (problem) problems.push(`${cell}: ${problem}; got ${a.status} ${a.text}`);
   });
   const distinct = [...new Set(probes)];
   if (distinct.length > 1)
     problems.push(`foreign and unknown ids answered differently (§6 identical): ${distinct.join(' | ')}`);
+  const distinctExtras = [...new Set(extraProbes)];
+  if (row.identicalExtras && extraProbes.length === 0) problems.push('no extra answered the owner');
+  if (distinctExtras.length > 1)
+    problems.push(`foreign and unknown second ids answered differently: ${distinctExtras.join(' | ')}`);
   return problems;
 }
 
