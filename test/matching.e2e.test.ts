@@ -87,8 +87,14 @@ describe('two accounts whose Gofers need each other', () => {
         },
 
         // A asks for the match; B decides through the envelope's reply path.
-        async requested({ cb }, req, mr) {
+        async requested({ b, cb, threadId }, req, mr) {
           expect(req).toMatchObject({ status: 201, body: { status: 'outgoing_pending' } });
+          // The ids a counterpart sees are keyed by ID_SECRET (UUIDv8), not the UUIDv5 of an email
+          // or of two goferIds that anyone could recompute (ADR 0029).
+          const keyed = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+          expect(req.body.counterpart.id).toBe(b.userId);
+          expect(b.userId).toMatch(keyed);
+          expect(threadId).toMatch(keyed);
           const open = await cb.rest<Digest>('GET', '/events/unresolved');
           expect(open.body.events).toEqual([mr]);
           expect(open.body.summary.decisions).toBe(1);

@@ -128,7 +128,11 @@ export interface MatchChecks {
   /** The session ran; both sides got their `session_summary`. */
   summarized?(p: PairedParties, sa: OanEventEnvelope, sb: OanEventEnvelope): Promise<void>;
   /** A asked for the match; b got `match_request`, not decided yet. */
-  requested?(p: PairedParties, request: Answer<{ status: string }>, mr: OanEventEnvelope): Promise<void>;
+  requested?(
+    p: PairedParties,
+    request: Answer<{ status: string; counterpart: { id: string } }>,
+    mr: OanEventEnvelope,
+  ): Promise<void>;
   /**
    * B's decision just returned, before anything else happened: what B reads now must already show
    * it (invariant 4, read-your-writes).
@@ -202,10 +206,14 @@ export async function matchTwoAccounts(
     const sb = await awaitEnvelope(cb, 'session_summary', gb);
     await checks.summarized?.(paired, sa, sb);
 
-    const request = await ca.rest<{ status: string }>('POST', '/match-requests', {
-      threadId: paired.threadId,
-      roleId: ga,
-    });
+    const request = await ca.rest<{ status: string; counterpart: { id: string } }>(
+      'POST',
+      '/match-requests',
+      {
+        threadId: paired.threadId,
+        roleId: ga,
+      },
+    );
     need(request, 'POST /match-requests');
     const mr = await awaitEnvelope(cb, 'match_request', gb);
     await checks.requested?.(paired, request, mr);
