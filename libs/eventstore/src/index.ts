@@ -1,4 +1,4 @@
 export * from './types.ts';
 export * from './store.ts';
 export * from './command.ts';
-export * from './relay.ts';
+export * from './outbox.ts';

@@ -12,7 +12,7 @@ export type ProcessName =
   | 'gofers'
   | 'matching'
   | 'conversations'
-  | 'relay'
+  | 'outbox'
   | 'projector'
   | 'gateway1'
   | 'gateway2'
@@ -52,7 +52,7 @@ export async function planFleet(
     agents1: await port(8186),
     agents2: await port(8187),
     projector: await port(8188),
-    relay: await port(8189),
+    outbox: await port(8189),
     gateway1: await port(8191),
     gateway2: await port(8192),
   };
@@ -118,7 +118,7 @@ export async function planFleet(
       CONVERSATIONS_PORT: String(ports.conversations),
       ...storage,
     }),
-    svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
+    svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
     svc('gateway1', 'gateway', ports.gateway1, {
       GATEWAY_PORT: String(ports.gateway1),

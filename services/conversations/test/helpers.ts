@@ -48,7 +48,7 @@ export interface ConversationFleet {
 }
 
 /**
- * The conversations app against real Postgres, Redis and Kafka, with the relay and the projector
+ * The conversations app against real Postgres, Redis and Kafka, with the outbox publisher and the projector
  * in-process (libs/testing startInProcessFleet), and filesystem storage with its listener.
  */
 export async function startConversationFleet(env: Record<string, string> = {}): Promise<ConversationFleet> {
