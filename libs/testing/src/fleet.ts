@@ -1,3 +1,9 @@
+/*
+ * The fleet's plan, one of three ways to start the system: which processes make up the fleet, their
+ * ports and environment, and how to start one as a child process. `npm run dev` (infra/dev.ts) runs
+ * it on fixed ports; testFleet.ts runs it isolated for end-to-end tests; inProcess.ts is the
+ * in-process world of one service's integration tests.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -1,3 +1,10 @@
+/*
+ * One service's world for its integration tests (services/<name>/test): no child processes; the
+ * service's event stores, auth's credential view, Redis and, when asked, the real outbox publisher
+ * and projector pipeline run inside the test process, so the test calls the service's app through
+ * `app.inject` and reads what the pipeline built. End-to-end tests start the whole fleet with
+ * testFleet.ts instead.
+ */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { credentialsMigration } from '@oan/auth';
