@@ -65,8 +65,14 @@ const planted: Record<string, Record<string, string>> = {
   'only-libs-kafka-imports-kafkajs': {
     'services/gofers/src/main.ts': "import 'kafkajs';\nimport '@oan/db';\n",
   },
+  // By name, into a lib whose package.json exports no entry point (a relative path is the next rule).
   'no-deep-imports-between-packages': {
-    'services/gofers/src/main.ts': "import '../../../libs/db/src/pool.ts';\nimport '@oan/kafka';\n",
+    'libs/db/package.json': JSON.stringify({ name: '@oan/db', private: true, type: 'module' }),
+    'services/gofers/src/main.ts': "import '@oan/db/src/pool.ts';\nimport '@oan/kafka';\n",
+  },
+  // Even to another package's entry point.
+  'no-relative-imports-between-packages': {
+    'services/gofers/src/main.ts': "import '../../../libs/db/src/index.ts';\nimport '@oan/kafka';\n",
   },
 };
 
