@@ -1,6 +1,6 @@
 /**
- * STYLE.md: no cycles, pure domain, libs never import services, no deep imports between packages,
- * one home for the Kafka client. The rules match resolved paths: `@oan/<lib>` resolves through its
+ * STYLE.md: no cycles, pure domain, libs never import services, no deep or relative imports between
+ * packages, one home for the Kafka client. The rules match resolved paths: `@oan/<lib>` resolves through its
  * workspace symlink and package.json `exports` to `libs/<lib>/src/index.ts`, npm packages to
  * `node_modules/<name>/…` and Node's own modules to their bare name (dependency type `core`).
  * test/dependencyRules.unit.test.ts plants a violation of each rule and sees it fail.
@@ -47,6 +47,15 @@ module.exports = {
       comment: 'a lib is imported by its name (its src/index.ts), never by a path inside it',
       from: { path: '^(libs|services)/([^/]+)/' },
       to: { path: '^libs/[^/]+/', pathNot: ['^$1/$2/', '^libs/[^/]+/src/index\\.ts$'] },
+    },
+    {
+      name: 'no-relative-imports-between-packages',
+      severity: 'error',
+      comment:
+        'another workspace package (a lib or a service, tests included) is imported by its name and ' +
+        'what its package.json exports, never by a relative path into its folder',
+      from: { path: '^(libs|services)/([^/]+)/' },
+      to: { dependencyTypes: ['local'], path: '^(libs|services)/', pathNot: '^$1/$2/' },
     },
   ],
   options: {

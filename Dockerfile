@@ -10,7 +10,7 @@ COPY libs libs
 COPY services services
 RUN find libs services -type f ! -name package.json -delete
 
-# The web frontend's bundle (issue 14), built with the dev tooling (Vite, Preact's JSX) in a stage of
+# The web frontend's bundle, built with the dev tooling (Vite, Preact's JSX) in a stage of
 # its own: only web/dist reaches the image the fleet runs.
 FROM ${NODE_IMAGE} AS web
 WORKDIR /app

@@ -1,4 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { FLEET_NODE_FLAGS } from '@oan/config';
+
+// The test workers use kafkajs too, so they take the fleet's node flags: kafkajs 2.2.4 sets a negative
+// timer on Node 24 (tulios/kafkajs#1751, open upstream) and its TimeoutNegativeWarning, silenced by
+// name and no other, printed once per test file.
+const execArgv = [...FLEET_NODE_FLAGS];
 
 // Three tiers (STYLE.md): unit needs nothing, int needs Postgres/Redis/Kafka, e2e needs the fleet.
 export default defineConfig({
@@ -7,6 +13,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          execArgv,
           include: [
             '{libs,services}/*/test/**/*.unit.test.ts',
             '{libs,services}/*/src/**/*.unit.test.ts',
@@ -17,6 +24,7 @@ export default defineConfig({
       {
         test: {
           name: 'int',
+          execArgv,
           include: ['{libs,services}/*/test/**/*.int.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -26,6 +34,7 @@ export default defineConfig({
       {
         test: {
           name: 'e2e',
+          execArgv,
           include: ['test/**/*.e2e.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,

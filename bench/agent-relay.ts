@@ -101,7 +101,7 @@ echo.on('connection', (ws) => ws.on('message', (d) => ws.send(d)));
 const echoUrl = `ws://127.0.0.1:${(echo.address() as AddressInfo).port}`;
 
 const fleet = await TestFleet.start({
-  only: ['relay', 'projector', 'agents1', 'agents2', 'edge'],
+  only: ['outbox', 'projector', 'agents1', 'agents2', 'edge'],
   env: { LOG_LEVEL: 'warn' },
 });
 const agents: RelayAgent[] = [];

@@ -1,5 +1,5 @@
 /**
- * Append → socket latency of the whole pipeline (event store → relay → Kafka → projector → Redis →
+ * Append → socket latency of the whole pipeline (event store → outbox publisher → Kafka → projector → Redis →
  * gateway → socket.io client) at stepped rates, next to two raw hops measured in the same run with
  * the same client libraries: kafkajs produce → consume on the same broker, and a bare Socket.IO
  * emit → receive on loopback. Steps up the rate until the pipeline saturates (p50 over 500 ms or the
@@ -36,7 +36,7 @@ async function pipelineHop(fleet: TestFleet) {
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
   let step = 0;
-  // As a command does: one transaction, then wake the relay.
+  // As a command does: one transaction, then wake the outbox publisher.
   const append = async (installed: string) => {
     await orm.em.fork().transactional((em) =>
       store.append(em, [

@@ -40,7 +40,7 @@ export async function rawKafkaHop(brokers: string[], prefix: string, partitions 
   const producer = await kafka.producer({ idempotent: true });
   let step = 0;
   return {
-    /** Paced single-message sends (acks=-1), as the relay publishes: produce → consume latency. */
+    /** Paced single-message sends (acks=-1), as the outbox publisher publishes: produce → consume latency. */
     async latency(rate: number, count: number): Promise<Percentiles> {
       sent = new Map();
       lat = [];

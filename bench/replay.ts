@@ -1,6 +1,6 @@
 /**
  * Replay speed (how fast every read model is rebuilt from the topics): fills the topics through the
- * real pipeline with N domain events over several accounts (event store → relay → `auth.events` →
+ * real pipeline with N domain events over several accounts (event store → outbox publisher → `auth.events` →
  * projector → `oan.events`), waits until the projector has written all N envelopes, stops the
  * projector and times `npm run replay` (services/projector/src/replay.ts) against the same topics
  * and database. Usage:

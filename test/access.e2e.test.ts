@@ -618,7 +618,7 @@ function problemWith(a: Answer, e: Expected): string | null {
     case 'unauthorized':
       return a.status === 401 && errorBody && body?.code === 'UNAUTHORIZED' && error?.includes('Unauthorized')
         ? null
-        : 'expected 401 {error: "…Unauthorized…", code: "UNAUTHORIZED"} (§0.2, §5.3, A19)';
+        : 'expected 401 {error: "…Unauthorized…", code: "UNAUTHORIZED"} (§0.2, §5.3; connectors stop retrying on that text)';
     case 'realm':
       return a.status === 403 && errorBody && error === 'errors.realmNotAllowed'
         ? null

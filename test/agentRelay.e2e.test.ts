@@ -17,7 +17,7 @@ let replica1: string;
 let replica2: string;
 
 beforeAll(async () => {
-  fleet = await TestFleet.start({ only: ['relay', 'projector', 'agents1', 'agents2', 'edge'] });
+  fleet = await TestFleet.start({ only: ['outbox', 'projector', 'agents1', 'agents2', 'edge'] });
   const port = (name: string) => fleet.plan.processes.find((p) => p.name === name)!.port;
   edge = fleet.url.replace('http://', 'ws://');
   replica1 = ws(port('agents1'));

@@ -11,8 +11,8 @@ import { edgeEnv } from '../services/edge/src/config.ts';
 import { gatewayEnv } from '../services/gateway/src/config.ts';
 import { gofersEnv } from '../services/gofers/src/config.ts';
 import { matchingEnv } from '../services/matching/src/config.ts';
+import { outboxEnv } from '../services/outbox/src/config.ts';
 import { projectorEnv } from '../services/projector/src/config.ts';
-import { relayEnv } from '../services/relay/src/config.ts';
 
 /** The env schema each service validates at start: the names it can read. */
 const schemas: Record<string, z.ZodObject> = {
@@ -23,8 +23,8 @@ const schemas: Record<string, z.ZodObject> = {
   gateway: gatewayEnv,
   gofers: gofersEnv,
   matching: matchingEnv,
+  outbox: outboxEnv,
   projector: projectorEnv,
-  relay: relayEnv,
 };
 const known = (dir: string) => new Set(Object.keys(schemas[dir]!.shape));
 
@@ -98,10 +98,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes the topics the projector consumes', () => {
-    const relay = ours.find(([, s]) => serviceDir(s) === 'relay')![1];
-    const schemasRelayed = String(relay.environment?.RELAY_SCHEMAS).split(',');
+    const outbox = ours.find(([, s]) => serviceDir(s) === 'outbox')![1];
+    const schemasPublished = String(outbox.environment?.OUTBOX_SCHEMAS).split(',');
     const projectorTopics = projectorEnv.shape.DOMAIN_TOPICS.parse(undefined);
-    expect(schemasRelayed.map((s) => `${s}.events`).sort()).toEqual([...projectorTopics].sort());
+    expect(schemasPublished.map((s) => `${s}.events`).sort()).toEqual([...projectorTopics].sort());
   });
 
   it('starts every service with the defaults of its `${VAR:-default}` entries', () => {

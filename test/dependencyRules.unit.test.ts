@@ -9,7 +9,7 @@ import { REPO_ROOT } from '@oan/testing';
 
 // A rule that cannot fail is a defect: each rule of the repository's dependency-cruiser config is run
 // on a small workspace of the same layout (npm workspace symlinks, package.json exports), once clean
-// and once with one planted violation of that rule.
+// and once with one planted violation of that rule, run as `npm run check` runs depcruise.
 
 const CONFIG = join(REPO_ROOT, '.dependency-cruiser.cjs');
 const DEPCRUISE = join(REPO_ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
@@ -65,8 +65,14 @@ const planted: Record<string, Record<string, string>> = {
   'only-libs-kafka-imports-kafkajs': {
     'services/gofers/src/main.ts': "import 'kafkajs';\nimport '@oan/db';\n",
   },
+  // By name, into a lib whose package.json exports no entry point (a relative path is the next rule).
   'no-deep-imports-between-packages': {
-    'services/gofers/src/main.ts': "import '../../../libs/db/src/pool.ts';\nimport '@oan/kafka';\n",
+    'libs/db/package.json': JSON.stringify({ name: '@oan/db', private: true, type: 'module' }),
+    'services/gofers/src/main.ts': "import '@oan/db/src/pool.ts';\nimport '@oan/kafka';\n",
+  },
+  // Even to another package's entry point.
+  'no-relative-imports-between-packages': {
+    'services/gofers/src/main.ts': "import '../../../libs/db/src/index.ts';\nimport '@oan/kafka';\n",
   },
 };
 
@@ -80,7 +86,8 @@ afterEach(async () => {
   await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })));
 });
 
-async function cruise(files: Record<string, string>): Promise<Cruise> {
+/** Writes `files` and the workspace symlinks into a fresh directory; returns its real path. */
+async function tree(files: Record<string, string>): Promise<string> {
   // The real path: depcruise reports resolved paths relative to the directory it runs in.
   const root = await realpath(await mkdtemp(join(tmpdir(), 'oan-depcruise-')));
   roots.push(root);
@@ -92,6 +99,11 @@ async function cruise(files: Record<string, string>): Promise<Cruise> {
     await mkdir(dirname(join(root, link)), { recursive: true });
     await symlink(join(root, target), join(root, link), 'dir');
   }
+  return root;
+}
+
+async function cruise(files: Record<string, string>): Promise<Cruise> {
+  const root = await tree(files);
   const args = [DEPCRUISE, 'libs', 'services', '--config', CONFIG, '--output-type', 'json'];
   // The JSON reporter exits 0 whatever it finds; the verdict is its list of violations.
   const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: root });
@@ -107,6 +119,21 @@ async function cruise(files: Record<string, string>): Promise<Cruise> {
   };
 }
 
+/**
+ * depcruise as `npm run check` runs it (package.json: `depcruise libs services --config …`, the
+ * default reporter): its exit code (the number of errors) and the rules its report names.
+ */
+async function check(files: Record<string, string>): Promise<{ exitCode: number; rules: string[] }> {
+  const root = await tree(files);
+  const args = [DEPCRUISE, 'libs', 'services', '--config', CONFIG];
+  const { exitCode, stdout } = await promisify(execFile)(process.execPath, args, { cwd: root }).then(
+    (r) => ({ exitCode: 0, stdout: r.stdout }),
+    (err: { code?: number; stdout?: string }) => ({ exitCode: err.code ?? -1, stdout: err.stdout ?? '' }),
+  );
+  const rules = [...stdout.matchAll(/^\s*error ([\w-]+):/gm)].map((m) => m[1]!);
+  return { exitCode, rules: [...new Set(rules)].sort() };
+}
+
 describe('the dependency rules', () => {
   it('plant a violation for every rule the config declares', () => {
     const config = createRequire(import.meta.url)(CONFIG) as { forbidden: { name: string }[] };
@@ -118,12 +145,17 @@ describe('the dependency rules', () => {
       const result = await cruise(clean);
       expect(result).toEqual({ violations: [], unresolved: [] });
     });
+
+    it("pass `npm run check`'s depcruise step", async () => {
+      expect(await check(clean)).toEqual({ exitCode: 0, rules: [] });
+    });
   });
 
   describe.each(Object.entries(planted))('when %s is broken', (rule, files) => {
-    it('depcruise rejects the tree with that rule alone', async () => {
-      const result = await cruise({ ...clean, ...files });
-      expect(result.violations).toEqual([rule]);
+    it("fails `npm run check`'s depcruise step, naming that rule alone", async () => {
+      const result = await check({ ...clean, ...files });
+      expect(result.rules).toEqual([rule]);
+      expect(result.exitCode).toBeGreaterThan(0);
     });
   });
 });

@@ -87,7 +87,7 @@ beforeAll(async () => {
   fake = await FakeChatCompletions.start();
   fake.responder = model;
   fleet = await TestFleet.start({
-    only: ['auth', 'gofers', 'relay', 'projector', 'gateway1', 'gateway2', 'agents1', 'agents2', 'edge'],
+    only: ['auth', 'gofers', 'outbox', 'projector', 'gateway1', 'gateway2', 'agents1', 'agents2', 'edge'],
     env: {
       GOFER_BRAIN: 'openai',
       OPENAI_BASE_URL: fake.baseUrl,

@@ -6,7 +6,7 @@ import { matchTwoAccounts, type Answer } from './support.ts';
  * An answer holds the moment it is given, across services. A connector acts on a
  * 200 at once: it reads its pairing card right after confirming (the gofers service serves the
  * matching context's read model), and posts its first message right after accepting a match (the
- * conversations service has not heard of the conversation yet). Here the outbox relay is paused
+ * conversations service has not heard of the conversation yet). Here the outbox publisher is paused
  * (SIGSTOP) from before each command until a second after its answer, so nothing downstream of the
  * append (the projector, the reactors) can have run when the follow-ups arrive: they must wait
  * (bounded, ADR 0009) for the caller's own matching write, never answer 403 or a stale body.
@@ -23,10 +23,10 @@ describe('right after a command of the matching context, held back on its way th
   });
 
   it('the confirming side’s card shows the activated thread, and the decider’s first message and read succeed', async () => {
-    const relay = fleet.running.get('relay')!.child;
+    const outbox = fleet.running.get('outbox')!.child;
     const held = async () => {
       await new Promise((r) => setTimeout(r, 1000));
-      relay.kill('SIGCONT');
+      outbox.kill('SIGCONT');
     };
     let card: Promise<Answer<Cards>> | undefined;
     let followUps: Promise<[Answer, Answer]> | undefined;
@@ -34,7 +34,7 @@ describe('right after a command of the matching context, held back on its way th
     try {
       const m = await matchTwoAccounts(fleet, ['now-a', 'now-b'], {
         proposed: async () => {
-          relay.kill('SIGSTOP');
+          outbox.kill('SIGSTOP');
         },
         confirmed: async (p, answers) => {
           answers.forEach((a) => expect(a.status).toBe(200));
@@ -43,7 +43,7 @@ describe('right after a command of the matching context, held back on its way th
           await held();
         },
         requested: async () => {
-          relay.kill('SIGSTOP');
+          outbox.kill('SIGSTOP');
         },
         answered: async (match, decision) => {
           expect(decision.status).toBe(200);
@@ -77,7 +77,7 @@ describe('right after a command of the matching context, held back on its way th
         m.cb.close();
       }
     } finally {
-      relay.kill('SIGCONT');
+      outbox.kill('SIGCONT');
     }
   });
 });

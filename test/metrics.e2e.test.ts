@@ -125,16 +125,16 @@ describe('when a connector joined, opened a socket and created a Gofer', () => {
     }
   });
 
-  it('the relay reports the outbox backlog per event store, drained, and what it published', async () => {
+  it('the outbox publisher reports the outbox backlog per event store, drained, and what it published', async () => {
     const s = await waitFor(async () => {
-      const x = await scrape('relay');
+      const x = await scrape('outbox');
       return sum(x, 'oan_outbox_backlog') === 0 ? x : undefined;
     });
     const schemas = s.samples.filter((m) => m.name === 'oan_outbox_backlog').map((m) => m.labels.schema);
     expect(schemas).toEqual(expect.arrayContaining(['auth', 'gofers']));
-    expect(sum(s, 'oan_relay_published_total', (l) => l.schema === 'auth')).toBeGreaterThan(
-      sum(before.get('relay')!, 'oan_relay_published_total', (l) => l.schema === 'auth'),
+    expect(sum(s, 'oan_outbox_published_total', (l) => l.schema === 'auth')).toBeGreaterThan(
+      sum(before.get('outbox')!, 'oan_outbox_published_total', (l) => l.schema === 'auth'),
     );
-    expect(sum(s, 'oan_relay_published_total', (l) => l.schema === 'gofers')).toBeGreaterThanOrEqual(2);
+    expect(sum(s, 'oan_outbox_published_total', (l) => l.schema === 'gofers')).toBeGreaterThanOrEqual(2);
   });
 });

@@ -323,7 +323,7 @@ describe('every other process kind killed (kill -9) and restarted while a delive
     await c.rest<Created>('POST', '/webhooks', { url: receiver.url('/kinds') });
     const kinds = [
       'projector',
-      'relay',
+      'outbox',
       'gateway1',
       'gateway2',
       'gofers',

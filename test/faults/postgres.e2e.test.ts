@@ -20,7 +20,7 @@ let pg: OwnPostgres | undefined;
 
 /**
  * How long the server stays down: this experiment's parameter, not a wait on a condition. Long
- * enough for the relay, the projector and the reactors to meet the outage mid-work, not only the
+ * enough for the outbox publisher, the projector and the reactors to meet the outage mid-work, not only the
  * request path.
  */
 const OUTAGE_MS = 3000;

@@ -29,7 +29,7 @@ const KINDS: [string, ProcessName][] = [
   ['conversations', 'conversations'],
   ['projector', 'projector'],
   ['gateway', 'gateway1'],
-  ['relay', 'relay'],
+  ['outbox', 'outbox'],
 ];
 
 describe('when a process is killed -9 under mixed load and restarted', () => {

@@ -16,7 +16,7 @@ export const WEB_FLEET: ProcessName[] = [
   'gofers',
   'matching',
   'conversations',
-  'relay',
+  'outbox',
   'projector',
   'gateway1',
   'gateway2',

@@ -123,6 +123,7 @@ export { z };
 /**
  * Node flags of every fleet process. kafkajs 2.2.4 sets a negative timer on Node 24, which prints
  * a TimeoutNegativeWarning at each start (tulios/kafkajs#1751, open upstream): that one warning is
- * silenced by name and no other. package.json, Dockerfile and docker-compose*.yml repeat the flag.
+ * silenced by name and no other. vitest.config.ts gives them to the test workers (they use kafkajs
+ * too); package.json, infra/dev.sh and docker-compose.yml repeat the flag.
  */
 export const FLEET_NODE_FLAGS: readonly string[] = ['--disable-warning=TimeoutNegativeWarning'];

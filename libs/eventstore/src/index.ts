@@ -1,5 +1,5 @@
 export * from './types.ts';
 export * from './store.ts';
 export * from './command.ts';
-export * from './relay.ts';
+export * from './outbox.ts';
 export * from './keyedId.ts';

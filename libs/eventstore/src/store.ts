@@ -72,7 +72,7 @@ export class EventStore {
    * append with ConcurrencyError (optimistic concurrency): the statement inserts a stream's events only
    * when its current version is the expected one, and the unique (stream_id, stream_version) index
    * refuses a concurrent writer that read the same version. Wakes nothing: after the caller's commit,
-   * `committed()` tells the relay (the relay also polls, so a missed wake-up only delays).
+   * `committed()` tells the outbox publisher (it also polls, so a missed wake-up only delays).
    */
   async append(em: EntityManager, appends: StreamAppend[]): Promise<StoredEvent[]> {
     const rows: AppendRow[] = [];
@@ -138,7 +138,7 @@ export class EventStore {
   }
 
   /**
-   * After the transaction that appended committed: wakes the outbox relay (NOTIFY outside any data
+   * After the transaction that appended committed: wakes the outbox publisher (NOTIFY outside any data
    * transaction, so commits never queue behind the notification lock). Fire and forget, and
    * coalesced: while one wake-up is in flight, the next ones collapse into a single one after it.
    */

@@ -6,11 +6,11 @@ export class EventSchemaError extends Error {
 }
 
 /**
- * An event-store validator (structurally `EventValidator` of @oan/eventstore): refuses to store an
- * event whose `data` does not match its Avro record exactly, so nothing the relay cannot encode ever
- * reaches an outbox. Every declared field must be present (explicit nulls: the stored JSON must not
- * rely on Avro defaults) and no undeclared field may be. Messages name field paths, never values
- * (they may be hashes of credentials).
+ * An event-store validator (structurally `EventValidator` of @oan/eventstore): refuses to store an event
+ * whose `data` does not match its Avro record exactly, so nothing the outbox publisher cannot encode ever
+ * reaches an outbox. Every declared field must be present (explicit nulls: the stored JSON must not rely
+ * on Avro defaults) and no undeclared field may be. Messages name field paths, never values (they may be
+ * hashes of credentials).
  */
 export function avroEventValidator(registry: SchemaRegistry) {
   return {

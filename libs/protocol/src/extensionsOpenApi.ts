@@ -43,7 +43,7 @@ export const extensionsOpenApi: ExtensionsOpenApi = {
   paths: {
     '/api/v1/limits': {
       get: {
-        summary: "The caller's account's own limits and usage (issue 15)",
+        summary: "The caller's account's own limits and usage (an extension to protocol v1)",
         security: [{ bearer: [] }],
         responses: {
           '200': {

@@ -1,3 +1,9 @@
+/*
+ * The fleet's plan, one of three ways to start the system: which processes make up the fleet, their
+ * ports and environment, and how to start one as a child process. `npm run dev` (infra/dev.ts) runs
+ * it on fixed ports; testFleet.ts runs it isolated for end-to-end tests; inProcess.ts is the
+ * in-process world of one service's integration tests.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -12,7 +18,7 @@ export type ProcessName =
   | 'gofers'
   | 'matching'
   | 'conversations'
-  | 'relay'
+  | 'outbox'
   | 'projector'
   | 'gateway1'
   | 'gateway2'
@@ -52,7 +58,7 @@ export async function planFleet(
     agents1: await port(8186),
     agents2: await port(8187),
     projector: await port(8188),
-    relay: await port(8189),
+    outbox: await port(8189),
     gateway1: await port(8191),
     gateway2: await port(8192),
   };
@@ -124,7 +130,7 @@ export async function planFleet(
       CONVERSATIONS_PORT: String(ports.conversations),
       ...storage,
     }),
-    svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
+    svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
     svc('gateway1', 'gateway', ports.gateway1, {
       GATEWAY_PORT: String(ports.gateway1),

@@ -1,8 +1,15 @@
+/*
+ * One service's world for its integration tests (services/<name>/test): no child processes; the
+ * service's event stores, auth's credential view, Redis and, when asked, the real outbox publisher
+ * and projector pipeline run inside the test process, so the test calls the service's app through
+ * `app.inject` and reads what the pipeline built. End-to-end tests start the whole fleet with
+ * testFleet.ts instead.
+ */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { credentialsMigration } from '@oan/auth';
 import { dropDatabase, openDatabase, sql, type MigrationDef, type MikroORM } from '@oan/db';
-import { domainHeaders, startOutboxRelay, type StoredEvent } from '@oan/eventstore';
+import { domainHeaders, startOutboxPublisher, type StoredEvent } from '@oan/eventstore';
 import { createLogger, type Logger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { insertAccount, insertApiKey } from './credentials.ts';
@@ -31,7 +38,7 @@ export interface ProjectorParts<C> {
 export interface InProcessStoresOptions {
   /** Names the Kafka client and logger. */
   name: string;
-  /** Event stores of the service(s) under test: opened (migrated), and relayed to `<schema>.events` when a projector runs. */
+  /** Event stores of the service(s) under test: opened (migrated), and published to `<schema>.events` when a projector runs. */
   stores: { schema: string; migrations: MigrationDef[] }[];
   /** Extra variables for the service's config (merged over `baseEnv`). */
   env?: Record<string, string>;
@@ -82,7 +89,7 @@ export interface InProcessFleet extends InProcessStores {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
   /**
-   * Closes what was adopted, stops the pipeline and the relays, removes topics and groups, then
+   * Closes what was adopted, stops the pipeline and the outbox publishers, removes topics and groups, then
    * Redis keys and the database.
    */
   close(): Promise<void>;
@@ -92,10 +99,10 @@ const JWT_SECRET = 'in-process-fleet-test-secret-0123456789';
 const ID_SECRET = 'in-process-fleet-id-secret-0123456789';
 
 /**
- * A service's world against real Postgres, Redis and Kafka, with the real outbox relay and projector
+ * A service's world against real Postgres, Redis and Kafka, with the real outbox publisher and projector
  * pipeline in-process (unique database, Redis prefix and topic prefix; all removed by `close`), so
  * the read models a service reads are built exactly as in production. Without `projector`, only
- * the stores, auth's credential view and Redis (no Kafka, relay or pipeline).
+ * the stores, auth's credential view and Redis (no Kafka, outbox publisher or pipeline).
  *
  * Whatever fails while starting, what was already made is removed before the error is rethrown.
  */
@@ -122,7 +129,7 @@ export async function startInProcessFleet<C>(
   const databaseUrl = baseEnv.DATABASE_URL!;
   const logger = createLogger(`${opts.name}-test`, 'warn');
 
-  // What `close` undoes, in reverse order of making: adopted things, the pipeline, the relays,
+  // What `close` undoes, in reverse order of making: adopted things, the pipeline, the outbox publishers,
   // topics and groups, the Kafka client, Redis keys, the ORMs, and last the database.
   const undo: (() => Promise<unknown>)[] = [];
   const close = async () => {
@@ -210,9 +217,9 @@ export async function startInProcessFleet<C>(
     });
     await kafka.ensureTopics([...topics.domain, topics.oan].map((topic) => ({ topic })));
     const producer = await kafka.producer({ idempotent: true });
-    // As services/relay/src/main.ts does it: Avro value, domain headers (with the store position).
+    // As services/outbox/src/main.ts does it: Avro value, domain headers (with the store position).
     for (const s of opts.stores) {
-      const relay = await startOutboxRelay({
+      const outbox = await startOutboxPublisher({
         databaseUrl,
         schema: s.schema,
         logger,
@@ -225,7 +232,7 @@ export async function startInProcessFleet<C>(
           await producer.send({ topic: `${baseEnv.TOPIC_PREFIX}${s.schema}.events`, acks: -1, messages });
         },
       });
-      undo.push(() => relay.stop());
+      undo.push(() => outbox.stop());
     }
     const pipeline = await opts.projector.startPipeline({
       cfg: pcfg,

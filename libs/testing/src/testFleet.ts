@@ -1,3 +1,9 @@
+/*
+ * The whole fleet for end-to-end tests (test/**, bench/**): every process of fleet.ts's plan as a
+ * real child process on free ports, isolated by its own database, Redis prefix and topic prefix,
+ * removed by `stop()`. A service's integration tests use inProcess.ts instead; `npm run dev` uses
+ * fleet.ts's plan directly.
+ */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';

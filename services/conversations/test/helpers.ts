@@ -5,9 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { sql, type MikroORM } from '@oan/db';
 import { FilesystemStorage, startFileListener, type FileListener } from '@oan/storage';
 import { startInProcessFleet, type InProcessFleet } from '@oan/testing';
-import { loadProjectorConfig, topicNames } from '../../projector/src/config.ts';
+import { loadProjectorConfig, startPipeline, topicNames } from '@oan/projector';
 import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
-import { startPipeline } from '../../projector/src/pipeline.ts';
 import { buildApp, createConversationContext } from '../src/app.ts';
 import { openConversation, type ConversationContext } from '../src/commands/context.ts';
 import { loadConversationsConfig, type ConversationsConfig } from '../src/config.ts';
@@ -48,7 +47,7 @@ export interface ConversationFleet {
 }
 
 /**
- * The conversations app against real Postgres, Redis and Kafka, with the relay and the projector
+ * The conversations app against real Postgres, Redis and Kafka, with the outbox publisher and the projector
  * in-process (libs/testing startInProcessFleet), and filesystem storage with its listener.
  */
 export async function startConversationFleet(env: Record<string, string> = {}): Promise<ConversationFleet> {

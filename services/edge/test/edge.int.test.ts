@@ -14,7 +14,7 @@ import {
   type Fleet,
   type RunningGateway,
   type TestClient,
-} from '../../gateway/test/helpers.ts';
+} from '@oan/gateway/testing';
 import { buildApp } from '../src/app.ts';
 import { loadEdgeConfig } from '../src/config.ts';
 

@@ -10,7 +10,7 @@ import {
   startGateway,
   type Fleet,
   type RunningGateway,
-} from '../../gateway/test/helpers.ts';
+} from '@oan/gateway/testing';
 import { buildApp } from '../src/app.ts';
 import { loadEdgeConfig } from '../src/config.ts';
 

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, sql } from '@oan/db';
 import { threadKey, threadStreamId, type ThreadEvent, type ThreadSide } from '@oan/domain';
-import { threadDecider, type ThreadCommand } from '../../matching/src/domain/thread.ts';
+import { threadDecider, type ThreadCommand } from '@oan/matching';
 import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
 import { projections, type DomainEvent } from '@oan/readmodels';
-import { projectDomainEvents } from '../../projector/src/stages/domain.ts';
-import { writeEnvelopes, type CommittedEnvelope } from '../../projector/src/stages/oan.ts';
+import { projectDomainEvents, writeEnvelopes, type CommittedEnvelope } from '@oan/projector';
 import { openDecisions } from '../src/http/openDecisions.ts';
 import { openQuestions } from '../src/http/openQuestions.ts';
 import {

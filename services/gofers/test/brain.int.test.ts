@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import client from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, sql, type MikroORM } from '@oan/db';
-import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventstore';
+import { domainHeaders, startOutboxPublisher, type OutboxPublisher } from '@oan/eventstore';
 import {
   createKafka,
   SCHEMAS_DIR,
@@ -33,7 +33,7 @@ const store = createGoferStore();
 let orm: MikroORM;
 let redis: Redis;
 let kafka: KafkaHandle;
-let relay: OutboxRelay;
+let outbox: OutboxPublisher;
 let ctx: GoferContext;
 const logLines: string[] = [];
 const logger: LogSink = {
@@ -59,8 +59,8 @@ beforeAll(async () => {
   // Several partitions: the accounts' Gofers are spread out and consumed concurrently.
   await kafka.ensureTopics([{ topic, numPartitions: 3 }]);
   const producer = await kafka.producer({ idempotent: true });
-  // As services/relay publishes every outbox.
-  relay = await startOutboxRelay({
+  // As services/outbox publishes every outbox.
+  outbox = await startOutboxPublisher({
     databaseUrl: dbUrl,
     schema: 'gofers',
     logger: silentLogger,
@@ -76,7 +76,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await relay?.stop();
+  await outbox?.stop();
   await kafka?.deleteTopics([topic]);
   await (await kafka?.admin())?.deleteGroups([groupId]).catch(() => undefined);
   await kafka?.close();
@@ -117,7 +117,7 @@ async function caughtUp(): Promise<void> {
   const admin = await kafka.admin();
   await waitFor(
     async () => {
-      if ((await relay.backlog()) > 0) return false;
+      if ((await outbox.backlog()) > 0) return false;
       const ends = await admin.fetchTopicOffsets(topic);
       const [group] = await admin.fetchOffsets({ groupId, topics: [topic] });
       const committed = (partition: number) =>

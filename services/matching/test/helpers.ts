@@ -47,7 +47,7 @@ export interface MatchingFleet {
 /**
  * The matching app against real Postgres and Redis (libs/testing startInProcessFleet without a
  * projector: unique database and Redis prefix, removed by `close`). Its routes read the thread
- * streams and the inline lookups only, so no relay or projector runs here.
+ * streams and the inline lookups only, so no outbox publisher or projector runs here.
  */
 export async function startMatchingFleet(env: Record<string, string> = {}): Promise<MatchingFleet> {
   const store = createMatchingStore();

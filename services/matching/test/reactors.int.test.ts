@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
-import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventstore';
+import { domainHeaders, startOutboxPublisher, type OutboxPublisher } from '@oan/eventstore';
 import {
   createKafka,
   SCHEMAS_DIR,
@@ -47,7 +47,7 @@ let orm: MikroORM;
 let redis: Redis;
 let kafka: KafkaHandle;
 let producer: Producer;
-let relay: OutboxRelay;
+let outbox: OutboxPublisher;
 let ctx: MatchingContext;
 const reactors: RunningReactor[] = [];
 const groups: string[] = [];
@@ -79,7 +79,7 @@ beforeAll(async () => {
     { topic: matchingTopic, numPartitions: 3 },
   ]);
   producer = await kafka.producer({ idempotent: true });
-  relay = await startOutboxRelay({
+  outbox = await startOutboxPublisher({
     databaseUrl: dbUrl,
     schema: 'matching',
     logger: silentLogger,
@@ -96,7 +96,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const r of reactors) await r.stop();
-  await relay?.stop();
+  await outbox?.stop();
   await kafka?.deleteTopics([goferTopic, matchingTopic]);
   await (
     await kafka?.admin()
@@ -150,7 +150,7 @@ async function gofer(
   return g;
 }
 
-/** As the gofers relay publishes them (keyed by the owner). */
+/** As the outbox publisher publishes the gofers events (keyed by the owner). */
 async function publishGofer(type: string, data: Record<string, unknown>) {
   await producer.send({
     topic: goferTopic,

@@ -1351,7 +1351,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's account's own limits and usage (issue 15) */
+        /** The caller's account's own limits and usage (an extension to protocol v1) */
         get: {
             parameters: {
                 query?: never;
@@ -1787,7 +1787,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's webhook endpoints, without their secrets (issue 15) */
+        /** The account's webhook endpoints, without their secrets (an extension to protocol v1) */
         get: {
             parameters: {
                 query?: never;
@@ -1821,7 +1821,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Register a webhook endpoint (issue 15, extension to protocol v1)
+         * Register a webhook endpoint (an extension to protocol v1)
          * @description Every envelope of the account after the registration is POSTed to `url` as the exact JSON of `oan:event`, in seq order, signed per Standard Webhooks 1.0 with the `secret` answered here once (docs/connectors-without-socket.md). At most 3 per account: a fourth is `409 {code: "WEBHOOK_LIMIT_REACHED"}`. `url` must be https and name a public address.
          */
         post: {
@@ -1885,7 +1885,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a webhook endpoint (issue 15)
+         * Delete a webhook endpoint (an extension to protocol v1)
          * @description Nothing more is sent to it. An unknown or foreign id is the byte-identical 403.
          */
         delete: {
@@ -1926,7 +1926,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A webhook endpoint's recent delivery attempts, newest first (issue 15) */
+        /** A webhook endpoint's recent delivery attempts, newest first (an extension to protocol v1) */
         get: {
             parameters: {
                 query?: never;

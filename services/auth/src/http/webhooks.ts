@@ -46,7 +46,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteDeps> = async (app
     {
       onRequest: auth,
       schema: {
-        summary: 'Register a webhook endpoint (issue 15, extension to protocol v1)',
+        summary: 'Register a webhook endpoint (an extension to protocol v1)',
         tags: ['extension'],
         description:
           'Every envelope of the account after the registration is POSTed to `url` as the exact JSON of `oan:event`, ' +
@@ -92,7 +92,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteDeps> = async (app
     {
       onRequest: auth,
       schema: {
-        summary: "The account's webhook endpoints, without their secrets (issue 15)",
+        summary: "The account's webhook endpoints, without their secrets (an extension to protocol v1)",
         tags: ['extension'],
         response: { 200: s.webhookList },
       },
@@ -109,7 +109,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteDeps> = async (app
     {
       onRequest: auth,
       schema: {
-        summary: 'Delete a webhook endpoint (issue 15)',
+        summary: 'Delete a webhook endpoint (an extension to protocol v1)',
         tags: ['extension'],
         description: 'Nothing more is sent to it. An unknown or foreign id is the byte-identical 403.',
         params: s.webhookParams,
@@ -132,7 +132,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteDeps> = async (app
     {
       onRequest: auth,
       schema: {
-        summary: "A webhook endpoint's recent delivery attempts, newest first (issue 15)",
+        summary: "A webhook endpoint's recent delivery attempts, newest first (an extension to protocol v1)",
         tags: ['extension'],
         params: s.webhookParams,
         response: { 200: s.deliveryList },

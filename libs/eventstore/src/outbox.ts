@@ -1,33 +1,33 @@
 import pg from 'pg';
 import type { StoredEvent } from './types.ts';
 
-export interface RelayMessage {
+export interface OutboxMessage {
   key: string;
   value: Buffer;
   headers: Record<string, string>;
 }
 
-export interface RelayLogger {
+export interface OutboxLogger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 
-export interface OutboxRelayOptions {
-  /** Connection string; the relay keeps one dedicated session (advisory lock + LISTEN). */
+export interface OutboxPublisherOptions {
+  /** Connection string; the publisher keeps one dedicated session (advisory lock + LISTEN). */
   databaseUrl: string;
   schema: string;
   /** Encodes one stored event as a Kafka record (Avro value + headers). */
-  encode: (event: StoredEvent) => RelayMessage;
+  encode: (event: StoredEvent) => OutboxMessage;
   /** Publishes records in order and resolves once the broker acknowledged all of them. */
-  publish: (messages: RelayMessage[]) => Promise<void>;
-  logger: RelayLogger;
+  publish: (messages: OutboxMessage[]) => Promise<void>;
+  logger: OutboxLogger;
   batchSize?: number;
   idleMs?: number;
   onPublished?: (count: number) => void;
 }
 
-export interface OutboxRelay {
+export interface OutboxPublisher {
   stop(): Promise<void>;
   /** Rows not yet acknowledged by the broker. */
   backlog(): Promise<number>;
@@ -51,7 +51,7 @@ interface OutboxRow {
  * At-least-once: a crash between the ack and the delete republishes those rows; consumers dedup by
  * event id. One leader per schema (session advisory lock), so order holds with replicas.
  */
-export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<OutboxRelay> {
+export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promise<OutboxPublisher> {
   const s = opts.schema;
   const batchSize = opts.batchSize ?? 500;
   const idleMs = opts.idleMs ?? 1000;
@@ -90,7 +90,7 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     // Its only write, deleting what the broker acknowledged, can be lost in a crash without harm (the
     // rows are published again and consumers skip them): no wait for the WAL flush (ADR 0015).
     const c = new pg.Client({ connectionString: opts.databaseUrl, options: '-c synchronous_commit=off' });
-    c.on('error', (err) => opts.logger.warn({ err: err.message }, 'relay connection error'));
+    c.on('error', (err) => opts.logger.warn({ err: err.message }, 'outbox connection error'));
     c.on('notification', onNotification);
     await c.connect();
     await c.query(`listen "${s}_outbox"`);
@@ -102,12 +102,14 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
     // What this step reads covers every wake-up so far; only later ones must wake the next sleep.
     woken = false;
     if (!leader) {
+      // The lock keeps the key from when this process was named "relay": a publisher of the old name
+      // still running during a rolling deploy then waits for it, and two never publish one schema.
       const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) as ok', [
         `relay:${s}`,
       ]);
       leader = r.rows[0]?.ok === true;
       if (!leader) return 0;
-      opts.logger.info({ schema: s }, 'outbox relay is leader');
+      opts.logger.info({ schema: s }, 'outbox publisher is leader');
     }
     const { rows } = await client.query<OutboxRow>(
       `select e.position::text as position, e.event_id, e.stream_id, e.stream_version, e.type, e.version,
@@ -142,7 +144,7 @@ export async function startOutboxRelay(opts: OutboxRelayOptions): Promise<Outbox
           continue;
         }
         failures += 1;
-        opts.logger.error({ err: (err as Error).message, schema: s }, 'outbox relay step failed');
+        opts.logger.error({ err: (err as Error).message, schema: s }, 'outbox publisher step failed');
         // The session (and its lock) may be gone: start over with a new one.
         leader = false;
         await client?.end().catch(() => undefined);

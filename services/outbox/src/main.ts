@@ -1,30 +1,30 @@
 import closeWithGrace from 'close-with-grace';
-import { domainHeaders, startOutboxRelay, type OutboxRelay } from '@oan/eventstore';
+import { domainHeaders, startOutboxPublisher, type OutboxPublisher } from '@oan/eventstore';
 import { createHttpApp, createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { Counter, Gauge } from 'prom-client';
-import { loadRelayConfig } from './config.ts';
+import { loadOutboxConfig } from './config.ts';
 
-const cfg = loadRelayConfig();
-const logger = createLogger('relay', cfg.LOG_LEVEL);
+const cfg = loadOutboxConfig();
+const logger = createLogger('outbox', cfg.LOG_LEVEL);
 const registry = new SchemaRegistry(SCHEMAS_DIR);
-const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-relay', logger });
+const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-outbox', logger });
 const topicOf = (schema: string) => `${cfg.TOPIC_PREFIX}${schema}.events`;
-await kafka.ensureTopics(cfg.RELAY_SCHEMAS.map((s) => ({ topic: topicOf(s) })));
+await kafka.ensureTopics(cfg.OUTBOX_SCHEMAS.map((s) => ({ topic: topicOf(s) })));
 // Renews its producer id after a broker lost its sequence state (the failed batch is published again).
 const producer = await kafka.sender();
 
 const published = new Counter({
-  name: 'oan_relay_published_total',
+  name: 'oan_outbox_published_total',
   help: 'Events published',
   labelNames: ['schema'],
 });
-const relays = new Map<string, OutboxRelay>();
-for (const schema of cfg.RELAY_SCHEMAS) {
+const publishers = new Map<string, OutboxPublisher>();
+for (const schema of cfg.OUTBOX_SCHEMAS) {
   const topic = topicOf(schema);
-  relays.set(
+  publishers.set(
     schema,
-    await startOutboxRelay({
+    await startOutboxPublisher({
       databaseUrl: cfg.DATABASE_URL,
       schema,
       logger,
@@ -45,20 +45,20 @@ new Gauge({
   help: 'Events appended but not yet acknowledged by the broker',
   labelNames: ['schema'],
   async collect() {
-    for (const [schema, relay] of relays) this.set({ schema }, await relay.backlog());
+    for (const [schema, publisher] of publishers) this.set({ schema }, await publisher.backlog());
   },
 });
 
 const app = await createHttpApp({
-  name: 'relay',
+  name: 'outbox',
   logLevel: cfg.LOG_LEVEL,
   readiness: { kafka: () => kafka.admin().then((a) => a.listTopics()) },
 });
-await app.listen({ host: cfg.HOST, port: cfg.RELAY_PORT });
+await app.listen({ host: cfg.HOST, port: cfg.OUTBOX_PORT });
 
 closeWithGrace({ delay: 10_000 }, async ({ err }) => {
-  if (err) logger.error({ err }, 'relay shutting down after an error');
+  if (err) logger.error({ err }, 'outbox shutting down after an error');
   await app.close();
-  await Promise.all([...relays.values()].map((r) => r.stop()));
+  await Promise.all([...publishers.values()].map((r) => r.stop()));
   await kafka.close();
 });

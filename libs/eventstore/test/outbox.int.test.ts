@@ -1,24 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import { createKafka, runConsumer, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { ensureInfra, waitFor } from '@oan/testing';
-import { domainHeaders, EventStore, startOutboxRelay } from '../src/index.ts';
+import { domainHeaders, EventStore, startOutboxPublisher } from '../src/index.ts';
 
 const id = randomBytes(4).toString('hex');
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${id}`;
-const topic = `t_${id}.relay.events`;
-const store = new EventStore('relay_test');
+const topic = `t_${id}.outbox.events`;
+const store = new EventStore('outbox_test');
 let orm: MikroORM;
 let kafka: KafkaHandle;
 const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 beforeAll(async () => {
   ensureInfra();
-  orm = await openDatabase({ url, schema: 'relay_test', migrations: [store.migration()] });
+  orm = await openDatabase({ url, schema: 'outbox_test', migrations: [store.migration()] });
   kafka = createKafka({
     brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
-    clientId: 'relay-test',
+    clientId: 'outbox-test',
     logger: silentLogger,
   });
   await kafka.ensureTopics([{ topic, numPartitions: 3 }]);
@@ -30,12 +31,12 @@ afterAll(async () => {
   await dropDatabase(url);
 });
 
-describe('the outbox relay', () => {
+describe('the outbox publisher', () => {
   it('publishes every event once per stream in stream order, keyed by account, and empties the outbox', async () => {
     const producer = await kafka.producer({ idempotent: true });
-    const relay = await startOutboxRelay({
+    const publisher = await startOutboxPublisher({
       databaseUrl: url,
-      schema: 'relay_test',
+      schema: 'outbox_test',
       logger: log,
       batchSize: 50,
       encode: (e) => ({
@@ -48,7 +49,7 @@ describe('the outbox relay', () => {
       },
     });
     const accounts = ['a', 'b', 'c', 'd'];
-    // Concurrent writers on four streams while the relay runs.
+    // Concurrent writers on four streams while the publisher runs.
     await Promise.all(
       accounts.map(async (acc) => {
         for (let i = 1; i <= 60; i++) {
@@ -84,21 +85,21 @@ describe('the outbox relay', () => {
       what: 'all events consumed',
     });
     for (const a of accounts) expect(seen.get(a)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
-    await waitFor(async () => (await relay.backlog()) === 0, { what: 'empty outbox' });
+    await waitFor(async () => (await publisher.backlog()) === 0, { what: 'empty outbox' });
     const [row] = await sql<{ n: string }>(
       orm.em.fork(),
-      'select count(*)::text as n from relay_test.outbox',
+      'select count(*)::text as n from outbox_test.outbox',
     );
     expect(row!.n).toBe('0');
     await consumer.stop();
-    await relay.stop();
+    await publisher.stop();
   });
 
-  it('lets only one relay lead a schema', async () => {
+  it('lets only one publisher lead a schema', async () => {
     const mk = () =>
-      startOutboxRelay({
+      startOutboxPublisher({
         databaseUrl: url,
-        schema: 'relay_test',
+        schema: 'outbox_test',
         logger: log,
         idleMs: 50,
         encode: () => ({ key: '', value: Buffer.alloc(0), headers: {} }),
@@ -109,5 +110,29 @@ describe('the outbox relay', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect([r1.isLeader(), r2.isLeader()].filter(Boolean)).toHaveLength(1);
     await Promise.all([r1.stop(), r2.stop()]);
+  });
+
+  it('waits while a process of the old name "relay" holds the schema, then leads', async () => {
+    // During a rolling deploy the old process runs beside the new one: both must take the same lock.
+    const old = new pg.Client({ connectionString: url });
+    await old.connect();
+    await old.query('select pg_advisory_lock(hashtext($1))', ['relay:outbox_test']);
+    const publisher = await startOutboxPublisher({
+      databaseUrl: url,
+      schema: 'outbox_test',
+      logger: log,
+      idleMs: 50,
+      encode: () => ({ key: '', value: Buffer.alloc(0), headers: {} }),
+      publish: async () => undefined,
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(publisher.isLeader()).toBe(false);
+      await old.end();
+      await waitFor(() => publisher.isLeader(), { what: 'the publisher to lead once the old one left' });
+    } finally {
+      await old.end().catch(() => undefined);
+      await publisher.stop();
+    }
   });
 });
