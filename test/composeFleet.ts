@@ -65,6 +65,8 @@ export class ComposeFleet {
       POSTGRES_PASSWORD: pgPassword,
       S3_ACCESS_KEY_ID: randomBytes(8).toString('hex'),
       S3_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
+      S3_URL_ACCESS_KEY_ID: randomBytes(8).toString('hex'),
+      S3_URL_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
       OAN_PORT: String(edge),
       OAN_WEB_BASE_URL: `http://127.0.0.1:${edge}`,
       PG_PORT: String(pg),

@@ -37,6 +37,9 @@ export const storageEnv = z.object({
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ACCESS_KEY_ID: optional(z.string().min(1)),
   S3_SECRET_ACCESS_KEY: optional(z.string().min(1)),
+  /** A key pair that may only read the bucket, to sign download URLs with (both or neither). */
+  S3_URL_ACCESS_KEY_ID: optional(z.string().min(1)),
+  S3_URL_SECRET_ACCESS_KEY: optional(z.string().min(1)),
   S3_FORCE_PATH_STYLE: envBool,
 });
 export type StorageEnv = z.infer<typeof storageEnv>;
@@ -49,6 +52,14 @@ export function refineStorageEnv(env: StorageEnv, ctx: z.RefinementCtx): void {
   for (const name of S3_REQUIRED) {
     if (!env[name])
       ctx.addIssue({ code: 'custom', path: [name], message: 'required when STORAGE_DRIVER=s3' });
+  }
+  if (!env.S3_URL_ACCESS_KEY_ID !== !env.S3_URL_SECRET_ACCESS_KEY) {
+    const missing = env.S3_URL_ACCESS_KEY_ID ? 'S3_URL_SECRET_ACCESS_KEY' : 'S3_URL_ACCESS_KEY_ID';
+    ctx.addIssue({
+      code: 'custom',
+      path: [missing],
+      message: 'S3_URL_ACCESS_KEY_ID and S3_URL_SECRET_ACCESS_KEY are set together',
+    });
   }
 }
 
@@ -109,6 +120,14 @@ export async function createStorage(
         forcePathStyle: config.S3_FORCE_PATH_STYLE,
         ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
         ...(config.S3_PUBLIC_ENDPOINT ? { publicEndpoint: config.S3_PUBLIC_ENDPOINT } : {}),
+        ...(config.S3_URL_ACCESS_KEY_ID && config.S3_URL_SECRET_ACCESS_KEY
+          ? {
+              urlSigning: {
+                accessKeyId: config.S3_URL_ACCESS_KEY_ID,
+                secretAccessKey: config.S3_URL_SECRET_ACCESS_KEY,
+              },
+            }
+          : {}),
         ...(opts.now ? { now: opts.now } : {}),
       });
       return { storage };

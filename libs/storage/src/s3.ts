@@ -25,6 +25,12 @@ export interface S3StorageOptions {
   region: string;
   accessKeyId: string;
   secretAccessKey: string;
+  /**
+   * The key pair that signs download URLs, when it is not the one above: a key that may only read
+   * this bucket, so a URL (which names its key id) and whatever leaks with it can never write or
+   * list. Without it the URLs are signed with the read-write pair.
+   */
+  urlSigning?: { accessKeyId: string; secretAccessKey: string };
   /** `http://host/bucket/key` instead of `http://bucket.host/key` (MinIO needs it). */
   forcePathStyle: boolean;
   /** Epoch ms; only used to report `expiresAt` (SigV4 signs with the SDK's own clock). */
@@ -37,7 +43,7 @@ const MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
 /** S3 or MinIO with presigned GET URLs: the bucket stays private, the URL carries the authorization. */
 export class S3Storage implements ObjectStorage {
   readonly client: S3Client;
-  /** Signs the download URLs: `client`, or one aimed at `publicEndpoint`. */
+  /** Signs the download URLs: `client`, or one aimed at `publicEndpoint` and/or with `urlSigning`'s key. */
   private readonly signer: S3Client;
   readonly bucket: string;
   private readonly now: () => number;
@@ -45,18 +51,22 @@ export class S3Storage implements ObjectStorage {
   constructor(opts: S3StorageOptions) {
     this.bucket = opts.bucket;
     this.now = opts.now ?? Date.now;
-    const client = (endpoint: string | undefined) =>
+    const readWrite = { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey };
+    const client = (endpoint: string | undefined, credentials = readWrite) =>
       new S3Client({
         region: opts.region,
         forcePathStyle: opts.forcePathStyle,
-        credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey },
+        credentials,
         ...(endpoint ? { endpoint } : {}),
         // The SDK's default CRC trailers (aws-chunked uploads) are refused by many S3-compatible stores.
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
       });
     this.client = client(opts.endpoint);
-    this.signer = opts.publicEndpoint ? client(opts.publicEndpoint) : this.client;
+    this.signer =
+      opts.publicEndpoint || opts.urlSigning
+        ? client(opts.publicEndpoint ?? opts.endpoint, opts.urlSigning ?? readWrite)
+        : this.client;
   }
 
   async put(key: string, body: Buffer | Readable, opts: PutOptions): Promise<void> {

@@ -97,6 +97,25 @@ describe('storage configuration', () => {
     await setup?.storage.close();
   });
 
+  it('signs `s3` download URLs with the read-only pair when one is set, and wants both halves', async () => {
+    const env = {
+      STORAGE_DRIVER: 's3',
+      S3_ENDPOINT: 'http://127.0.0.1:9000',
+      S3_BUCKET: 'b',
+      S3_ACCESS_KEY_ID: 'readwrite',
+      S3_SECRET_ACCESS_KEY: 's',
+      S3_FORCE_PATH_STYLE: 'true',
+    };
+    expect(() => load({ ...env, S3_URL_ACCESS_KEY_ID: 'readonly' })).toThrow(/S3_URL_SECRET_ACCESS_KEY/);
+    expect(() => load({ ...env, S3_URL_SECRET_ACCESS_KEY: 'r' })).toThrow(/S3_URL_ACCESS_KEY_ID/);
+    const setup = await createStorage(
+      load({ ...env, S3_URL_ACCESS_KEY_ID: 'readonly', S3_URL_SECRET_ACCESS_KEY: 'r' }),
+    );
+    const { url } = await setup!.storage.signedUrl('g/a', { expiresInSeconds: 60 });
+    expect(new URL(url).searchParams.get('X-Amz-Credential')).toMatch(/^readonly\//);
+    await setup?.storage.close();
+  });
+
   it('refuses a short signing secret and an unknown driver', () => {
     expect(() => load({ STORAGE_SIGNING_SECRET: 'short' })).toThrow(/STORAGE_SIGNING_SECRET/);
     expect(() => load({ STORAGE_DRIVER: 'ftp' })).toThrow(/STORAGE_DRIVER/);

@@ -66,6 +66,20 @@ describe('S3Storage presigned URLs', () => {
     await s3.close();
   });
 
+  it('names the read-only key, not the read-write one, when URLs have a key of their own', async () => {
+    const s3 = new S3Storage({
+      ...base,
+      endpoint: 'http://minio.test:9000',
+      forcePathStyle: true,
+      urlSigning: { accessKeyId: 'AKIDREADONLY', secretAccessKey: 'y'.repeat(40) },
+    });
+    const u = new URL((await s3.signedUrl(KEY, { expiresInSeconds: 60 })).url);
+    expect(u.origin).toBe('http://minio.test:9000');
+    expect(u.searchParams.get('X-Amz-Credential')).toMatch(/^AKIDREADONLY\//);
+    expect(u.toString()).not.toContain('AKIDEXAMPLE');
+    await s3.close();
+  });
+
   it('refuses a traversal key before signing anything', async () => {
     const s3 = new S3Storage({ ...base, endpoint: 'http://minio.test:9000', forcePathStyle: true });
     await expect(s3.signedUrl('../other-bucket/x', { expiresInSeconds: 60 })).rejects.toThrow(
