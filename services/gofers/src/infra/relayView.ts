@@ -45,11 +45,14 @@ export async function relayView(
 
 /**
  * The command handler's `snapshot` option over that view, for `AddRelayTurn` only: the state is
- * loaded as above and nothing is saved (it is derived again next time). The append still expects
- * the stream's version, so a concurrent write makes the turn run again.
+ * loaded as above and nothing is saved (it is derived again next time). The Gofer's relay row is
+ * locked first, so the turns of many callers answered at once queue instead of failing their
+ * version check (each lost turn was a brain call for nothing); the append still expects the
+ * stream's version, so another command's write meanwhile makes the turn run again.
  */
 export const relayTurnSnapshot = (schema: string, goferId: string): Snapshot<GoferState> => ({
   load: async (em) => {
+    await sql(em, 'select 1 from gofers.relay_agents where gofer_id = ? for update', [goferId]);
     const view = await relayView(em, schema, goferId);
     return view.version === 0 ? null : view;
   },
