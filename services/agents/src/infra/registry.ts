@@ -143,6 +143,11 @@ export class Registry {
     await this.redis.set(this.key('rec', address), `${conn}|${digestOf(content)}`, 'EX', 86_400);
   }
 
+  /** The agent is still online: its recorded announcement is remembered for another day. */
+  async keepRecord(address: string): Promise<void> {
+    await this.redis.expire(this.key('rec', address), 86_400);
+  }
+
   /** A fixed-window limiter: true while `key` is within `limit`. */
   async allow(kind: string, subject: string, limit: RateLimit): Promise<boolean> {
     const n = (await this.redis.eval(

@@ -80,6 +80,7 @@ export function serveAgent(hub: Hub, ws: WebSocket, conn: string, client: string
     if (unchanged) {
       content = now;
       link.recordedConn = unchanged.conn;
+      await hub.registry.keepRecord(a.address);
     } else if (first || now !== content) {
       content = now;
       await hub.log.announced({
@@ -93,6 +94,9 @@ export function serveAgent(hub: Hub, ws: WebSocket, conn: string, client: string
       });
       await hub.registry.record(a.address, conn, now);
       link.recordedConn = conn;
+    } else {
+      // A heartbeat: what the log holds stays remembered while the agent is online.
+      await hub.registry.keepRecord(a.address);
     }
     ws.send('{"type":"ANNOUNCE_OK"}');
   };
