@@ -23,6 +23,13 @@ export interface OutboxPublisherOptions {
   publish: (messages: OutboxMessage[]) => Promise<void>;
   logger: OutboxLogger;
   batchSize?: number;
+  /**
+   * Bytes of records (key, value, headers) per publish call; a larger record goes alone. The broker
+   * refuses a record batch over its `message.max.bytes` (about 1 MiB by default), and a producer puts
+   * a send's records of one partition into one batch: two large records together were refused on
+   * every retry, and nothing behind them was ever published.
+   */
+  maxPublishBytes?: number;
   idleMs?: number;
   onPublished?: (count: number) => void;
 }
@@ -119,7 +126,11 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
       [batchSize],
     );
     if (rows.length === 0) return 0;
-    await opts.publish(rows.map((r) => opts.encode(toStored(r))));
+    for (const chunk of byBytes(
+      rows.map((r) => opts.encode(toStored(r))),
+      opts.maxPublishBytes ?? 512 * 1024,
+    ))
+      await opts.publish(chunk);
     await client.query(`delete from "${s}".outbox where position = any($1::bigint[])`, [
       rows.map((r) => r.position),
     ]);
@@ -177,6 +188,25 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
     },
     isLeader: () => leader,
   };
+}
+
+/** Consecutive runs of messages of at most `max` bytes each (one message over it runs alone). */
+function byBytes(messages: RelayMessage[], max: number): RelayMessage[][] {
+  const chunks: RelayMessage[][] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    let size = Buffer.byteLength(m.key) + m.value.length;
+    for (const [k, v] of Object.entries(m.headers)) size += Buffer.byteLength(k) + Buffer.byteLength(v);
+    const last = chunks.at(-1);
+    if (last && bytes + size <= max) {
+      last.push(m);
+      bytes += size;
+    } else {
+      chunks.push([m]);
+      bytes = size;
+    }
+  }
+  return chunks;
 }
 
 function toStored(r: OutboxRow): StoredEvent {

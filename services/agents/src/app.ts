@@ -37,6 +37,11 @@ export async function buildApp({ config, orm, redis, logger }: AgentsDeps) {
     new AgentLog(orm, createAgentStore()),
     logger,
     config.AGENT_STALE_MS,
+    {
+      sockets: config.AGENTS_SOCKETS_PER_MINUTE,
+      announces: config.AGENTS_ANNOUNCES_PER_MINUTE,
+      clientFrames: config.AGENTS_CLIENT_FRAMES_PER_MINUTE,
+    },
   );
   const directory = new Directory(orm, registry);
   await hub.start();

@@ -18,6 +18,12 @@ export const agentsEnv = commonEnv.extend({
    * The limits count the hop the edge wrote, never one the client wrote before it.
    */
   TRUST_PROXY: trustProxyList,
+  /** Per client address and minute: new relay sockets (refused 429 at the upgrade past it). */
+  AGENTS_SOCKETS_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** Per client address and minute: ANNOUNCEs that append an `AgentAnnounced` (first or changed). */
+  AGENTS_ANNOUNCES_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  /** Per client address and minute: frames sent on /ws/input sockets. */
+  AGENTS_CLIENT_FRAMES_PER_MINUTE: z.coerce.number().int().min(1).default(600),
 });
 export type AgentsConfig = z.infer<typeof agentsEnv>;
 

@@ -22,6 +22,10 @@ export const gofersEnv = commonEnv
     GOFER_RELAY_KEY_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
     /** INPUTs a relay caller may send one Gofer per minute. */
     GOFER_RELAY_INPUTS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
+    /** Relay turns one published Gofer answers per hour over all its callers (a caller key is free). */
+    GOFER_RELAY_TURNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(200),
+    /** Relay turns all the published Gofers of one owner account answer per hour. */
+    GOFER_RELAY_ACCOUNT_TURNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(500),
   })
   .superRefine((env, ctx) => {
     refineLlmEnv(env, ctx);

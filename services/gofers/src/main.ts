@@ -8,6 +8,7 @@ import { buildApp, createGoferContext } from './app.ts';
 import { createBrainProvider } from './brain/index.ts';
 import { loadGofersConfig } from './config.ts';
 import { createGoferStore, goferMigrations } from './infra/store.ts';
+import { startAccountBanned } from './reactors/accountBanned.ts';
 import { startBrain } from './reactors/brain.ts';
 import { startPairings } from './reactors/pairings.ts';
 import { startRagReactor } from './reactors/rag.ts';
@@ -41,7 +42,11 @@ const relayHost =
         sealer,
         logger,
         urls: config.GOFER_RELAY_URLS,
-        inputsPerMinute: config.GOFER_RELAY_INPUTS_PER_MINUTE,
+        limits: {
+          callerPerMinute: config.GOFER_RELAY_INPUTS_PER_MINUTE,
+          goferPerHour: config.GOFER_RELAY_TURNS_PER_HOUR,
+          accountPerHour: config.GOFER_RELAY_ACCOUNT_TURNS_PER_HOUR,
+        },
       })
     : null;
 const relay = relayHost && sealer ? { control: relayHost, sealer } : null;
@@ -57,6 +62,8 @@ const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PR
 const brain = await startBrain({ ...reactorDeps, ctx, provider });
 // After a restart every published Gofer announces again (once no other process holds its lease).
 await relayHost?.start();
+// A banned owner's Gofers leave the relay (group `gofers.account-banned` on `auth.events`).
+const banned = relayHost ? await startAccountBanned({ ...reactorDeps, ctx, relay: relayHost }) : null;
 // Announces each pairing proposed by matching as a `system` row (kind 'pairing') in both chats.
 const pairings = await startPairings({ kafka, registry, ctx, logger, topicPrefix: config.TOPIC_PREFIX });
 const rag = storage
@@ -71,6 +78,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   // The announce sockets close, so the relay lists these Gofers again only once they re-announce.
   await relayHost?.stop();
   await brain.stop();
+  await banned?.stop();
   await pairings.stop();
   await rag?.stop();
   await kafka.close();

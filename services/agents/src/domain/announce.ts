@@ -6,6 +6,11 @@ export const ADDRESS = /^0x[0-9a-f]{64}$/;
 export const MAX_SUMMARY = 1000;
 export const MAX_ENDPOINTS = 16;
 export const MAX_ENDPOINT_LENGTH = 512;
+/**
+ * A profile's serialized size (UTF-8 bytes of its JSON). Every recorded announcement is kept in the
+ * log for good, so what one may carry is small: a name, a few fields, not a document.
+ */
+export const MAX_PROFILE_BYTES = 4096;
 /** An ANNOUNCE more than this far from the relay's clock is refused (replay window, seconds). */
 export const ANNOUNCE_SKEW_S = 300;
 
@@ -49,6 +54,8 @@ export function parseAnnounce(msg: Record<string, unknown>, nowS: number): Parse
   if (profile !== undefined && profile !== null && (typeof profile !== 'object' || Array.isArray(profile))) {
     return fail('Invalid profile');
   }
+  if (profile && new TextEncoder().encode(JSON.stringify(profile)).length > MAX_PROFILE_BYTES)
+    return fail(`Profile too large (max ${MAX_PROFILE_BYTES} bytes as JSON)`);
   if (typeof signature !== 'string') return fail('Missing signature');
   const sig = signature.replace(/^0x/, '').toLowerCase();
   if (!/^[0-9a-f]{128}$/.test(sig)) return fail('Invalid signature');

@@ -13,6 +13,19 @@ export const LIMITS = {
   getAgent: { max: 100, windowMs: 60_000 },
 } satisfies Record<string, RateLimit>;
 
+/**
+ * What one client address (the hop the edge wrote) may do at the relay per minute, whatever agent
+ * addresses it uses: those are free keys, so the per-address limits above bound nothing alone.
+ */
+export interface PerClientLimits {
+  /** New sockets on any relay path. */
+  sockets: number;
+  /** ANNOUNCEs that are recorded (an `AgentAnnounced` appended): a first one, or a changed one. */
+  announces: number;
+  /** Frames a client sends on its /ws/input sockets. */
+  clientFrames: number;
+}
+
 /** Frames up to 1 MiB (the peers' `websockets` default), never more. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 /** A socket with more than this waiting to be written to it is closed (a peer that does not read). */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RateLimit } from '../domain/limits.ts';
 
@@ -130,6 +131,23 @@ export class Registry {
     );
   }
 
+  /** The last recorded announcement of `address`: the socket it named and a digest of its content. */
+  async recorded(address: string): Promise<{ conn: string; digest: string } | undefined> {
+    const v = await this.redis.get(this.key('rec', address));
+    const [conn, digest] = v?.split('|') ?? [];
+    return conn && digest ? { conn, digest } : undefined;
+  }
+
+  /** Remembers what the log holds for `address` now (a day: an agent silent longer is recorded afresh). */
+  async record(address: string, conn: string, content: string): Promise<void> {
+    await this.redis.set(this.key('rec', address), `${conn}|${digestOf(content)}`, 'EX', 86_400);
+  }
+
+  /** The agent is still online: its recorded announcement is remembered for another day. */
+  async keepRecord(address: string): Promise<void> {
+    await this.redis.expire(this.key('rec', address), 86_400);
+  }
+
   /** A fixed-window limiter: true while `key` is within `limit`. */
   async allow(kind: string, subject: string, limit: RateLimit): Promise<boolean> {
     const n = (await this.redis.eval(
@@ -145,3 +163,5 @@ export class Registry {
     return this.key('bus', replica);
   }
 }
+
+export const digestOf = (content: string) => createHash('sha256').update(content).digest('base64url');

@@ -8,9 +8,10 @@ import type { ClientLink, Hub } from './hub.ts';
 /**
  * A client's /ws/input socket: the first frame's `to` picks the agent; the relay keeps the
  * client's session_id or mints one, writes it into every frame it forwards, and tells the agent
- * `close` when the client leaves. The socket stays bound to that agent and session.
+ * `close` when the client leaves. The socket stays bound to that agent and session. The frames of
+ * all the sockets of one client address (null: a process of the fleet) are counted per minute.
  */
-export function serveClient(hub: Hub, ws: WebSocket, id: string): void {
+export function serveClient(hub: Hub, ws: WebSocket, id: string, client: string | null): void {
   let link: ClientLink | undefined;
   let ending = false;
   const run = serially((err) => hub.logger.warn({ err, id }, 'client frame failed'));
@@ -41,6 +42,10 @@ export function serveClient(hub: Hub, ws: WebSocket, id: string): void {
       const text = frameText(data);
       const msg = parseFrame(text);
       if (!msg) return ws.send(errorFrame('Invalid JSON: expected an object'));
+      if (!(await hub.clientAllows('clientFrames', client)))
+        return ws.send(
+          errorFrame(`Rate limited: at most ${hub.perClient.clientFrames} frames per minute from one client`),
+        );
       if (!link) await open(msg);
       if (!link) return;
       msg.session_id = link.sid;

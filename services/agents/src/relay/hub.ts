@@ -1,6 +1,6 @@
 import type { Logger } from '@oan/http';
 import type WebSocket from 'ws';
-import { errorFrame, MAX_BUFFERED_BYTES, NOT_FOUND } from '../domain/limits.ts';
+import { errorFrame, MAX_BUFFERED_BYTES, NOT_FOUND, type PerClientLimits } from '../domain/limits.ts';
 import type { Bus, BusMessage } from '../infra/bus.ts';
 import type { AgentLog } from '../infra/events.ts';
 import type { Owner, Registry } from '../infra/registry.ts';
@@ -14,6 +14,8 @@ export interface AgentLink {
   sessions: Map<string, string>;
   lastFrameAt: number;
   departReason: 'closed' | 'stale';
+  /** The socket the read model's row names (the last recorded announcement): departures name it. */
+  recordedConn?: string;
 }
 
 /** A client's /ws/input socket on this replica, bound to one agent and one session. */
@@ -53,12 +55,30 @@ export class Hub {
   readonly log: AgentLog;
   readonly logger: Logger;
   readonly staleMs: number;
-  constructor(registry: Registry, bus: Bus, log: AgentLog, logger: Logger, staleMs: number) {
+  readonly perClient: PerClientLimits;
+  constructor(
+    registry: Registry,
+    bus: Bus,
+    log: AgentLog,
+    logger: Logger,
+    staleMs: number,
+    perClient: PerClientLimits,
+  ) {
     this.registry = registry;
     this.bus = bus;
     this.log = log;
     this.logger = logger;
     this.staleMs = staleMs;
+    this.perClient = perClient;
+  }
+
+  /**
+   * One more of `kind` for a client address within its per-minute limit (null: a socket of the
+   * fleet itself, not counted).
+   */
+  async clientAllows(kind: keyof PerClientLimits, client: string | null): Promise<boolean> {
+    if (client === null) return true;
+    return this.registry.allow(`client-${kind}`, client, { max: this.perClient[kind], windowMs: 60_000 });
   }
 
   get me(): string {
@@ -186,7 +206,7 @@ export class Hub {
     if (await this.registry.release(address, { replica: this.me, conn: link.conn })) {
       await this.log.departed({
         address,
-        connectionId: link.conn,
+        connectionId: link.recordedConn ?? link.conn,
         reason: link.departReason,
         departedAt: new Date().toISOString(),
       });
@@ -215,10 +235,11 @@ export class Hub {
     await Promise.all(
       lost.map(async ([address, owner]) => {
         if (!(await this.registry.release(address, owner))) return;
+        const recorded = await this.registry.recorded(address);
         await this.log
           .departed({
             address,
-            connectionId: owner.conn,
+            connectionId: recorded?.conn ?? owner.conn,
             reason: 'replica_lost',
             departedAt: new Date().toISOString(),
           })

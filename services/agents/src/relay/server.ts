@@ -27,6 +27,14 @@ const clientIp = (req: IncomingMessage, trusted: TrustedProxies) =>
   clientKey(clientOf(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], trusted));
 
 /**
+ * Whom the per-client limits count a socket against: the client, except for a trusted peer that
+ * forwarded nobody (no X-Forwarded-For: the edge always writes one), which is a process of the fleet
+ * reaching the replica directly (the gofers service's relay host, announcing every published Gofer).
+ */
+const countedClient = (req: IncomingMessage, trusted: TrustedProxies): string | null =>
+  trusted(req.socket.remoteAddress ?? '') && !req.headers['x-forwarded-for'] ? null : clientIp(req, trusted);
+
+/**
  * Serves the relay's WebSockets on the HTTP server. Frames are limited to 1 MiB (larger ones close
  * the socket with 1009); a socket that sends no frame within 10 s is closed, and at most
  * MAX_PENDING_SOCKETS may wait for their first frame (a flood of half-open sockets). No protocol
@@ -48,6 +56,24 @@ export function attachRelaySockets(
       socket.end(role ? 'HTTP/1.1 503 Service Unavailable\r\n\r\n' : 'HTTP/1.1 404 Not Found\r\n\r\n');
       return;
     }
+    const client = countedClient(req, trusted);
+    socket.on('error', () => undefined); // a peer gone while its count is read
+    // Counted before the upgrade (one Redis round trip), so a flood of sockets costs no WebSocket.
+    void hub.clientAllows('sockets', client).then(
+      (ok) => {
+        if (ok) upgrade(req, socket, head, role, client);
+        else socket.end('HTTP/1.1 429 Too Many Requests\r\nRetry-After: 60\r\n\r\n');
+      },
+      () => socket.end('HTTP/1.1 503 Service Unavailable\r\n\r\n'),
+    );
+  };
+  const upgrade = (
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    role: 'agent' | 'client' | 'lookup',
+    client: string | null,
+  ) => {
     wss.handleUpgrade(req, socket, head, (ws) => {
       const id = `${hub.me}.${++n}`;
       pending++;
@@ -62,8 +88,8 @@ export function attachRelaySockets(
       }, FIRST_FRAME_MS);
       ws.once('message', settle);
       ws.once('close', settle);
-      if (role === 'agent') serveAgent(hub, ws, id);
-      else if (role === 'client') serveClient(hub, ws, id);
+      if (role === 'agent') serveAgent(hub, ws, id, client);
+      else if (role === 'client') serveClient(hub, ws, id, client);
       else serveLookup(hub, directory, ws, clientIp(req, trusted));
     });
   };

@@ -1,6 +1,7 @@
 import { ForbiddenError } from '../domain/errors.ts';
 import { goferStreamId } from '@oan/domain';
 import { ensureRelayKey, relayAgentOf, setRelayPublished } from '../infra/relayAgents.ts';
+import { relayTurnSnapshot } from '../infra/relayView.ts';
 import type { KeySealer } from '../relay/keys.ts';
 import { assertOwnsActiveGofer, goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
@@ -74,9 +75,14 @@ export interface RelayTurn {
  */
 export async function recordRelayTurn(ctx: GoferContext, turn: RelayTurn): Promise<{ appended: boolean }> {
   const messageId = ctx.ids();
-  const { appended } = await goferCommands(ctx)(goferStreamId(turn.goferId), {
-    type: 'AddRelayTurn',
-    data: { messageId, caller: turn.caller, asked: turn.asked, answered: turn.answered },
-  });
+  // The bounded view, not the whole stream: a busy Gofer's role-chat is long (src/infra/relayView.ts).
+  const { appended } = await goferCommands(ctx)(
+    goferStreamId(turn.goferId),
+    {
+      type: 'AddRelayTurn',
+      data: { messageId, caller: turn.caller, asked: turn.asked, answered: turn.answered },
+    },
+    { snapshot: relayTurnSnapshot(ctx.store.schema, turn.goferId) },
+  );
   return { appended: appended.length > 0 };
 }

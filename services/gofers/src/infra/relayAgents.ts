@@ -64,3 +64,12 @@ export function publishedRelayAgents(em: EntityManager): Promise<RelayAgentRow[]
     `select ${COLUMNS} from gofers.relay_agents where published order by gofer_id`,
   );
 }
+
+/** The Gofers of one account published now (a ban takes them off the relay). */
+export function publishedRelayAgentsOf(em: EntityManager, accountId: string): Promise<RelayAgentRow[]> {
+  return sql<RelayAgentRow>(
+    em,
+    `select ${COLUMNS} from gofers.relay_agents where published and account_id = ? order by gofer_id`,
+    [accountId],
+  );
+}

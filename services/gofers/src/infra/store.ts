@@ -1,6 +1,7 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { DECIDING_TYPES } from './relayView.ts';
 
 /** The gofers event store (`gofers.events`, `gofers.outbox`); every event is checked against its Avro schema. */
 export const createGoferStore = () =>
@@ -24,6 +25,20 @@ class CreateRelayAgents extends Migration {
 }
 
 /**
+ * A relay turn reads the newest event of each type that decides it (src/infra/relayView.ts), not
+ * the Gofer's whole stream: this index holds those few types only, so the read stays small however
+ * long the role-chat grows.
+ */
+class IndexRelayDeciding extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create index if not exists events_relay_deciding on gofers.events (stream_id, type, stream_version)
+        where type in ${DECIDING_TYPES}`,
+    );
+  }
+}
+
+/**
  * Schema `gofers`: the event store, and the relay keys of published Gofers. The read models
  * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
  * creates and fills them.
@@ -31,4 +46,5 @@ class CreateRelayAgents extends Migration {
 export const goferMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
   { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
+  { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
 ];

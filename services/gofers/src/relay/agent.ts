@@ -18,6 +18,14 @@ const CONNECT_SKEW_S = 300;
 /** Sessions kept per Gofer (the oldest go first) and how long an idle one is kept. */
 const MAX_SESSIONS = 1000;
 const SESSION_IDLE_MS = 30 * 60_000;
+/** Turns of one session kept and given to the brain (a long session must not grow without end). */
+export const SESSION_TURNS = 20;
+/**
+ * CONNECT signatures remembered for the replay check. Past this many, those of the earliest signed
+ * second are forgotten, and from then on a CONNECT signed no later than that second is refused: it
+ * could be a replay of a forgotten one (under a flood, a caller whose clock lags may be refused).
+ */
+export const MAX_USED_CONNECTS = 10_000;
 /** Heartbeat tick: re-announces after 60 s (the relay drops an agent silent for 120 s), PINGs sessions every 25 s (the TS client gives up after 60 s without one). */
 const TICK_MS = 5_000;
 const REANNOUNCE_MS = 60_000;
@@ -48,8 +56,8 @@ export interface GoferAgentOptions {
   /** The relay's base URLs (ws(s):// or http(s)://), tried in turn on reconnects. */
   urls: string[];
   summary: string;
-  /** The rate limit per caller address (true: let it through). */
-  allow: (caller: string) => Promise<boolean>;
+  /** Spends one turn of the caller's and the Gofer's budgets: null, or the ERROR to answer. */
+  admit: (caller: string) => Promise<string | null>;
   /** Answers one INPUT (the brain, then the role-chat row). */
   answer: (turn: CallerTurn) => Promise<TurnOutcome>;
   logger: Logger;
@@ -87,8 +95,11 @@ export class GoferAgent {
   private lastAnnounceAt = 0;
   private lastPingAt = 0;
   private readonly sessions = new Map<string, Session>();
-  /** Signatures of CONNECTs accepted in the skew window (a replayed one is refused). */
-  private readonly usedConnects = new Map<string, number>();
+  /** Signatures of CONNECTs accepted in the skew window, by their signed second (a replayed one is refused). */
+  private readonly usedConnects = new Map<number, Set<string>>();
+  private usedCount = 0;
+  /** The latest signed second whose signatures were forgotten: a CONNECT signed no later is refused. */
+  private forgottenUpTo = 0;
   private tick: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
 
@@ -212,8 +223,8 @@ export class GoferAgent {
         else this.send({ type: 'PING', session_id: sid });
       }
     }
-    for (const [sig, at] of this.usedConnects)
-      if (now - at > 2 * CONNECT_SKEW_S * 1000) this.usedConnects.delete(sig);
+    for (const [ts, sigs] of this.usedConnects)
+      if (now / 1000 - ts > 2 * CONNECT_SKEW_S) this.forget(ts, sigs);
   }
 
   private onFrame(ws: WebSocket, text: string): void {
@@ -308,9 +319,22 @@ export class GoferAgent {
     ];
     if (!forms.some((f) => verifiedBy(from, f, signature))) return { error: 'invalid signature' };
     const sig = signature.toLowerCase().replace(/^0x/, '');
-    if (this.usedConnects.has(sig)) return { error: 'this CONNECT was already used' };
-    this.usedConnects.set(sig, Date.now());
+    if (ts <= this.forgottenUpTo || this.usedConnects.get(ts)?.has(sig))
+      return { error: 'this CONNECT was already used' };
+    while (this.usedCount >= MAX_USED_CONNECTS) {
+      const earliest = Math.min(...this.usedConnects.keys());
+      this.forget(earliest, this.usedConnects.get(earliest)!);
+      this.forgottenUpTo = Math.max(this.forgottenUpTo, earliest);
+    }
+    const sigs = this.usedConnects.get(ts) ?? new Set<string>();
+    this.usedConnects.set(ts, sigs.add(sig));
+    this.usedCount++;
     return from;
+  }
+
+  private forget(ts: number, sigs: Set<string>): void {
+    this.usedConnects.delete(ts);
+    this.usedCount -= sigs.size;
   }
 
   private onInput(sid: string, msg: Record<string, unknown>): void {
@@ -324,11 +348,14 @@ export class GoferAgent {
     session.queue = session.queue.then(async () => {
       const started = Date.now();
       try {
-        if (!(await this.opts.allow(session.caller)))
-          return this.refuse(sid, 'Rate limited: too many messages from this caller, try again in a minute');
+        // Nothing is spent (no brain call, no row) for a turn the budgets refuse.
+        const refused = await this.opts.admit(session.caller);
+        if (refused !== null) return this.refuse(sid, refused);
         const out = await this.opts.answer({ caller: session.caller, history: [...session.history], prompt });
         if (!out.ok) return this.refuse(sid, out.error);
         session.history.push({ from: 'caller', content: prompt }, { from: 'gofer', content: out.content });
+        if (session.history.length > 2 * SESSION_TURNS)
+          session.history.splice(0, session.history.length - 2 * SESSION_TURNS);
         this.send({
           type: 'OUTPUT',
           session_id: sid,

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@oan/db';
-import { goferStreamId, type GoferEvent } from '@oan/domain';
+import { checkCredentials } from '@oan/auth';
 import type { Logger } from '@oan/http';
 import { goferProfile, onlineAgent } from '@oan/readmodels';
 import type { Redis } from 'ioredis';
 import type { CallerBrain } from '../brain/types.ts';
 import type { GoferContext } from '../commands/context.ts';
 import { recordRelayTurn } from '../commands/relay.ts';
-import { goferDecider } from '../domain/gofer.ts';
 import { publishedRelayAgents, relayAgentOf, type RelayAgentRow } from '../infra/relayAgents.ts';
+import { relayView } from '../infra/relayView.ts';
 import { GoferAgent, NOT_FOUND, type CallerTurn, type TurnOutcome } from './agent.ts';
+import { RelayBudget, type RelayBudgetLimits } from './budget.ts';
 import type { KeySealer } from './keys.ts';
 
 /** What the owner's routes need of the relay host: bring one Gofer's announcement in line with the store. */
@@ -32,8 +33,8 @@ export interface RelayHostDeps {
   logger: Logger;
   /** The relay's base URLs (GOFER_RELAY_URLS). */
   urls: string[];
-  /** INPUTs per minute per caller address and Gofer. */
-  inputsPerMinute: number;
+  /** Turns per caller address and Gofer, per Gofer and per owner account (src/relay/budget.ts). */
+  limits: RelayBudgetLimits;
   /** How long sync() waits for the relay's directory (default 10 s). */
   settleMs?: number;
   /** How often every published Gofer is checked (default 5 s). */
@@ -43,7 +44,6 @@ export interface RelayHostDeps {
 /** A lease outlives a missed renewal or two; a crashed holder's Gofers come back after it lapses. */
 const LEASE_MS = 12_000;
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
-const COUNT = `local n = redis.call('incr', KEYS[1]) if n == 1 then redis.call('pexpire', KEYS[1], ARGV[1]) end return n`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
 /** What a published Gofer announces: its public name and description (seed 001: ≤ 1000 characters). */
@@ -65,9 +65,11 @@ export class RelayHost implements RelayControl {
   /** Reconciliations run one at a time (a Gofer is never announced twice by one process). */
   private chain: Promise<unknown> = Promise.resolve();
   private stopping = false;
+  private readonly budget: RelayBudget;
 
   constructor(deps: RelayHostDeps) {
     this.deps = deps;
+    this.budget = new RelayBudget(deps.redis, deps.prefix, deps.limits);
   }
 
   private get channel() {
@@ -174,7 +176,7 @@ export class RelayHost implements RelayControl {
       key: privateKey,
       urls: this.deps.urls,
       summary: relaySummary(profile),
-      allow: (caller) => this.allow(row.goferId, caller),
+      admit: (caller) => this.admit(row, caller),
       answer: (turn) => this.answer(row.goferId, turn),
       logger: this.deps.logger,
     });
@@ -189,11 +191,15 @@ export class RelayHost implements RelayControl {
     if (release) await this.deps.redis.eval(RELEASE, 1, this.lease(goferId), this.hostId);
   }
 
-  /** A fixed window per Gofer and caller address, shared by the gofers processes. */
-  private async allow(goferId: string, caller: string): Promise<boolean> {
-    const key = `${this.deps.prefix}gofers:relay:rl:${goferId}:${caller}`;
-    const n = await this.deps.redis.eval(COUNT, 1, key, 60_000);
-    return Number(n) <= this.deps.inputsPerMinute;
+  /**
+   * Before anything is spent on a turn: the owner is not banned (the credential view answers from
+   * the moment the ban command did, before the unpublication reaches this process), and the turn
+   * fits the caller's, the Gofer's and the owner's budgets.
+   */
+  private async admit(row: RelayAgentRow, caller: string): Promise<string | null> {
+    const { banned } = await checkCredentials(this.deps.orm.em.fork(), [row.accountId], [], 0);
+    if (banned.has(row.accountId)) return NOT_FOUND;
+    return this.budget.spend({ goferId: row.goferId, accountId: row.accountId, caller });
   }
 
   /**
@@ -203,10 +209,8 @@ export class RelayHost implements RelayControl {
    */
   private async answer(goferId: string, turn: CallerTurn): Promise<TurnOutcome> {
     const { ctx, brain } = this.deps;
-    const events = await ctx.store.readStream<GoferEvent['data']>(ctx.orm.em.fork(), goferStreamId(goferId));
-    const state = events
-      .map((e) => ({ type: e.type, data: e.data }) as GoferEvent)
-      .reduce(goferDecider.evolve, goferDecider.initialState());
+    // The newest deciding events only, never the whole stream (one row per role-chat message).
+    const { state } = await relayView(ctx.orm.em.fork(), ctx.store.schema, goferId);
     if (state.status !== 'active' || state.relayAddress === null) return { ok: false, error: NOT_FOUND };
     const { name, description, values, demands, locale } = state;
     const out = await brain.answerCaller({

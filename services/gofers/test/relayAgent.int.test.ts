@@ -1,0 +1,108 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { COMMAND_STYLE, canonicalJson } from '@oan/protocol';
+import { waitFor } from '@oan/testing';
+import { GoferAgent, MAX_USED_CONNECTS, SESSION_TURNS, type CallerTurn } from '../src/relay/agent.ts';
+import { addressOf, newRelayKey, signText } from '../src/relay/keys.ts';
+
+/**
+ * One published Gofer's agent against a relay played by the test (a real socket on port 0): what
+ * it keeps per caller must stay bounded however long a session or a flood of CONNECTs goes on.
+ */
+let server: WebSocketServer;
+let relay: WebSocket;
+const frames: Record<string, unknown>[] = [];
+const turns: CallerTurn[] = [];
+let agent: GoferAgent;
+const key = newRelayKey();
+const callerKey = newRelayKey();
+const caller = addressOf(callerKey);
+
+beforeAll(async () => {
+  server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise((r) => server.on('listening', r));
+  const connected = new Promise<WebSocket>((r) => server.on('connection', r));
+  agent = new GoferAgent({
+    goferId: 'g1',
+    key,
+    urls: [`ws://127.0.0.1:${(server.address() as AddressInfo).port}`],
+    summary: 'Scout: finds things',
+    admit: async () => null,
+    answer: async (turn) => {
+      turns.push(turn);
+      return { ok: true, content: `answer ${turns.length}` };
+    },
+    logger: { info: () => undefined, warn: () => undefined } as never,
+  });
+  agent.start();
+  relay = await connected;
+  relay.on('message', (d) => {
+    const f = JSON.parse((d as Buffer).toString()) as Record<string, unknown>;
+    if (f.type === 'ANNOUNCE') relay.send('{"type":"ANNOUNCE_OK"}');
+    else frames.push(f);
+  });
+  await waitFor(() => agent.listed, { what: 'the agent listed' });
+});
+afterAll(async () => {
+  await agent?.stop();
+  server?.close();
+});
+
+const connectFrame = (sid: string, timestamp: number) => {
+  const payload = { to: agent.address, timestamp, nonce: sid };
+  return JSON.stringify({
+    type: 'CONNECT',
+    session_id: sid,
+    from: caller,
+    payload,
+    signature: signText(callerKey, canonicalJson(payload, COMMAND_STYLE)),
+  });
+};
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('a long relay session', () => {
+  it(`keeps and gives the brain its last ${SESSION_TURNS} turns only`, async () => {
+    relay.send(connectFrame('long', now()));
+    for (let i = 1; i <= SESSION_TURNS + 5; i++)
+      relay.send(JSON.stringify({ type: 'INPUT', session_id: 'long', prompt: `turn ${i}` }));
+    await waitFor(() => turns.length === SESSION_TURNS + 5, { what: 'every turn answered' });
+    expect(turns.at(-1)!.history).toHaveLength(2 * SESSION_TURNS);
+    expect(turns.at(-1)!.history[0]).toEqual({ from: 'caller', content: 'turn 5' });
+  });
+});
+
+describe('a replayed CONNECT', () => {
+  it('is refused on another session', async () => {
+    const frame = connectFrame('r-1', now());
+    const before = frames.length;
+    relay.send(frame);
+    relay.send(frame.replace('"r-1"', '"r-2"'));
+    await waitFor(() => frames.length >= before + 2, { what: 'two answers' });
+    expect(frames.slice(before).map((f) => f.type)).toEqual(['CONNECTED', 'ERROR']);
+  });
+});
+
+describe('a flood of signed CONNECTs', () => {
+  it('remembers a bounded set of signatures, and still refuses a replay of a forgotten one', async () => {
+    const oldest = connectFrame('s-0', now() - 200);
+    const before = frames.length;
+    relay.send(oldest);
+    for (let i = 1; i <= MAX_USED_CONNECTS; i++) relay.send(connectFrame(`s-${i}`, now()));
+    // Each is answered (CONNECTED, or ERROR once a whole second was forgotten under the flood).
+    await waitFor(() => frames.length >= before + MAX_USED_CONNECTS + 1, {
+      what: 'every CONNECT answered',
+      timeoutMs: 60_000,
+    });
+    expect((agent as unknown as { usedCount: number }).usedCount).toBeLessThanOrEqual(MAX_USED_CONNECTS);
+    const used = (agent as unknown as { usedConnects: Map<number, Set<string>> }).usedConnects;
+    expect([...used.values()].reduce((n, s) => n + s.size, 0)).toBeLessThanOrEqual(MAX_USED_CONNECTS);
+    const after = frames.length;
+    relay.send(oldest.replace('"s-0"', '"s-replay"'));
+    await waitFor(() => frames.length > after, { what: 'the answer to the replay' });
+    expect(frames.at(-1)).toMatchObject({
+      type: 'ERROR',
+      message: 'unauthorized: this CONNECT was already used',
+    });
+  }, 90_000);
+});
