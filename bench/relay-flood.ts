@@ -40,7 +40,7 @@ const callerCalls = () =>
   fake.recorded.filter((r) => r.body.messages[0]?.content.includes('calling you there')).length;
 
 const fleet = await TestFleet.start({
-  only: ['auth', 'gofers', 'relay', 'projector', 'gateway1', 'gateway2', 'agents1', 'agents2', 'edge'],
+  only: ['auth', 'gofers', 'outbox', 'projector', 'gateway1', 'gateway2', 'agents1', 'agents2', 'edge'],
   env: {
     LOG_LEVEL: 'warn',
     GOFER_BRAIN: 'openai',

@@ -51,7 +51,7 @@ async function flood(address: string, max: number): Promise<{ answered: number; 
 
 beforeAll(async () => {
   fleet = await TestFleet.start({
-    only: ['auth', 'gofers', 'relay', 'projector', 'gateway1', 'gateway2', 'agents1', 'agents2', 'edge'],
+    only: ['auth', 'gofers', 'outbox', 'projector', 'gateway1', 'gateway2', 'agents1', 'agents2', 'edge'],
     env: {
       GOFER_RELAY_INPUTS_PER_MINUTE: '2',
       GOFER_RELAY_TURNS_PER_HOUR: '5',

@@ -191,8 +191,8 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
 }
 
 /** Consecutive runs of messages of at most `max` bytes each (one message over it runs alone). */
-function byBytes(messages: RelayMessage[], max: number): RelayMessage[][] {
-  const chunks: RelayMessage[][] = [];
+function byBytes(messages: OutboxMessage[], max: number): OutboxMessage[][] {
+  const chunks: OutboxMessage[][] = [];
   let bytes = 0;
   for (const m of messages) {
     let size = Buffer.byteLength(m.key) + m.value.length;

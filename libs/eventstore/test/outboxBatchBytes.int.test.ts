@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, openDatabase, type MikroORM } from '@oan/db';
 import { createKafka, runConsumer, silentLogger, type KafkaHandle } from '@oan/kafka';
 import { ensureInfra, waitFor } from '@oan/testing';
-import { domainHeaders, EventStore, startOutboxRelay } from '../src/index.ts';
+import { domainHeaders, EventStore, startOutboxPublisher } from '../src/index.ts';
 
 /**
  * The broker takes a record batch of at most `message.max.bytes` (about 1 MiB by default), and a
@@ -59,7 +59,7 @@ describe('when two records of about 600 KiB wait in the outbox together', () => 
       ]),
     );
     const producer = await kafka.producer({ idempotent: true });
-    const relay = await startOutboxRelay({
+    const outbox = await startOutboxPublisher({
       databaseUrl: url,
       schema: 'big_test',
       logger: log,
@@ -87,11 +87,11 @@ describe('when two records of about 600 KiB wait in the outbox together', () => 
     try {
       await waitFor(() => seen.length >= 3, { timeoutMs: 30_000, what: 'the three records published' });
       expect(seen).toEqual([1, 2, 3]);
-      await waitFor(async () => (await relay.backlog()) === 0, { what: 'an empty outbox' });
+      await waitFor(async () => (await outbox.backlog()) === 0, { what: 'an empty outbox' });
       expect(errors).toEqual([]);
     } finally {
       await consumer.stop();
-      await relay.stop();
+      await outbox.stop();
     }
   }, 60_000);
 });
