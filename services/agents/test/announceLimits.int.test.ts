@@ -175,3 +175,35 @@ describe('when an online agent announces the same on a new socket', () => {
     first.ws.close();
   });
 });
+
+describe('when a client writes its own relay_connection into a frame', () => {
+  it('reaches the agent with the relay’s id of that client socket instead, one per socket', async () => {
+    const agent = new Agent();
+    const announce = await open('198.51.100.6');
+    const toAgent: Record<string, unknown>[] = [];
+    announce.ws.on('message', (d) => toAgent.push(JSON.parse((d as Buffer).toString()) as never));
+    expect(await announce.answer(agent.announce())).toEqual({ type: 'ANNOUNCE_OK' });
+    const client = async (sid: string) => {
+      const ws = new WebSocket(`${url}/ws/input`, { headers: { 'x-forwarded-for': '198.51.100.7' } });
+      await new Promise((r, j) => ws.on('open', r).on('error', j));
+      ws.send(
+        JSON.stringify({ type: 'INPUT', to: agent.address, session_id: sid, relay_connection: 'forged' }),
+      );
+      return ws;
+    };
+    const [a, b] = [await client('sess-a'), await client('sess-b')];
+    const inputs = () => toAgent.filter((f) => f.type === 'INPUT');
+    await waitFor(() => inputs().length === 2, { what: 'both frames at the agent' });
+    const ids = inputs().map((f) => f.relay_connection);
+    expect(ids.every((id) => typeof id === 'string' && id !== 'forged')).toBe(true);
+    expect(new Set(ids).size).toBe(2);
+    // Both leaves and the agent's departure are handled before the relay is stopped.
+    a.close();
+    b.close();
+    await waitFor(() => toAgent.filter((f) => f.type === 'close').length === 2, { what: 'two closes' });
+    announce.ws.close();
+    await waitFor(async () => (await events(agent.address)).at(-1)?.type === 'AgentDeparted', {
+      what: 'the departure',
+    });
+  });
+});

@@ -72,6 +72,31 @@ describe('a long relay session', () => {
   });
 });
 
+describe('a session whose CONNECT came from one client socket', () => {
+  it('answers INPUT from that socket only, until the caller signs a CONNECT on the new one', async () => {
+    const connect = JSON.parse(connectFrame('bound', now())) as Record<string, unknown>;
+    const before = frames.length;
+    relay.send(JSON.stringify({ ...connect, relay_connection: 'socket-1' }));
+    const input = (from: string, prompt: string) =>
+      relay.send(JSON.stringify({ type: 'INPUT', session_id: 'bound', prompt, relay_connection: from }));
+    input('socket-2', 'from a socket that never signed');
+    input('socket-1', 'from the signed socket');
+    await waitFor(() => frames.length >= before + 3, { what: 'three answers' });
+    expect(frames.slice(before).map((f) => f.type)).toEqual(['CONNECTED', 'ERROR', 'OUTPUT']);
+    expect(frames[before + 1]!.error).toBe('unauthorized: CONNECT first');
+    expect(turns.at(-1)!.prompt).toBe('from the signed socket');
+
+    // The caller comes back on another socket and signs again: that socket now holds the session.
+    const again = JSON.parse(connectFrame('bound', now() - 1)) as Record<string, unknown>;
+    relay.send(JSON.stringify({ ...again, relay_connection: 'socket-3' }));
+    input('socket-1', 'from the old socket');
+    input('socket-3', 'from the new socket');
+    await waitFor(() => frames.length >= before + 6, { what: 'three more answers' });
+    expect(frames.slice(before + 3).map((f) => f.type)).toEqual(['CONNECTED', 'ERROR', 'OUTPUT']);
+    expect(turns.at(-1)!.prompt).toBe('from the new socket');
+  });
+});
+
 describe('a replayed CONNECT', () => {
   it('is refused on another session', async () => {
     const frame = connectFrame('r-1', now());

@@ -49,6 +49,10 @@ export function serveClient(hub: Hub, ws: WebSocket, id: string, client: string 
       if (!link) await open(msg);
       if (!link) return;
       msg.session_id = link.sid;
+      // Which client socket sent it, written over whatever the client put there: an agent can tie
+      // a session to the socket that signed its CONNECT, so a later socket that reuses the session
+      // id (once the first is gone and its `close` was lost) is not taken for the verified caller.
+      msg.relay_connection = link.id;
       await hub.toAgent(link.address, link.sid, JSON.stringify(msg));
     });
   });

@@ -65,6 +65,8 @@ export interface GoferAgentOptions {
 
 interface Session {
   caller: string;
+  /** The relay's id of the client socket whose CONNECT was verified; only its INPUTs count. */
+  connection: unknown;
   history: CallerTurn['history'];
   /** One turn after another per session: OUTPUTs keep the order of INPUTs. */
   queue: Promise<void>;
@@ -278,9 +280,16 @@ export class GoferAgent {
       this.refuse(sid, 'unauthorized: this session belongs to another caller');
       return;
     }
-    if (!existing) {
+    if (existing) existing.connection = msg.relay_connection;
+    else {
       if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
-      this.sessions.set(sid, { caller, history: [], queue: Promise.resolve(), seenAt: Date.now() });
+      this.sessions.set(sid, {
+        caller,
+        connection: msg.relay_connection,
+        history: [],
+        queue: Promise.resolve(),
+        seenAt: Date.now(),
+      });
     }
     this.send({
       type: 'CONNECTED',
@@ -339,7 +348,8 @@ export class GoferAgent {
 
   private onInput(sid: string, msg: Record<string, unknown>): void {
     const session = this.sessions.get(sid);
-    if (!session) return this.refuse(sid, 'unauthorized: CONNECT first');
+    if (!session || session.connection !== msg.relay_connection)
+      return this.refuse(sid, 'unauthorized: CONNECT first');
     const prompt = msg.prompt;
     if (typeof prompt !== 'string' || prompt.trim() === '') return this.refuse(sid, 'INPUT needs a prompt');
     if (prompt.length > MAX_PROMPT_CHARS)
