@@ -15,6 +15,8 @@ export const BODY_LIMITS = {
   matching: 16 * KiB,
   /** A conversation message (≤ 20 000 characters) with up to 10 attachment ids. */
   conversations: 256 * KiB,
+  /** Runtimes, claims, heartbeats and finishes: short JSON. */
+  runtimes: 16 * KiB,
   /** GET-only surface: the framework default. */
   gateway: MiB,
 } as const;

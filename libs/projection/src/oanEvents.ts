@@ -87,6 +87,20 @@ export function fetchEventsWithIds(
   );
 }
 
+/** One stored envelope of the account by its event id (a runtime's job hands it out), or null. */
+export async function envelopeOf(
+  em: EntityManager,
+  accountId: string,
+  eventId: string,
+): Promise<string | null> {
+  const [row] = await sql<{ envelope: string }>(
+    em,
+    'select envelope from read.oan_event where account_id = ? and event_id = ?',
+    [accountId, eventId],
+  );
+  return row?.envelope ?? null;
+}
+
 /** The highest stored seq of each of `accountIds`; accounts without any envelope are absent. */
 export async function lastSeqs(em: EntityManager, accountIds: string[]): Promise<Map<string, bigint>> {
   if (accountIds.length === 0) return new Map();

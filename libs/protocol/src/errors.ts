@@ -23,6 +23,18 @@ export const ErrorCodes = {
   idempotencyKeyInUse: 'IDEMPOTENCY_KEY_IN_USE',
   /** A fourth webhook endpoint for one account (409). */
   webhookLimitReached: 'WEBHOOK_LIMIT_REACHED',
+  /** Runtimes (docs/runtimes.md): the same name with other settings (409). */
+  runtimeExists: 'RUNTIME_EXISTS',
+  /** A ninth runtime for one account (429). */
+  runtimeLimitReached: 'RUNTIME_LIMIT_REACHED',
+  /** Configure with a version that is not the runtime's current one (409). */
+  versionConflict: 'VERSION_CONFLICT',
+  /** Heartbeat or finish by a worker whose lease ran out or was taken over (409). */
+  leaseLost: 'LEASE_LOST',
+  /** A lease finished once, finished again with another body (409). */
+  finishConflict: 'FINISH_CONFLICT',
+  /** A finish outcome the server does not carry out yet (501). */
+  outcomeNotSupported: 'OUTCOME_NOT_SUPPORTED',
 } as const;
 
 export const ErrorKeys = {

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createServiceApp } from '@oan/auth';
+import type { MikroORM } from '@oan/db';
+import { BODY_LIMITS, type Logger } from '@oan/http';
+import { OAN_BASE_PATH } from '@oan/protocol';
+import type { RuntimesContext } from './commands/context.ts';
+import type { RuntimesConfig } from './config.ts';
+import { runtimeRoutes } from './http/routes.ts';
+import { Waiters } from './infra/wake.ts';
+
+export interface RuntimesAppDeps {
+  config: RuntimesConfig;
+  /** Owned by the caller (closed after the app). */
+  orm: MikroORM;
+  redis: Redis;
+  /** Built from the other deps when absent; main.ts shares its waiters with the push tail. */
+  ctx?: RuntimesContext;
+  logger?: Logger;
+  /** prom-client keeps one registry per process: only one app per process may expose metrics. */
+  metrics?: boolean;
+}
+
+export function createRuntimesContext(deps: {
+  orm: MikroORM;
+  now?: () => Date;
+  waiters?: Waiters;
+}): RuntimesContext {
+  return {
+    orm: deps.orm,
+    now: deps.now ?? (() => new Date()),
+    ids: randomUUID,
+    waiters: deps.waiters ?? new Waiters(),
+  };
+}
+
+/** The composition root of the runtimes service. */
+export async function buildApp(deps: RuntimesAppDeps) {
+  const { config, orm, redis } = deps;
+  const { app, authenticator } = await createServiceApp({
+    name: 'runtimes',
+    config,
+    orm,
+    redis,
+    bodyLimit: BODY_LIMITS.runtimes,
+    metrics: deps.metrics,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
+  const ctx = deps.ctx ?? createRuntimesContext({ orm });
+  // with the gate off no OAN route exists (the factory's 404 answers).
+  if (config.ENABLE_OPEN_API) {
+    await app.register(runtimeRoutes, {
+      prefix: OAN_BASE_PATH,
+      ctx,
+      authenticator,
+      recheckMs: config.RUNTIMES_CLAIM_RECHECK_MS,
+      maxHeldClaims: config.RUNTIMES_MAX_HELD_CLAIMS,
+    });
+  }
+  return app;
+}

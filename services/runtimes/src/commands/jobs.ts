@@ -1,0 +1,125 @@
+import { transaction, type EntityManager } from '@oan/db';
+import { envelopeOf } from '@oan/projection';
+import { IllegalStateError, NotFoundError } from '../domain/errors.ts';
+import { holds, type FinishOutcome } from '../domain/lease.ts';
+import {
+  claimNext,
+  finishOf,
+  heartbeat as extendLease,
+  ingest,
+  jobOf,
+  leaseOf,
+  recordFinish,
+  type JobRow,
+} from '../infra/jobStore.ts';
+import { hasUnread, ownRuntime, type RuntimeRow } from '../infra/runtimeStore.ts';
+import type { RuntimesContext } from './context.ts';
+import { runtimeNotFound } from './runtimes.ts';
+
+const leaseLost = () =>
+  new IllegalStateError('LEASE_LOST', 'The lease is no longer yours (it ran out or was taken over)');
+
+async function runtimeOf(em: EntityManager, accountId: string, id: string, lock = false) {
+  const row = await ownRuntime(em, accountId, id, lock);
+  if (!row) throw runtimeNotFound();
+  return row;
+}
+
+/** Turns the account's envelopes the runtime has not read yet into jobs (a short transaction). */
+export async function catchUp(
+  ctx: RuntimesContext,
+  accountId: string,
+  runtimeId: string,
+): Promise<RuntimeRow> {
+  const em = ctx.orm.em.fork();
+  const row = await runtimeOf(em, accountId, runtimeId);
+  if (!(await hasUnread(em, runtimeId))) return row;
+  return transaction(ctx.orm, async (tx) => {
+    const locked = await runtimeOf(tx, accountId, runtimeId, true);
+    await ingest(tx, locked, ctx.now());
+    return locked;
+  });
+}
+
+export interface Claimed {
+  job: JobRow;
+  /** The stored envelope text, exactly as `GET /events` serves it. */
+  envelope: string;
+}
+
+/** One claim attempt: new envelopes first, then the first claimable job, or null. */
+export async function claimOnce(
+  ctx: RuntimesContext,
+  accountId: string,
+  runtimeId: string,
+  worker: string,
+): Promise<Claimed | null> {
+  const runtime = await catchUp(ctx, accountId, runtimeId);
+  return transaction(ctx.orm, async (em) => {
+    const job = await claimNext(em, runtime, worker, ctx.now());
+    if (!job) return null;
+    const envelope = await envelopeOf(em, accountId, job.event_id);
+    // the event table is only ever appended to: a job always has its envelope.
+    if (envelope === null) throw new Error(`job ${job.id}: envelope ${job.event_id} is missing`);
+    return { job, envelope };
+  });
+}
+
+export interface HeartbeatInput {
+  leaseOwner: string;
+  version: number;
+  progress?: { percent?: number; note?: string } | undefined;
+}
+
+export async function heartbeatJob(
+  ctx: RuntimesContext,
+  accountId: string,
+  runtimeId: string,
+  jobId: string,
+  h: HeartbeatInput,
+): Promise<JobRow> {
+  return transaction(ctx.orm, async (em) => {
+    const runtime = await runtimeOf(em, accountId, runtimeId);
+    const job = await jobOf(em, runtime.id, jobId, true);
+    if (!job) throw new NotFoundError('JOB_NOT_FOUND', 'Job not found');
+    const row = await extendLease(em, job, h, runtime.policy.leaseSeconds, ctx.now());
+    if (!row) throw leaseLost();
+    return row;
+  });
+}
+
+export interface FinishInput {
+  leaseOwner: string;
+  version: number;
+  outcome: FinishOutcome;
+}
+
+/**
+ * Finishes the holder's lease once. The answer is recorded under (job, version): the same body again
+ * answers it again, another body for that lease is a conflict, and anyone else is fenced.
+ */
+export async function finishJob<T extends object>(
+  ctx: RuntimesContext,
+  accountId: string,
+  runtimeId: string,
+  jobId: string,
+  f: FinishInput,
+  answer: (row: JobRow) => T,
+): Promise<T> {
+  const result = await transaction(ctx.orm, async (em) => {
+    const runtime = await runtimeOf(em, accountId, runtimeId);
+    const job = await jobOf(em, runtime.id, jobId, true);
+    if (!job) throw new NotFoundError('JOB_NOT_FOUND', 'Job not found');
+    const done = await finishOf(em, job.id, f.version);
+    if (done) {
+      if (done.lease_owner === f.leaseOwner && done.outcome === f.outcome) return done.answer as T;
+      throw new IllegalStateError('FINISH_CONFLICT', 'This lease was finished with another body');
+    }
+    const now = ctx.now();
+    if (!holds(leaseOf(job), f.leaseOwner, f.version, now)) throw leaseLost();
+    return recordFinish(em, job, f, runtime.policy.maxAttempts, now, answer);
+  });
+  // a job given back may be claimed at once by a claim held here.
+  ctx.waiters.wake(accountId);
+  return result;
+}

@@ -1,0 +1,47 @@
+import { Migration, type MigrationDef } from '@oan/db';
+
+/**
+ * ADR 0030: the runtimes context's write state. Runtimes are rows (their policy and its CAS
+ * version); jobs are rows derived from `read.oan_event` by seq, one per (runtime, event), so an
+ * envelope read twice makes one job and a rebuild from the event table makes the same ones.
+ */
+class CreateRuntimes extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('create schema if not exists runtimes');
+    this.addSql(`create table if not exists runtimes.runtimes (
+      id uuid primary key,
+      account_id text not null,
+      name text not null,
+      policy jsonb not null,
+      version int not null,
+      cursor_seq bigint not null,
+      created_at timestamptz not null,
+      unique (account_id, name))`);
+    this.addSql(`create table if not exists runtimes.jobs (
+      id uuid primary key,
+      runtime_id uuid not null references runtimes.runtimes (id) on delete cascade,
+      event_id uuid not null,
+      seq bigint not null,
+      type text not null,
+      gofer_id text,
+      state text not null,
+      attempts int not null default 0,
+      version int not null default 0,
+      lease_owner text,
+      lease_until timestamptz,
+      progress jsonb,
+      created_at timestamptz not null,
+      updated_at timestamptz not null,
+      unique (runtime_id, event_id))`);
+    this.addSql('create index if not exists jobs_runtime_seq_idx on runtimes.jobs (runtime_id, seq)');
+    this.addSql(`create table if not exists runtimes.job_finishes (
+      job_id uuid not null references runtimes.jobs (id) on delete cascade,
+      version int not null,
+      lease_owner text not null,
+      outcome text not null,
+      answer jsonb not null,
+      primary key (job_id, version))`);
+  }
+}
+
+export const runtimesMigrations: MigrationDef[] = [{ name: 'runtimes-0001-runtimes', class: CreateRuntimes }];
