@@ -183,4 +183,25 @@ describe('configure', () => {
       'gofer_message:dropped',
     ]);
   });
+
+  it('judges what was stored before the change by the old policy, and what comes after by the new', async () => {
+    const c = await w.account();
+    const rt = (await register(c, 'desk', { types: ['gofer_message'] })).json<{ runtimeId: string }>();
+    const before = await w.envelope(c.accountId, { type: 'gofer_message', goferId: 'g1' });
+    await w.envelope(c.accountId, { type: 'gofer_question', goferId: 'g1' });
+    const res = await w.call(c, 'POST', `/runtimes/${rt.runtimeId}/configure`, {
+      version: 1,
+      policy: { types: ['gofer_question'] },
+    });
+    expect(res.statusCode).toBe(200);
+    const after = await w.envelope(c.accountId, { type: 'gofer_question', goferId: 'g1' });
+    await w.envelope(c.accountId, { type: 'gofer_message', goferId: 'g1' });
+    const jobs = (await w.call(c, 'GET', `/runtimes/${rt.runtimeId}/jobs`)).json<
+      { eventId: string; state: string }[]
+    >();
+    expect(jobs.map((j) => [j.eventId, j.state])).toEqual([
+      [before.eventId, 'dropped'],
+      [after.eventId, 'queued'],
+    ]);
+  });
 });

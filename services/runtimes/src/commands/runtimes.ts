@@ -1,7 +1,7 @@
 import { transaction } from '@oan/db';
 import { IllegalStateError, NotFoundError, RejectedError } from '../domain/errors.ts';
 import { samePolicy, type Policy } from '../domain/policy.ts';
-import { reevaluate } from '../infra/jobStore.ts';
+import { ingest, reevaluate } from '../infra/jobStore.ts';
 import {
   createRuntime,
   deleteRuntime,
@@ -70,6 +70,8 @@ export async function configureRuntime(
         `The runtime is at version ${current.version}; read it again and retry`,
       );
     }
+    // what was stored before the change is judged by the policy it was stored under, then re-evaluated
+    await ingest(em, current, ctx.now());
     const updated = await updatePolicy(em, id, policy);
     await reevaluate(em, id, policy, ctx.now());
     return updated;
