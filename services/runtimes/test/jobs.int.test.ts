@@ -125,6 +125,31 @@ describe('claims', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('held with wait, hold no database connection: 25 of them leave the pool of 10 free', async () => {
+    const c = await w.account();
+    const id = await runtime(c);
+    const held = Array.from({ length: 25 }, (_, i) => claim(c, id, `w${i}`, 3));
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    expect((await w.call(c, 'GET', `/runtimes/${id}`)).statusCode).toBe(200);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    const e = await w.envelope(c.accountId, { type: 'gofer_question', goferId: 'g1' });
+    const answers = (await Promise.all(held)).map((r) => r.json<{ job: Lease | null }>().job);
+    expect(answers.filter((j) => j !== null).map((j) => j.event.eventId)).toEqual([e.eventId]);
+  });
+
+  it('held past the per-account cap are 429 with Retry-After', async () => {
+    const c = await w.account();
+    const id = await runtime(c);
+    const held = Array.from({ length: 32 }, (_, i) => claim(c, id, `w${i}`, 2));
+    await new Promise((r) => setTimeout(r, 300));
+    const over = await claim(c, id, 'one-too-many', 2);
+    expect(over.statusCode).toBe(429);
+    expect(over.headers['retry-after']).toBe('1');
+    expect(over.json()).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' });
+    expect((await Promise.all(held)).every((r) => r.statusCode === 200)).toBe(true);
+  });
+
   it('held with wait, answer null when the time is up', async () => {
     const c = await w.account();
     const id = await runtime(c);
