@@ -127,6 +127,9 @@ interface Party {
   freshWebhook(): Promise<string>;
   someWebhook(): Promise<string>;
   clearWebhooks(): Promise<void>;
+  /** A runtime that stays (`RUNTIME`), and a fresh one for a deletion. */
+  runtime: string;
+  freshRuntime(): Promise<string>;
 }
 
 const nobody: Party = {
@@ -145,6 +148,8 @@ const nobody: Party = {
   freshWebhook: async () => randomUUID(),
   someWebhook: async () => randomUUID(),
   clearWebhooks: async () => undefined,
+  runtime: randomUUID(),
+  freshRuntime: async () => randomUUID(),
 };
 
 interface Call {
@@ -237,6 +242,32 @@ async function partyOf(name: 'owner' | 'other', m: Match, requestId: string): Pr
       (await must<{ goferId: string }>(me.apiKey, 'POST /gofers', { json: {} })).goferId,
     freshMessage: () => say(me.apiKey, 'to be recalled'),
     ...webhooksOf(me),
+    ...(await runtimesOf(me)),
+  };
+}
+
+/** The runtime every party keeps; configure and register write it again with these same settings. */
+const RUNTIME = { name: 'access', policy: { types: ['gofer_question'] } };
+
+async function runtimesOf(me: JoinedAccount) {
+  const runtime = (await must<{ runtimeId: string }>(me.jwt, 'POST /runtimes', { json: RUNTIME })).runtimeId;
+  const fresh = async () =>
+    (await must<{ runtimeId: string; name: string }[]>(me.jwt, 'GET /runtimes'))
+      .filter((r) => r.name.startsWith('fresh-'))
+      .map((r) => r.runtimeId);
+  let n = 0;
+  return {
+    runtime,
+    // At most 8 per account: the oldest fresh one goes first when six are there, so the last six
+    // built survive to be sent (the accepted credentials come last in CREDENTIALS).
+    freshRuntime: async () => {
+      const [oldest, ...rest] = await fresh();
+      if (oldest !== undefined && rest.length >= 5) {
+        await must(me.jwt, 'DELETE /runtimes/{runtimeId}', { path: { runtimeId: oldest } });
+      }
+      const json = { name: `fresh-${++n}`, policy: RUNTIME.policy };
+      return (await must<{ runtimeId: string }>(me.jwt, 'POST /runtimes', { json })).runtimeId;
+    },
   };
 }
 
@@ -294,6 +325,8 @@ interface Row {
 
 const uuid = () => randomUUID();
 const probeSafe = { foreign: 403, unknown: 403, identical: true } as const;
+/** Runtimes answer an unknown and another account's id with one 404 (docs/runtimes.md). */
+const probeSafe404 = { foreign: 404, unknown: 404, identical: true } as const;
 
 const TABLE: Record<string, Row> = {
   // Auth endpoints: auth none; a header, if sent, is ignored — every credential gets the same answer.
@@ -528,6 +561,63 @@ const TABLE: Record<string, Row> = {
     call: async (p) => ({ path: { webhookId: await p.someWebhook() } }),
     mine: 200,
     ...probeSafe,
+  },
+  // Extension (ADR 0030): runtimes. Registering the kept runtime again is the idempotent 200; the
+  // lease routes name a job no one has, so the owner gets the job's 404 and the others the runtime's.
+  'POST /runtimes': { auth: 'multi+realm', call: () => ({ json: RUNTIME }), mine: 200 },
+  'GET /runtimes': { auth: 'multi+realm', mine: 200 },
+  'GET /runtimes/{runtimeId}': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { runtimeId: p.runtime } }),
+    mine: 200,
+    ...probeSafe404,
+  },
+  'DELETE /runtimes/{runtimeId}': {
+    auth: 'multi+realm',
+    call: async (p) => ({ path: { runtimeId: await p.freshRuntime() } }),
+    mine: 204,
+    ...probeSafe404,
+  },
+  // Calls are built before they are sent, so a version read then is stale by the second: every
+  // configure here names a version the runtime never reaches (the CAS itself: runtimes.int.test.ts).
+  'POST /runtimes/{runtimeId}/configure': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { runtimeId: p.runtime }, json: { version: 1_000_000, policy: RUNTIME.policy } }),
+    mine: 409,
+    mineText: 'read it again and retry',
+    ...probeSafe404,
+  },
+  'POST /runtimes/{runtimeId}/claim': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { runtimeId: p.runtime }, json: { worker: 'access' } }),
+    mine: 200,
+    ...probeSafe404,
+  },
+  'GET /runtimes/{runtimeId}/jobs': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { runtimeId: p.runtime } }),
+    mine: 200,
+    ...probeSafe404,
+  },
+  'POST /runtimes/{runtimeId}/jobs/{jobId}/heartbeat': {
+    auth: 'multi+realm',
+    call: (p) => ({
+      path: { runtimeId: p.runtime, jobId: uuid() },
+      json: { leaseOwner: 'access', version: 1 },
+    }),
+    mine: 404,
+    mineText: 'Job not found',
+    ...probeSafe404,
+  },
+  'POST /runtimes/{runtimeId}/jobs/{jobId}/finish': {
+    auth: 'multi+realm',
+    call: (p) => ({
+      path: { runtimeId: p.runtime, jobId: uuid() },
+      json: { leaseOwner: 'access', version: 1, outcome: 'released' },
+    }),
+    mine: 404,
+    mineText: 'Job not found',
+    ...probeSafe404,
   },
   // Extension (docs/openapi.json, ADR 0013): the sender recalls its message; probe-safe like /conversations.
   'DELETE /conversations/{conversationId}/messages/{messageId}': {

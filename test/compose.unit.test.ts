@@ -13,6 +13,7 @@ import { gofersEnv } from '../services/gofers/src/config.ts';
 import { matchingEnv } from '../services/matching/src/config.ts';
 import { outboxEnv } from '../services/outbox/src/config.ts';
 import { projectorEnv } from '../services/projector/src/config.ts';
+import { runtimesEnv } from '../services/runtimes/src/config.ts';
 
 /** The env schema each service validates at start: the names it can read. */
 const schemas: Record<string, z.ZodObject> = {
@@ -25,6 +26,7 @@ const schemas: Record<string, z.ZodObject> = {
   matching: matchingEnv,
   outbox: outboxEnv,
   projector: projectorEnv,
+  runtimes: runtimesEnv,
 };
 const known = (dir: string) => new Set(Object.keys(schemas[dir]!.shape));
 

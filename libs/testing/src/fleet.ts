@@ -18,6 +18,7 @@ export type ProcessName =
   | 'gofers'
   | 'matching'
   | 'conversations'
+  | 'runtimes'
   | 'outbox'
   | 'projector'
   | 'gateway1'
@@ -61,6 +62,7 @@ export async function planFleet(
     outbox: await port(8189),
     gateway1: await port(8191),
     gateway2: await port(8192),
+    runtimes: await port(8196),
   };
   const url = (p: number) => `http://127.0.0.1:${p}`;
   // Object storage is the gofers, matching and conversations services' alone; the key of derived ids
@@ -130,6 +132,8 @@ export async function planFleet(
       CONVERSATIONS_PORT: String(ports.conversations),
       ...storage,
     }),
+    // Runtimes read the envelopes from read.oan_event and wake held claims from the push stream.
+    svc('runtimes', 'runtimes', ports.runtimes, { RUNTIMES_PORT: String(ports.runtimes) }),
     svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
     svc('gateway1', 'gateway', ports.gateway1, {
@@ -155,6 +159,7 @@ export async function planFleet(
         GOFERS_URL: url(ports.gofers),
         MATCHING_URL: url(ports.matching),
         CONVERSATIONS_URL: url(ports.conversations),
+        RUNTIMES_URL: url(ports.runtimes),
         GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
         AGENTS_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
       },

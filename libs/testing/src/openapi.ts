@@ -44,7 +44,7 @@ function applyEdgeExtensions(doc: OpenApiDoc): void {
 }
 
 /** Which processes own public routes (the edge forwards paths unchanged). */
-const OWNERS = ['auth', 'gofers', 'matching', 'conversations', 'gateway1'] as const;
+const OWNERS = ['auth', 'gofers', 'matching', 'conversations', 'runtimes', 'gateway1'] as const;
 
 /** The public REST surface: every owner's generated document, merged; only `/api/v1/*` is public. */
 export async function mergedOpenApi(fleet: TestFleet): Promise<OpenApiDoc> {

@@ -48,6 +48,7 @@ export const edgeEnv = z
     GOFERS_URL: optionalUrl,
     MATCHING_URL: optionalUrl,
     CONVERSATIONS_URL: optionalUrl,
+    RUNTIMES_URL: optionalUrl,
     /** The ConnectOnion agent relay's replicas (services/agents); unset = no relay routes. */
     AGENTS_URLS: envList.pipe(z.array(httpUrl)).optional(),
     DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/oan'),

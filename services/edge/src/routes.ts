@@ -2,7 +2,8 @@ import { BODY_LIMITS, UPLOAD_BODY_LIMIT } from '@oan/http';
 import type { EdgeConfig } from './config.ts';
 
 /** Where a route group goes: one service's URL, or the gateway pool (round robin). */
-export type Upstream = 'AUTH_URL' | 'GOFERS_URL' | 'MATCHING_URL' | 'CONVERSATIONS_URL' | 'GATEWAYS';
+export type Upstream =
+  'AUTH_URL' | 'GOFERS_URL' | 'MATCHING_URL' | 'CONVERSATIONS_URL' | 'RUNTIMES_URL' | 'GATEWAYS';
 
 export interface ApiRoute {
   /** Matches the prefix itself and everything under it; the path is forwarded unchanged. */
@@ -35,6 +36,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { prefix: '/api/v1/threads', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
   { prefix: '/api/v1/match-requests', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
   { prefix: '/api/v1/conversations', upstream: 'CONVERSATIONS_URL', bodyLimit: BODY_LIMITS.conversations },
+  { prefix: '/api/v1/runtimes', upstream: 'RUNTIMES_URL', bodyLimit: BODY_LIMITS.runtimes },
 ];
 
 /**

@@ -1522,6 +1522,605 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runtimes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's runtimes */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runtimeId: string;
+                            name: string;
+                            policy: {
+                                types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                                goferIds?: string[];
+                                maxAttempts: number;
+                                leaseSeconds: number;
+                            };
+                            version: number;
+                            /** @enum {string} */
+                            state: "active";
+                            createdAt: string;
+                        }[];
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        put?: never;
+        /**
+         * Register a runtime: a named consumer of the account decisions (an extension to protocol v1)
+         * @description Every envelope of the account after the registration that carries a `reply` and matches `policy` becomes one job, handed to exactly one worker by `claim` (docs/runtimes.md). The same name and settings again answer the same runtime (200); other settings are `409 RUNTIME_EXISTS`; a ninth is `429 RUNTIME_LIMIT_REACHED`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional (IETF httpapi idempotency-key-header draft): a structured-field string ("…") or a bare key of printable ASCII, 1-255 characters, unique per intended request. For 24 h the same key, account and request answer the first final answer again (status, body, content type; header Idempotent-Replayed: true) without a second effect; a 5xx is not kept. Honoured for authenticated requests (an API key and a JWT of one account share keys); ignored without a valid credential. A malformed key is a 400 VALIDATION_ERROR. */
+                    "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        policy: {
+                            types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                            goferIds?: string[];
+                            maxAttempts?: number;
+                            leaseSeconds?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runtimeId: string;
+                            name: string;
+                            policy: {
+                                types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                                goferIds?: string[];
+                                maxAttempts: number;
+                                leaseSeconds: number;
+                            };
+                            version: number;
+                            /** @enum {string} */
+                            state: "active";
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runtimeId: string;
+                            name: string;
+                            policy: {
+                                types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                                goferIds?: string[];
+                                maxAttempts: number;
+                                leaseSeconds: number;
+                            };
+                            version: number;
+                            /** @enum {string} */
+                            state: "active";
+                            createdAt: string;
+                        };
+                    };
+                };
+                409: components["responses"]["IdempotencyKeyInUse"];
+                422: components["responses"]["IdempotencyKeyReused"];
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/{runtimeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One runtime
+         * @description An unknown or another account’s id is the byte-identical 404.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    runtimeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runtimeId: string;
+                            name: string;
+                            policy: {
+                                types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                                goferIds?: string[];
+                                maxAttempts: number;
+                                leaseSeconds: number;
+                            };
+                            version: number;
+                            /** @enum {string} */
+                            state: "active";
+                            createdAt: string;
+                        };
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a runtime and its jobs */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    runtimeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": null;
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/{runtimeId}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim the next job of a runtime under a lease
+         * @description Answers `{job: null}` or the first claimable job in seq order with a new lease (`leaseOwner` = `worker`, a new `version`, `attempts` counted). `event` is the envelope exactly as `GET /events` gives it. With `wait` (0–30 s) the request is held until a job can be claimed or the time is up; concurrent claims never get the same job.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional (IETF httpapi idempotency-key-header draft): a structured-field string ("…") or a bare key of printable ASCII, 1-255 characters, unique per intended request. For 24 h the same key, account and request answer the first final answer again (status, body, content type; header Idempotent-Replayed: true) without a second effect; a 5xx is not kept. Honoured for authenticated requests (an API key and a JWT of one account share keys); ignored without a valid credential. A malformed key is a 400 VALIDATION_ERROR. */
+                    "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                };
+                path: {
+                    runtimeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        worker: string;
+                        /** @default 0 */
+                        wait?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job: {
+                                jobId: string;
+                                event: {
+                                    [key: string]: unknown;
+                                };
+                                attempts: number;
+                                leaseOwner: string | null;
+                                version: number;
+                                leaseUntil: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                409: components["responses"]["IdempotencyKeyInUse"];
+                422: components["responses"]["IdempotencyKeyReused"];
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/{runtimeId}/configure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a runtime's policy (compare-and-set on its version)
+         * @description A `version` other than the current one is `409 VERSION_CONFLICT`. Queued jobs the new policy does not want are dropped; leased ones finish under their lease.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional (IETF httpapi idempotency-key-header draft): a structured-field string ("…") or a bare key of printable ASCII, 1-255 characters, unique per intended request. For 24 h the same key, account and request answer the first final answer again (status, body, content type; header Idempotent-Replayed: true) without a second effect; a 5xx is not kept. Honoured for authenticated requests (an API key and a JWT of one account share keys); ignored without a valid credential. A malformed key is a 400 VALIDATION_ERROR. */
+                    "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                };
+                path: {
+                    runtimeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        version: number;
+                        policy: {
+                            types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                            goferIds?: string[];
+                            maxAttempts?: number;
+                            leaseSeconds?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runtimeId: string;
+                            name: string;
+                            policy: {
+                                types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                                goferIds?: string[];
+                                maxAttempts: number;
+                                leaseSeconds: number;
+                            };
+                            version: number;
+                            /** @enum {string} */
+                            state: "active";
+                            createdAt: string;
+                        };
+                    };
+                };
+                409: components["responses"]["IdempotencyKeyInUse"];
+                422: components["responses"]["IdempotencyKeyReused"];
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/{runtimeId}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A runtime's jobs in seq order, with their attempts, leases and progress */
+        get: {
+            parameters: {
+                query?: {
+                    state?: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                    after?: string;
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    runtimeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            seq: string;
+                            eventId: string;
+                            /** @enum {string} */
+                            type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
+                            goferId?: string;
+                            /** @enum {string} */
+                            state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                            attempts: number;
+                            leaseOwner: string | null;
+                            version: number;
+                            leaseUntil: string | null;
+                            progress: {
+                                percent?: number;
+                                note?: string;
+                            } | null;
+                            createdAt: string;
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/{runtimeId}/jobs/{jobId}/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a job's lease: done (`handled`), given back (`released`) or a failed attempt (`failed`)
+         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional (IETF httpapi idempotency-key-header draft): a structured-field string ("…") or a bare key of printable ASCII, 1-255 characters, unique per intended request. For 24 h the same key, account and request answer the first final answer again (status, body, content type; header Idempotent-Replayed: true) without a second effect; a 5xx is not kept. Honoured for authenticated requests (an API key and a JWT of one account share keys); ignored without a valid credential. A malformed key is a 400 VALIDATION_ERROR. */
+                    "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                };
+                path: {
+                    runtimeId: string;
+                    jobId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        leaseOwner: string;
+                        version: number;
+                        /** @enum {string} */
+                        outcome: "handled" | "released" | "failed";
+                        reply?: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job: {
+                                jobId: string;
+                                seq: string;
+                                eventId: string;
+                                /** @enum {string} */
+                                type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
+                                goferId?: string;
+                                /** @enum {string} */
+                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                                attempts: number;
+                                leaseOwner: string | null;
+                                version: number;
+                                leaseUntil: string | null;
+                                progress: {
+                                    percent?: number;
+                                    note?: string;
+                                } | null;
+                                createdAt: string;
+                                updatedAt: string;
+                            };
+                        };
+                    };
+                };
+                409: components["responses"]["IdempotencyKeyInUse"];
+                422: components["responses"]["IdempotencyKeyReused"];
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/{runtimeId}/jobs/{jobId}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend a job's lease and record its progress
+         * @description Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional (IETF httpapi idempotency-key-header draft): a structured-field string ("…") or a bare key of printable ASCII, 1-255 characters, unique per intended request. For 24 h the same key, account and request answer the first final answer again (status, body, content type; header Idempotent-Replayed: true) without a second effect; a 5xx is not kept. Honoured for authenticated requests (an API key and a JWT of one account share keys); ignored without a valid credential. A malformed key is a 400 VALIDATION_ERROR. */
+                    "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                };
+                path: {
+                    runtimeId: string;
+                    jobId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        leaseOwner: string;
+                        version: number;
+                        progress?: {
+                            percent?: number;
+                            note?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            job: {
+                                jobId: string;
+                                seq: string;
+                                eventId: string;
+                                /** @enum {string} */
+                                type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
+                                goferId?: string;
+                                /** @enum {string} */
+                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                                attempts: number;
+                                leaseOwner: string | null;
+                                version: number;
+                                leaseUntil: string | null;
+                                progress: {
+                                    percent?: number;
+                                    note?: string;
+                                } | null;
+                                createdAt: string;
+                                updatedAt: string;
+                            };
+                        };
+                    };
+                };
+                409: components["responses"]["IdempotencyKeyInUse"];
+                422: components["responses"]["IdempotencyKeyReused"];
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/threads": {
         parameters: {
             query?: never;
