@@ -34,6 +34,9 @@ class CreateRuntimes extends Migration {
       updated_at timestamptz not null,
       unique (runtime_id, event_id))`);
     this.addSql('create index if not exists jobs_runtime_seq_idx on runtimes.jobs (runtime_id, seq)');
+    // what a claim scans: the claimable jobs of one runtime in seq order, not its finished history
+    this.addSql(`create index if not exists jobs_claimable_idx on runtimes.jobs (runtime_id, seq)
+      where state in ('queued', 'leased')`);
     this.addSql(`create table if not exists runtimes.job_finishes (
       job_id uuid not null references runtimes.jobs (id) on delete cascade,
       version int not null,
