@@ -1,7 +1,13 @@
 export { signOanJwt, verifyJwt, InvalidJwtError, type OanJwtOptions, type VerifiedJwt } from './jwt.ts';
 export { generateApiKey, hashApiKey, isApiKey } from './apiKey.ts';
 export { credentialsMigration } from './migration.ts';
-export { checkCredentials, registeredPlatformOf, type CredentialCheck } from './credentialView.ts';
+export {
+  bannedAmong,
+  checkCredentials,
+  notBanned,
+  registeredPlatformOf,
+  type CredentialCheck,
+} from './credentialView.ts';
 export {
   createAuthenticator,
   AuthError,

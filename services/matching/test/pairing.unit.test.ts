@@ -25,6 +25,10 @@ const confirm = (side: { goferId: string; accountId: string }, accepted = true):
   data: { goferId: side.goferId, accountId: side.accountId, accepted },
 });
 const deleteGofer = (goferId: string): ThreadCommand => ({ type: 'CloseForDeletedGofer', data: { goferId } });
+const banAccount = (accountId: string): ThreadCommand => ({
+  type: 'CloseForBannedAccount',
+  data: { accountId },
+});
 
 describe('proposing a pair', () => {
   it('derives the thread id from the two goferIds, in either order', () => {
@@ -157,5 +161,23 @@ describe('when a Gofer of the thread is deleted', () => {
       closedReason: 'gofer_deleted',
       closedByGoferId: B.goferId,
     });
+  });
+});
+
+describe('when the account of a side is banned', () => {
+  it.each([
+    ['awaiting confirmation', [proposed()]],
+    ['running its session', running()],
+    ['past its session', [...running(), sessionEnded()]],
+  ] as const)('closes the thread %s, naming the banned side', (_, events) => {
+    given(...events)
+      .when(banAccount(A.accountId))
+      .then(closed('account_banned', A));
+  });
+
+  it('does nothing for a closed, unknown or unrelated thread', () => {
+    given(proposed(), closed('rejected', B)).when(banAccount(A.accountId)).thenNothing();
+    given().when(banAccount(A.accountId)).thenNothing();
+    given(proposed()).when(banAccount(STRANGER.accountId)).thenNothing();
   });
 });
