@@ -83,7 +83,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
           upstream: () => gateways.next(),
           failover: (failed) => gateways.failover(failed),
           bodyLimit,
-          dispatcher: new ReleasingDispatcher(),
+          dispatcher: new ReleasingDispatcher(config.EDGE_GATEWAY_CONNECTIONS),
           ...(idempotency ? { idempotency } : {}),
         });
         continue;
@@ -94,6 +94,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
           prefix: route.prefix,
           upstream: url,
           bodyLimit,
+          connections: config.EDGE_UPSTREAM_CONNECTIONS,
           ...(idempotency ? { idempotency } : {}),
         });
       }
@@ -101,7 +102,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   }
 
   // The ConnectOnion agent relay, when its replicas are configured.
-  await registerAgentRelay(app, config.AGENTS_URLS ?? []);
+  await registerAgentRelay(app, config.AGENTS_URLS ?? [], config.EDGE_UPSTREAM_CONNECTIONS);
 
   // Always proxied: with the gate off the gateways themselves answer "Invalid namespace".
   // Sticky by sid for long-polling and for the upgrade of a polling session (gateways.ts).
@@ -111,6 +112,8 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
     websocket: true,
     // The gateways' own limit on a client packet (services/gateway MAX_CLIENT_FRAME_BYTES).
     maxFrameBytes: 16 * 1024,
+    // Socket.IO's polling transport holds a request up to its ping interval, as a long-poll does.
+    connections: config.EDGE_GATEWAY_CONNECTIONS,
   });
 
   // A long-poll is held until the gateway has something to send (up to its 25 s ping), and the

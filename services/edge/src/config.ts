@@ -57,6 +57,16 @@ export const edgeEnv = z
     JWT_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
     /** Visible limits (a connector extension): requests per minute per account; unset = no limits (v1). */
     RATE_LIMIT_PER_MINUTE: envOptional(z.coerce.number().int().min(1).max(1_000_000)),
+    /**
+     * Connections this edge opens to each service (auth, gofers, matching, conversations, each agents
+     * replica); a burst beyond them waits in the edge's queue for a free one instead of opening more.
+     */
+    EDGE_UPSTREAM_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(128),
+    /**
+     * The same for each gateway, higher: a held long-poll (`GET /events?wait=N`, Socket.IO polling)
+     * occupies one for up to 30 s, and past the bound every request to that gateway queues behind them.
+     */
+    EDGE_GATEWAY_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(2048),
     /** The built web frontend served at `/` (not served when the folder holds no build). */
     WEB_DIR: z.string().default(DEFAULT_WEB_DIR),
     /**
