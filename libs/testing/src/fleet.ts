@@ -24,6 +24,8 @@ export interface ProcessSpec {
   name: ProcessName;
   entry: string;
   port: number;
+  /** Where its `/metrics` answer when not on `port` (the edge's port is the public origin). */
+  metricsPort?: number;
   env: Record<string, string>;
 }
 
@@ -53,6 +55,7 @@ export async function planFleet(
     agents2: await port(8187),
     projector: await port(8188),
     relay: await port(8189),
+    edgeMetrics: await port(8190),
     gateway1: await port(8191),
     gateway2: await port(8192),
   };
@@ -104,6 +107,25 @@ export async function planFleet(
           STORAGE_PORT: String(ports.storage),
           STORAGE_PUBLIC_URL: url(ports.storage),
         };
+  const edge: ProcessSpec = {
+    ...svc(
+      'edge',
+      'edge',
+      ports.edge,
+      {
+        OAN_PORT: String(ports.edge),
+        EDGE_METRICS_PORT: String(ports.edgeMetrics),
+        AUTH_URL: url(ports.auth),
+        GOFERS_URL: url(ports.gofers),
+        MATCHING_URL: url(ports.matching),
+        CONVERSATIONS_URL: url(ports.conversations),
+        GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
+        AGENTS_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
+      },
+      edgeShared,
+    ),
+    metricsPort: ports.edgeMetrics,
+  };
   const processes: ProcessSpec[] = [
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth) }),
     svc('gofers', 'gofers', ports.gofers, {
@@ -133,21 +155,7 @@ export async function planFleet(
     // Two replicas of the ConnectOnion agent relay (their routing is shared through Redis).
     svc('agents1', 'agents', ports.agents1, { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' }),
     svc('agents2', 'agents', ports.agents2, { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' }),
-    svc(
-      'edge',
-      'edge',
-      ports.edge,
-      {
-        OAN_PORT: String(ports.edge),
-        AUTH_URL: url(ports.auth),
-        GOFERS_URL: url(ports.gofers),
-        MATCHING_URL: url(ports.matching),
-        CONVERSATIONS_URL: url(ports.conversations),
-        GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
-        AGENTS_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
-      },
-      edgeShared,
-    ),
+    edge,
   ];
   return { env, processes, publicUrl: url(ports.edge) };
 }

@@ -20,7 +20,7 @@ const isLongPoll = (url: string) => url.startsWith('/api/v1/events?') && /[?&]wa
 
 export interface EdgeDeps {
   config: EdgeConfig;
-  /** Expose /metrics; prom-client's default metrics can be registered once per process. */
+  /** Collect metrics (served by main.ts on their own port); prom-client's default metrics can be registered once per process. */
   metrics?: boolean;
   /**
    * The credential view and Redis, owned by the caller (main.ts closes them after the app): with them
@@ -36,7 +36,13 @@ const IDEMPOTENCY_LOCK_MS = 30_000;
 /** The public origin (docs/architecture.md, edge): health, /api/v1 by owner, /socket.io to gateways. */
 export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   // The factory collapses repeated slashes before routing, so `//api/v1/...` works (clients do not strip a trailing slash from their base URL).
-  const app = await createHttpApp({ name: 'edge', logLevel: config.LOG_LEVEL, metrics: metrics ?? true });
+  // Metrics are collected, but never served on the public origin (main.ts: EDGE_METRICS_PORT).
+  const app = await createHttpApp({
+    name: 'edge',
+    logLevel: config.LOG_LEVEL,
+    metrics: metrics ?? true,
+    metricsRoute: false,
+  });
   const gateways = config.GATEWAY_DNS
     ? GatewayPool.discover(config.GATEWAY_DNS)
     : new GatewayPool(config.GATEWAY_URLS, config.GATEWAY_IDS);

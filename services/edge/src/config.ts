@@ -26,6 +26,8 @@ export const edgeEnv = z
     ENABLE_OPEN_API: envBool,
     HOST: z.string().default('127.0.0.1'),
     OAN_PORT: envPort(8080),
+    /** The edge's own `/metrics` listener (on HOST); unset, the edge serves no metrics. Never the public port. */
+    EDGE_METRICS_PORT: envOptional(z.coerce.number().int().min(1).max(65_535)),
     AUTH_URL: httpUrl.default('http://127.0.0.1:8181'),
     GATEWAY_URLS: envList.pipe(z.array(httpUrl).min(1)).default(['http://127.0.0.1:8191']),
     GATEWAY_IDS: envList.pipe(z.array(z.string().regex(/^[a-z0-9]{1,8}$/))).optional(),
