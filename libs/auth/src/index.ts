@@ -30,3 +30,4 @@ export {
   type RequireAuthOptions,
 } from './hooks.ts';
 export { createServiceApp, type ServiceAppOptions } from './serviceApp.ts';
+export { INTERNAL_CALL_HEADER, internalCallHeaders, isInternalCall } from './internalCall.ts';

@@ -85,7 +85,7 @@ export async function buildApp(deps: GatewayDeps) {
     openApi: config.ENABLE_OPEN_API,
     authenticator,
     delivery,
-    notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, app.log),
+    notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, config.JWT_SECRET, app.log),
     connectorReleases: config.OAN_CONNECTOR_RELEASES,
     log: app.log,
   });

@@ -8,6 +8,7 @@ import {
   insertAccount,
   insertApiKey,
   jwtFor,
+  JWT_SECRET,
   openClient,
   openFleet,
   startGateway,
@@ -15,11 +16,14 @@ import {
   type Fleet,
   type RunningGateway,
 } from './helpers.ts';
-import { signOanJwt } from '@oan/auth';
+import { INTERNAL_CALL_HEADER, isInternalCall, signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
 import { loadGatewayConfig } from '../src/config.ts';
 
-/** A stand-in for the auth service's internal `connector_outdated` notice endpoint, counting what it gets. */
+/**
+ * A stand-in for the auth service's internal `connector_outdated` notice endpoint, counting what it
+ * gets; like auth it refuses (401, uncounted) a call without the fleet's internal secret.
+ */
 async function fakeAuth(): Promise<{
   url: string;
   posts: { path: string; body: unknown }[];
@@ -30,6 +34,8 @@ async function fakeAuth(): Promise<{
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
+      if (!isInternalCall(JWT_SECRET, req.headers[INTERNAL_CALL_HEADER]))
+        return void res.writeHead(401).end();
       posts.push({ path: `${req.method} ${req.url}`, body: JSON.parse(body) as unknown });
       res.writeHead(204).end();
     });
