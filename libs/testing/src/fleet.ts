@@ -64,6 +64,9 @@ export async function planFleet(
   const { STORAGE_DIR, STORAGE_DRIVER, ...rest } = base;
   const s3 = Object.fromEntries(Object.entries(rest).filter(([k]) => k.startsWith('S3_')));
   const env = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith('S3_')));
+  // The outbox relay, the projector and the agents relay neither sign nor check an OAN token: only
+  // auth (which signs) and the processes that verify one get the key.
+  const { JWT_SECRET: _key, ...keyless } = env;
   const svc = (
     name: ProcessName,
     dir: string,
@@ -140,8 +143,8 @@ export async function planFleet(
       CONVERSATIONS_PORT: String(ports.conversations),
       ...storage,
     }),
-    svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }),
-    svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
+    svc('relay', 'relay', ports.relay, { RELAY_PORT: String(ports.relay) }, keyless),
+    svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }, keyless),
     svc('gateway1', 'gateway', ports.gateway1, {
       GATEWAY_PORT: String(ports.gateway1),
       GATEWAY_ID: 'g1',
@@ -153,8 +156,20 @@ export async function planFleet(
       AUTH_URL: url(ports.auth),
     }),
     // Two replicas of the ConnectOnion agent relay (their routing is shared through Redis).
-    svc('agents1', 'agents', ports.agents1, { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' }),
-    svc('agents2', 'agents', ports.agents2, { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' }),
+    svc(
+      'agents1',
+      'agents',
+      ports.agents1,
+      { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' },
+      keyless,
+    ),
+    svc(
+      'agents2',
+      'agents',
+      ports.agents2,
+      { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' },
+      keyless,
+    ),
     edge,
   ];
   return { env, processes, publicUrl: url(ports.edge) };
