@@ -87,6 +87,22 @@ describe('a /oan handshake with a valid credential', () => {
   });
 });
 
+describe('a /oan socket opened with an OAN JWT', () => {
+  it('is cut by the server when the token expires, and the expired token is refused after', async () => {
+    // exp has a resolution of seconds: a 2 s token expires between 1 and 2 s from now.
+    const token = await signOanJwt(JWT_SECRET, { accountId: account, ttlSeconds: 2 });
+    const opened = Date.now();
+    const client = await connect(gw.url, { token }, { transports: ['websocket'] });
+    const apiKeyClient = await connect(gw.url, { token: key }, { transports: ['websocket'] });
+    await waitFor(() => expect(client.log).toContain('disconnect:io server disconnect'), 5000);
+    expect(Date.now() - opened).toBeLessThan(2500);
+    // A socket of the same account with an API key stays.
+    expect(apiKeyClient.socket.connected).toBe(true);
+    expect(await connectError(gw.url, { token })).toBe('Unauthorized: invalid token');
+    apiKeyClient.socket.close();
+  });
+});
+
 describe('a /oan handshake that must be refused, with a text the engine treats as terminal', () => {
   it.each([
     ['no token', async () => ({}), 'Unauthorized: invalid token'],
