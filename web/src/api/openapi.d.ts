@@ -225,6 +225,7 @@ export interface paths {
                     "application/json": {
                         idToken: string;
                         platform?: unknown;
+                        nonce?: string;
                     };
                 };
             };

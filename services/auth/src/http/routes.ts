@@ -87,7 +87,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
     { schema: { body: s.googleBody, response: { 200: s.signInResponse } } },
     async (req) => {
       if (!deps.google) throw new RejectedError('GOOGLE_NOT_CONFIGURED', 'Google sign-in is not configured');
-      const identity = await deps.google.verify(req.body.idToken);
+      const identity = await deps.google.verify(req.body.idToken, req.body.nonce);
       if (!identity) throw new RejectedError('GOOGLE_TOKEN_INVALID', 'Invalid Google token');
       const platform = normalizePlatform(req.body.platform);
       return signedIn(
