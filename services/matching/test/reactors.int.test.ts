@@ -579,7 +579,7 @@ describe('when an account is banned', () => {
     const waiting = threadIdFor(ID_SECRET, bannedB.goferId, kai.goferId);
     await runThreadCommand(ctx, waiting, {
       type: 'ProposePairing',
-      data: { mode: 'confirm', sides: [sideOf(bannedB), sideOf(kai)], score: 0.5 },
+      data: { threadId: waiting, mode: 'confirm', sides: [sideOf(bannedB), sideOf(kai)], score: 0.5 },
     });
     const bystanders = await activeWithATurn(await gofer(hiring), await gofer(seeker));
     const reactor = await startAccountBanned({ kafka, registry, ctx, logger: silentLogger, topicPrefix });
