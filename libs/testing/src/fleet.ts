@@ -72,7 +72,7 @@ export async function planFleet(
   const ids: Record<string, string> = ID_SECRET ? { ID_SECRET } : {};
   const s3 = Object.fromEntries(Object.entries(rest).filter(([k]) => k.startsWith('S3_')));
   const env = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith('S3_')));
-  // The outbox relay, the projector and the agents relay neither sign nor check an OAN token: only
+  // The outbox publisher, the projector and the agents relay neither sign nor check an OAN token: only
   // auth (which signs) and the processes that verify one get the key.
   const { JWT_SECRET: _key, ...keyless } = env;
   const svc = (
