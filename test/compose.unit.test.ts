@@ -145,7 +145,7 @@ describe('docker-compose.yml', () => {
 
   it('hands JWT_SECRET only to the processes that sign or verify tokens, natively and under compose', async () => {
     // The relay, the projector and the agents relay neither sign nor check an OAN token.
-    const keyless = new Set(['agents', 'relay', 'projector']);
+    const keyless = new Set(['agents', 'outbox', 'projector']);
     const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32) });
     for (const p of plan.processes) {
       const dir = p.entry.split('/services/')[1]!.split('/')[0]!;
