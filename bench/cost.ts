@@ -61,7 +61,9 @@ function cpuByKind(fleet: TestFleet): Map<string, number> {
 async function kafkaRequests(fleet: TestFleet): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const [name, p] of fleet.running) {
-    const res = await fetch(`http://127.0.0.1:${p.spec.port}/metrics`).catch(() => undefined);
+    const res = await fetch(`http://127.0.0.1:${p.spec.metricsPort ?? p.spec.port}/metrics`).catch(
+      () => undefined,
+    );
     if (!res?.ok) continue;
     for (const line of (await res.text()).split('\n')) {
       const m = /^oan_kafka_requests_total\{role="(\w+)",api="(\w+)"\} (\d+)/.exec(line);

@@ -8,6 +8,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { credentialsMigration } from '@oan/auth';
 import { dropDatabase, openDatabase, sql } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { readModelMigrations as projectorMigrations } from '@oan/readmodels';
@@ -31,6 +32,8 @@ const config = loadMatchingConfig({
   LOG_LEVEL: 'warn',
 });
 const read = await openDatabase({ url, schema: 'projector', migrations: projectorMigrations });
+// The credential view: discovery leaves banned accounts out.
+const auth = await openDatabase({ url, schema: 'auth', migrations: [credentialsMigration] });
 const store = createMatchingStore();
 const orm = await openDatabase({
   url,
@@ -105,5 +108,6 @@ try {
   redis.disconnect();
   await orm.close(true);
   await read.close(true);
+  await auth.close(true);
   await dropDatabase(url);
 }

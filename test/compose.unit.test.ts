@@ -144,4 +144,18 @@ describe('docker-compose.yml', () => {
       expect(missing, `compose ${dir} lacks variables the native runner sets`).toEqual([]);
     }
   });
+
+  it('hands JWT_SECRET only to the processes that sign or verify tokens, natively and under compose', async () => {
+    // The relay, the projector and the agents relay neither sign nor check an OAN token.
+    const keyless = new Set(['agents', 'outbox', 'projector']);
+    const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32) });
+    for (const p of plan.processes) {
+      const dir = p.entry.split('/services/')[1]!.split('/')[0]!;
+      expect('JWT_SECRET' in p.env, `native ${p.name}`).toBe(!keyless.has(dir));
+    }
+    for (const [name, s] of ours)
+      expect(Object.keys(s.environment ?? {}).includes('JWT_SECRET'), `compose ${name}`).toBe(
+        !keyless.has(serviceDir(s)!),
+      );
+  });
 });

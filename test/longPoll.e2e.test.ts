@@ -13,7 +13,8 @@ let c: TestConnector;
 let goferId: string;
 
 beforeAll(async () => {
-  fleet = await TestFleet.start();
+  // Fifty held at once by one account below: the per-account cap (default 8) is raised to that.
+  fleet = await TestFleet.start({ env: { GATEWAY_MAX_LONG_POLLS_PER_ACCOUNT: '50' } });
   acc = await joinAccount(fleet.url, fleet.mailbox, `longpoll-${fleet.id}@example.com`);
   quiet = await joinAccount(fleet.url, fleet.mailbox, `longpoll-quiet-${fleet.id}@example.com`);
   c = new TestConnector({ baseUrl: fleet.url, token: acc.apiKey });
@@ -105,7 +106,7 @@ describe('a long-poll when nothing is after since', () => {
   });
 });
 
-describe('fifty long-polls held at once', () => {
+describe('fifty long-polls held at once, the cap of the account', () => {
   const backends = async (client: pg.Client) =>
     Number(
       (
@@ -139,6 +140,14 @@ describe('fifty long-polls held at once', () => {
       // (reactors, the agent relay's sweeps) may open one or two of their own meanwhile (CI saw +2).
       expect(await backends(db)).toBeLessThanOrEqual(holding + 5);
       expect(await held()).toBe(50);
+      // The fifty-first of the account, over either gateway, is refused at once with the 429 body.
+      const over = await longPoll(quiet.apiKey, `since=${since}&wait=20`);
+      expect(over.status).toBe(429);
+      expect(JSON.parse(over.text)).toEqual({
+        error: 'Too many long-polls held for this account',
+        code: 'RATE_LIMITED',
+      });
+      expect(over.took).toBeLessThan(2000);
 
       // Clients that go away release their holds at the gateways at once, not at the end of the wait.
       const abortedAt = Date.now();

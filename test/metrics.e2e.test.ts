@@ -26,7 +26,11 @@ function parse(text: string): Scrape {
 }
 
 let fleet: TestFleet;
-const port = (name: ProcessName) => fleet.plan.processes.find((p) => p.name === name)!.port;
+/** Where a process's /metrics answer: its own port, or (the edge) a listener apart from the public origin. */
+const port = (name: ProcessName) => {
+  const spec = fleet.plan.processes.find((p) => p.name === name)!;
+  return spec.metricsPort ?? spec.port;
+};
 async function scrape(name: ProcessName): Promise<Scrape> {
   const res = await fetch(`http://127.0.0.1:${port(name)}/metrics`);
   expect(res.status, `${name} /metrics`).toBe(200);
@@ -62,6 +66,12 @@ describe('when a connector joined, opened a socket and created a Gofer', () => {
       expect(s.types.get('http_request_duration_seconds'), p.name).toBe('histogram');
       expect(s.types.get('process_cpu_seconds_total'), p.name).toBe('counter');
     }
+  });
+
+  it('the public origin does not serve the metrics', async () => {
+    const res = await fetch(`${fleet.url}/metrics`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('the request histograms moved on the processes the flow went through', async () => {

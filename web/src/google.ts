@@ -125,7 +125,8 @@ export async function finishGoogleSignIn(a: URLSearchParams): Promise<void> {
   if (nonce !== pending.nonce)
     throw new Error('Google sent back a token that is not for this sign-in. Start it again.');
   const res = need(
-    await api.POST('/api/v1/auth/oan/google', { body: { idToken, platform: 'other' } }),
+    // The server checks the nonce too: the token must be the one minted for this request.
+    await api.POST('/api/v1/auth/oan/google', { body: { idToken, platform: 'other', nonce: pending.nonce } }),
     'Google sign-in',
   );
   navigate(pending.returnTo, { replace: true });

@@ -3,7 +3,7 @@ import { hashApiKey, isApiKey } from './apiKey.ts';
 import { InvalidJwtError, verifyJwt } from './jwt.ts';
 
 export type Principal =
-  | { accountId: string; via: 'jwt'; realm: string }
+  | { accountId: string; via: 'jwt'; realm: string; expiresAt: number }
   | { accountId: string; via: 'apiKey'; apiKeyId: string; permissions: string[] };
 
 /**
@@ -132,6 +132,8 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
       accountId: row.id,
       via: 'jwt',
       realm,
+      // Epoch milliseconds of the token's `exp` (verifyJwt refuses a token without one).
+      expiresAt: (claims.exp ?? 0) * 1000,
       banned: row.banned_at !== null,
       sourcePlatform: row.source_platform,
     };

@@ -50,3 +50,22 @@ export async function checkCredentials(
     liveKeys: new Set(rows.filter((r) => r.kind === 'key').map((r) => r.id)),
   };
 }
+
+/**
+ * A filter another owner's query may add: true when the account named by `column` is not banned.
+ * The ban is in the view from its own transaction on, so a query with it never pairs a banned account.
+ */
+export const notBanned = (column: string): string =>
+  `not exists (select 1 from auth.accounts banned where banned.id = ${column} and banned.banned_at is not null)`;
+
+/** Of `accountIds`, those banned (at once: the ban writes the view in its own transaction). */
+export async function bannedAmong(em: EntityManager, accountIds: readonly string[]): Promise<Set<string>> {
+  if (accountIds.length === 0) return new Set();
+  const rows = await sql<{ id: string }>(
+    em,
+    `select id from auth.accounts
+      where id in (select value from jsonb_array_elements_text(?::jsonb)) and banned_at is not null`,
+    [JSON.stringify(accountIds)],
+  );
+  return new Set(rows.map((r) => r.id));
+}

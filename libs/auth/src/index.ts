@@ -1,7 +1,13 @@
 export { signOanJwt, verifyJwt, InvalidJwtError, type OanJwtOptions, type VerifiedJwt } from './jwt.ts';
 export { generateApiKey, hashApiKey, isApiKey } from './apiKey.ts';
 export { credentialsMigration } from './migration.ts';
-export { checkCredentials, registeredPlatformOf, type CredentialCheck } from './credentialView.ts';
+export {
+  bannedAmong,
+  checkCredentials,
+  notBanned,
+  registeredPlatformOf,
+  type CredentialCheck,
+} from './credentialView.ts';
 export {
   createAuthenticator,
   AuthError,
@@ -24,3 +30,4 @@ export {
   type RequireAuthOptions,
 } from './hooks.ts';
 export { createServiceApp, type ServiceAppOptions } from './serviceApp.ts';
+export { INTERNAL_CALL_HEADER, internalCallHeaders, isInternalCall } from './internalCall.ts';

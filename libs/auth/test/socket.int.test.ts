@@ -72,6 +72,7 @@ describe('a /oan handshake', () => {
       accountId,
       via: 'jwt',
       realm: 'oan',
+      expiresAt: expect.any(Number),
       banned: false,
       sourcePlatform: expect.any(String),
     });

@@ -27,6 +27,11 @@ export interface HttpAppOptions {
   readiness?: Record<string, () => Promise<unknown>>;
   /** Expose `/metrics` (Prometheus). Default true. */
   metrics?: boolean;
+  /**
+   * Collect the metrics without the `/metrics` route (default true: with it). The edge's port is the
+   * public origin: it serves them on a listener of its own instead.
+   */
+  metricsRoute?: boolean;
   fastify?: Partial<FastifyServerOptions>;
   /**
    * Describe this service's routes (zod schemas → OpenAPI 3 via @fastify/swagger); served on the
@@ -252,7 +257,7 @@ export async function createHttpApp(opts: HttpAppOptions) {
   if (opts.metrics !== false && !metricsTaken) {
     metricsTaken = true;
     await app.register(metricsPlugin, {
-      endpoint: '/metrics',
+      endpoint: opts.metricsRoute === false ? null : '/metrics',
       defaultMetrics: { enabled: true },
       routeMetrics: { enabled: true, routeBlacklist: ['/metrics', '/health', '/ready'] },
     });

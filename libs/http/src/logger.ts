@@ -7,6 +7,9 @@ import pino, { type Logger, type LoggerOptions } from 'pino';
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'headers.authorization',
+  // The fleet's internal-call secret (gateway → auth).
+  'req.headers["x-oan-internal"]',
+  'headers["x-oan-internal"]',
   'authorization',
   'token',
   'apiKey',

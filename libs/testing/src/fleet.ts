@@ -31,6 +31,8 @@ export interface ProcessSpec {
   name: ProcessName;
   entry: string;
   port: number;
+  /** Where its `/metrics` answer when not on `port` (the edge's port is the public origin). */
+  metricsPort?: number;
   env: Record<string, string>;
 }
 
@@ -60,6 +62,7 @@ export async function planFleet(
     agents2: await port(8187),
     projector: await port(8188),
     outbox: await port(8189),
+    edgeMetrics: await port(8190),
     gateway1: await port(8191),
     gateway2: await port(8192),
     runtimes: await port(8196),
@@ -71,6 +74,9 @@ export async function planFleet(
   const ids: Record<string, string> = ID_SECRET ? { ID_SECRET } : {};
   const s3 = Object.fromEntries(Object.entries(rest).filter(([k]) => k.startsWith('S3_')));
   const env = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith('S3_')));
+  // The outbox publisher, the projector and the agents relay neither sign nor check an OAN token: only
+  // auth (which signs) and the processes that verify one get the key.
+  const { JWT_SECRET: _key, ...keyless } = env;
   const svc = (
     name: ProcessName,
     dir: string,
@@ -114,6 +120,26 @@ export async function planFleet(
           STORAGE_PORT: String(ports.storage),
           STORAGE_PUBLIC_URL: url(ports.storage),
         };
+  const edge: ProcessSpec = {
+    ...svc(
+      'edge',
+      'edge',
+      ports.edge,
+      {
+        OAN_PORT: String(ports.edge),
+        EDGE_METRICS_PORT: String(ports.edgeMetrics),
+        AUTH_URL: url(ports.auth),
+        GOFERS_URL: url(ports.gofers),
+        MATCHING_URL: url(ports.matching),
+        CONVERSATIONS_URL: url(ports.conversations),
+        RUNTIMES_URL: url(ports.runtimes),
+        GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
+        AGENTS_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
+      },
+      edgeShared,
+    ),
+    metricsPort: ports.edgeMetrics,
+  };
   const processes: ProcessSpec[] = [
     svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth), ...ids }),
     svc('gofers', 'gofers', ports.gofers, {
@@ -132,10 +158,11 @@ export async function planFleet(
       CONVERSATIONS_PORT: String(ports.conversations),
       ...storage,
     }),
-    // Runtimes read the envelopes from read.oan_event and wake held claims from the push stream.
+    // Runtimes read the envelopes from read.oan_event and wake held claims from the push stream;
+    // they verify credentials, so they get the key.
     svc('runtimes', 'runtimes', ports.runtimes, { RUNTIMES_PORT: String(ports.runtimes) }),
-    svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }),
-    svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }),
+    svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }, keyless),
+    svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }, keyless),
     svc('gateway1', 'gateway', ports.gateway1, {
       GATEWAY_PORT: String(ports.gateway1),
       GATEWAY_ID: 'g1',
@@ -147,24 +174,21 @@ export async function planFleet(
       AUTH_URL: url(ports.auth),
     }),
     // Two replicas of the ConnectOnion agent relay (their routing is shared through Redis).
-    svc('agents1', 'agents', ports.agents1, { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' }),
-    svc('agents2', 'agents', ports.agents2, { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' }),
     svc(
-      'edge',
-      'edge',
-      ports.edge,
-      {
-        OAN_PORT: String(ports.edge),
-        AUTH_URL: url(ports.auth),
-        GOFERS_URL: url(ports.gofers),
-        MATCHING_URL: url(ports.matching),
-        CONVERSATIONS_URL: url(ports.conversations),
-        RUNTIMES_URL: url(ports.runtimes),
-        GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
-        AGENTS_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
-      },
-      edgeShared,
+      'agents1',
+      'agents',
+      ports.agents1,
+      { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' },
+      keyless,
     ),
+    svc(
+      'agents2',
+      'agents',
+      ports.agents2,
+      { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' },
+      keyless,
+    ),
+    edge,
   ];
   return { env, processes, publicUrl: url(ports.edge) };
 }

@@ -112,7 +112,7 @@ export async function buildApp(deps: AuthAppDeps) {
       now: ctx.now,
     });
   }
-  await app.register(internalRoutes, { ctx });
+  await app.register(internalRoutes, { ctx, jwtSecret: config.JWT_SECRET });
   return app;
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { body } from '@oan/testing';
-import { bearer, join, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
+import { internalCallHeaders } from '@oan/auth';
+import { bearer, join, JWT_SECRET, startAuthFleet, uniqueEmail, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 let token: string;
@@ -170,7 +171,12 @@ describe('POST /internal/connector-notices with bad input', () => {
     ['a NUL byte', { ...valid(), accountId: 'a\u0000' }],
   ])('refuses %s with 400 and records nothing', async (_label, payload) => {
     const before = await sideEffects();
-    const res = await fleet.app.inject({ method: 'POST', url: '/internal/connector-notices', payload });
+    const res = await fleet.app.inject({
+      method: 'POST',
+      url: '/internal/connector-notices',
+      headers: internalCallHeaders(JWT_SECRET),
+      payload,
+    });
     expectRefusal(res);
     expect(res.statusCode).toBe(400);
     expect(await sideEffects()).toEqual(before);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { body } from '@oan/testing';
-import { join, QA_CODE, QA_EMAIL, startAuthFleet, type AuthFleet } from './helpers.ts';
+import { internalCallHeaders } from '@oan/auth';
+import { join, JWT_SECRET, QA_CODE, QA_EMAIL, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 let closed: AuthFleet['app'];
@@ -37,6 +38,7 @@ describe('with ENABLE_OPEN_API off (no OAN route exists)', () => {
     const res = await closed.inject({
       method: 'POST',
       url: '/internal/connector-notices',
+      headers: internalCallHeaders(JWT_SECRET),
       payload: {
         accountId: user.id,
         connector: '@openagentnetwork/dsh-plugin',

@@ -92,6 +92,27 @@ describe('Google sign-in when it is configured', () => {
     }
   });
 
+  it('checks the token’s nonce when the client sent one (the web page does); a connector may send none', async () => {
+    const email = uniqueEmail('g');
+    const withNonce = await idToken({ email, nonce: 'n-4f2a' });
+    const before = await fleet.eventCount();
+    for (const [token, nonce] of [
+      [withNonce, 'n-other'],
+      [await idToken({ email }), 'n-4f2a'],
+    ] as const) {
+      expectError(await login(google, { idToken: token, nonce }), 401, {
+        error: /Unauthorized/,
+        code: 'UNAUTHORIZED',
+      });
+    }
+    expect(await fleet.eventCount()).toBe(before);
+    expect((await login(google, { idToken: withNonce, nonce: 'n-4f2a' })).statusCode).toBe(200);
+    // The spec's connector flow has no nonce: without one the token is checked as before.
+    expect((await login(google, { idToken: withNonce })).statusCode).toBe(200);
+    for (const nonce of ['', 42, 'x'.repeat(257)])
+      expectError(await login(google, { idToken: withNonce, nonce }), 400, { code: 'VALIDATION_ERROR' });
+  });
+
   it('answers 400 VALIDATION_ERROR without an idToken', async () => {
     for (const payload of [{}, { idToken: '' }, { idToken: 42 }]) {
       expectError(await login(google, payload), 400, { code: 'VALIDATION_ERROR' });

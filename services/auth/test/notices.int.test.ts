@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
 import { body, expectError } from '@oan/testing';
-import { join, startAuthFleet, type AuthFleet } from './helpers.ts';
+import { internalCallHeaders } from '@oan/auth';
+import { join, JWT_SECRET, startAuthFleet, type AuthFleet } from './helpers.ts';
 
 let fleet: AuthFleet;
 beforeAll(async () => {
@@ -14,6 +15,7 @@ const notice = (accountId: string, installed = '0.1.4', latest = '0.1.5', connec
   fleet.app.inject({
     method: 'POST',
     url: '/internal/connector-notices',
+    headers: internalCallHeaders(JWT_SECRET),
     payload: { accountId, connector, installed, latest },
   });
 const notified = async (res: Awaited<ReturnType<typeof notice>>) => {
@@ -60,5 +62,33 @@ describe('a connector-outdated notice, recorded once per account and version', (
 
   it('is a 404 for an unknown account', async () => {
     expectError(await notice('00000000-0000-5000-8000-000000000000'), 404, { code: 'NOT_FOUND' });
+  });
+});
+
+describe('a connector-outdated notice without the internal credential', () => {
+  it.each([
+    ['no header', {}],
+    ['a wrong secret', { 'x-oan-internal': 'x'.repeat(64) }],
+    ['the secret of another key', internalCallHeaders('another-secret-another-secret-another')],
+    ['an empty header', { 'x-oan-internal': '' }],
+  ])('with %s is a 401 and records nothing, whatever the body', async (_label, headers) => {
+    const { user } = await join(fleet);
+    const count = async () =>
+      (await sql(fleet.orm.em.fork(), `select 1 from auth.events where type = 'ConnectorOutdatedNoticed'`))
+        .length;
+    const before = await count();
+    for (const payload of [
+      { accountId: user.id, connector: DSH, installed: '0.1.4', latest: '0.1.5' },
+      { bad: true },
+    ]) {
+      const res = await fleet.app.inject({
+        method: 'POST',
+        url: '/internal/connector-notices',
+        headers,
+        payload,
+      });
+      expectError(res, 401, 'UNAUTHORIZED');
+    }
+    expect(await count()).toBe(before);
   });
 });

@@ -33,19 +33,44 @@ describe('the address classes a webhook is never sent to', () => {
     ['255.255.255.255', 'reserved'],
     ['ff02::1', 'reserved'],
     ['64:ff9b::a00:1', 'reserved'],
+    ['64:ff9b::8.8.8.8', 'reserved'],
+    ['64:ff9b:1::a00:1', 'reserved'],
+    ['64:ff9b:1:ffff::1', 'reserved'],
+    ['::10.0.0.1', 'reserved'],
+    ['::8.8.8.8', 'reserved'],
+    ['::a00:1', 'reserved'],
+    ['fec0::1', 'private'],
+    ['feff:ffff::1', 'private'],
+    ['2002:a00:1::1', 'reserved'],
+    ['2002:808:808::1', 'reserved'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'reserved'],
     ['not-an-address', 'reserved'],
   ])('%s is %s', (address, cls) => {
     expect(classifyAddress(address)).toBe(cls);
     expect(refuseAddress(address, strict)).toContain(cls);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])(
-    '%s is public',
-    (a) => {
-      expect(classifyAddress(a)).toBeNull();
-      expect(refuseAddress(a, strict)).toBeNull();
-    },
-  );
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '172.32.0.1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '2001:4860:4860::8888',
+    '2003::1',
+    '64:ff9c::1',
+  ])('%s is public', (a) => {
+    expect(classifyAddress(a)).toBeNull();
+    expect(refuseAddress(a, strict)).toBeNull();
+  });
+
+  it('never names the refused address in the reason (a delivery error is shown to the account)', () => {
+    for (const a of ['10.1.2.3', '169.254.169.254', '::ffff:10.0.0.1', 'fd12:3456::1', '2002:a00:1::1']) {
+      const reason = refuseAddress(a, strict)!;
+      expect(reason, a).toMatch(/^address not allowed \([a-z-]+\)$/);
+      expect(reason, a).not.toContain(a);
+    }
+  });
 
   it('allows loopback, and only loopback, with the QA switch', () => {
     expect(refuseAddress('127.0.0.1', qa)).toBeNull();
@@ -70,6 +95,10 @@ describe('a URL at registration', () => {
       'https://10.0.0.8/x',
       'https://169.254.169.254/latest',
       'https://[fe80::1]/x',
+      'https://[::10.0.0.1]/x',
+      'https://[64:ff9b:1::a00:1]/x',
+      'https://[fec0::1]/x',
+      'https://[2002:a00:1::1]/x',
       'https://localhost/x',
       'https://api.localhost/x',
       'https://metadata.google.internal/x',

@@ -14,7 +14,11 @@ const RELAY_LOOKUPS = ['/api/agents', '/api/relay/agents'];
  * origin. Its replicas share their routing through Redis, so any socket may go to any replica: round
  * robin over those that answer their health probe, a lookup retried on another when one is down.
  */
-export async function registerAgentRelay(app: FastifyInstance, urls: readonly string[]): Promise<void> {
+export async function registerAgentRelay(
+  app: FastifyInstance,
+  urls: readonly string[],
+  connections?: number,
+): Promise<void> {
   if (urls.length === 0) return;
   const pool = new GatewayPool(urls);
   const stopProbing = pool.startProbing();
@@ -32,6 +36,7 @@ export async function registerAgentRelay(app: FastifyInstance, urls: readonly st
       prefix,
       upstream: () => pool.next(),
       failover: (failed) => pool.failover(failed),
+      ...(connections ? { connections } : {}),
     });
   }
 }

@@ -20,7 +20,7 @@ const isLongPoll = (url: string) => url.startsWith('/api/v1/events?') && /[?&]wa
 
 export interface EdgeDeps {
   config: EdgeConfig;
-  /** Expose /metrics; prom-client's default metrics can be registered once per process. */
+  /** Collect metrics (served by main.ts on their own port); prom-client's default metrics can be registered once per process. */
   metrics?: boolean;
   /**
    * The credential view and Redis, owned by the caller (main.ts closes them after the app): with them
@@ -36,7 +36,13 @@ const IDEMPOTENCY_LOCK_MS = 30_000;
 /** The public origin (docs/architecture.md, edge): health, /api/v1 by owner, /socket.io to gateways. */
 export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   // The factory collapses repeated slashes before routing, so `//api/v1/...` works (clients do not strip a trailing slash from their base URL).
-  const app = await createHttpApp({ name: 'edge', logLevel: config.LOG_LEVEL, metrics: metrics ?? true });
+  // Metrics are collected, but never served on the public origin (main.ts: EDGE_METRICS_PORT).
+  const app = await createHttpApp({
+    name: 'edge',
+    logLevel: config.LOG_LEVEL,
+    metrics: metrics ?? true,
+    metricsRoute: false,
+  });
   const gateways = config.GATEWAY_DNS
     ? GatewayPool.discover(config.GATEWAY_DNS)
     : new GatewayPool(config.GATEWAY_URLS, config.GATEWAY_IDS);
@@ -83,7 +89,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
           upstream: () => gateways.next(),
           failover: (failed) => gateways.failover(failed),
           bodyLimit,
-          dispatcher: new ReleasingDispatcher(),
+          dispatcher: new ReleasingDispatcher(config.EDGE_GATEWAY_CONNECTIONS),
           ...(idempotency ? { idempotency } : {}),
         });
         continue;
@@ -94,6 +100,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
           prefix: route.prefix,
           upstream: url,
           bodyLimit,
+          connections: config.EDGE_UPSTREAM_CONNECTIONS,
           ...(idempotency ? { idempotency } : {}),
         });
       }
@@ -101,7 +108,7 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
   }
 
   // The ConnectOnion agent relay, when its replicas are configured.
-  await registerAgentRelay(app, config.AGENTS_URLS ?? []);
+  await registerAgentRelay(app, config.AGENTS_URLS ?? [], config.EDGE_UPSTREAM_CONNECTIONS);
 
   // Always proxied: with the gate off the gateways themselves answer "Invalid namespace".
   // Sticky by sid for long-polling and for the upgrade of a polling session (gateways.ts).
@@ -111,6 +118,8 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
     websocket: true,
     // The gateways' own limit on a client packet (services/gateway MAX_CLIENT_FRAME_BYTES).
     maxFrameBytes: 16 * 1024,
+    // Socket.IO's polling transport holds a request up to its ping interval, as a long-poll does.
+    connections: config.EDGE_GATEWAY_CONNECTIONS,
   });
 
   // A long-poll is held until the gateway has something to send (up to its 25 s ping), and the

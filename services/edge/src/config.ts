@@ -26,6 +26,8 @@ export const edgeEnv = z
     ENABLE_OPEN_API: envBool,
     HOST: z.string().default('127.0.0.1'),
     OAN_PORT: envPort(8080),
+    /** The edge's own `/metrics` listener (on HOST); unset, the edge serves no metrics. Never the public port. */
+    EDGE_METRICS_PORT: envOptional(z.coerce.number().int().min(1).max(65_535)),
     AUTH_URL: httpUrl.default('http://127.0.0.1:8181'),
     GATEWAY_URLS: envList.pipe(z.array(httpUrl).min(1)).default(['http://127.0.0.1:8191']),
     GATEWAY_IDS: envList.pipe(z.array(z.string().regex(/^[a-z0-9]{1,8}$/))).optional(),
@@ -58,6 +60,16 @@ export const edgeEnv = z
     JWT_SECRET: envOptional(z.string().min(32, 'must be at least 32 characters')),
     /** Visible limits (a connector extension): requests per minute per account; unset = no limits (v1). */
     RATE_LIMIT_PER_MINUTE: envOptional(z.coerce.number().int().min(1).max(1_000_000)),
+    /**
+     * Connections this edge opens to each service (auth, gofers, matching, conversations, each agents
+     * replica); a burst beyond them waits in the edge's queue for a free one instead of opening more.
+     */
+    EDGE_UPSTREAM_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(128),
+    /**
+     * The same for each gateway, higher: a held long-poll (`GET /events?wait=N`, Socket.IO polling)
+     * occupies one for up to 30 s, and past the bound every request to that gateway queues behind them.
+     */
+    EDGE_GATEWAY_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(2048),
     /** The built web frontend served at `/` (not served when the folder holds no build). */
     WEB_DIR: z.string().default(DEFAULT_WEB_DIR),
     /**

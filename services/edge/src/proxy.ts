@@ -26,14 +26,19 @@ export interface ProxyRoute {
   failover?: (failed: string) => string | undefined;
   /** The largest body the upstream accepts for this request; larger ones are a 413 here. */
   bodyLimit?: (req: FastifyRequest) => number;
+  /**
+   * The most connections to each upstream origin (default reply-from's 128); a request beyond them
+   * waits for a free one. Unused with `dispatcher`, which bounds its own.
+   */
+  connections?: number;
   /** The upstream dispatcher when not reply-from's own (the gateways': long-polls, releasing.ts). */
   dispatcher?: ReleasingDispatcher;
   /** `Idempotency-Key` on the route's POSTs (a connector extension): its check, and its recording dispatcher. */
   idempotency?: Idempotency;
 }
 
-/** The dispatcher reply-from builds itself (its getUndiciOptions), for routes that wrap it. */
-const replyFromAgent = (): Upstream => new Agent({ pipelining: 1, connections: 128 });
+/** The dispatcher reply-from would build itself (its getUndiciOptions), with our bound on connections. */
+const boundedAgent = (connections = 128): Upstream => new Agent({ pipelining: 1, connections });
 
 type ReplyOptions = NonNullable<FastifyHttpProxyOptions['replyOptions']>;
 type OnError = NonNullable<ReplyOptions['onError']>;
@@ -142,8 +147,8 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     if (idempotency) out = idempotency.tag(req, out);
     return out;
   };
-  const base: Upstream | undefined = dispatcher ?? (idempotency ? replyFromAgent() : undefined);
-  const upstream = base && idempotency ? idempotency.wrap(base) : base;
+  const base: Upstream = dispatcher ?? boundedAgent(route.connections);
+  const upstream = idempotency ? idempotency.wrap(base) : base;
   const replyOptions: ReplyOptions = {
     rewriteRequestHeaders: headersOf,
     onError:
@@ -169,7 +174,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     destroyAgent: true,
     // Our own pass-through parsers below, which hold a body without Content-Length to the limit.
     proxyPayloads: false,
-    ...(upstream ? { undici: upstream } : {}),
+    undici: upstream,
   };
   const { bodyLimit } = route;
   // The proxy streams bodies through untouched: drop the factory's parsers (JSON and text would be

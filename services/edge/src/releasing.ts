@@ -13,16 +13,20 @@ type Headers = Record<string, string | string[] | undefined>;
  * (a long-poll), so two things differ from reply-from's own dispatcher:
  * - a request whose client went away is aborted upstream, so the gateway releases its hold at once
  *   instead of at the end of the wait (reply-from never aborts an upstream request by itself);
- * - no cap on connections per gateway: a held request occupies one, and with reply-from's 128 the
- *   129th held request would queue every other request to that gateway behind the holds.
+ * - more connections per gateway than reply-from's 128 (EDGE_GATEWAY_CONNECTIONS): a held request
+ *   occupies one, and past the bound every other request to that gateway queues behind the holds.
+ *   Bounded still, so a burst queues here instead of opening sockets without end.
  * Timeouts cover the longest hold, plus the bounded wait for the caller's own writes before it.
  */
 export class ReleasingDispatcher {
-  private readonly agent = new Agent({
-    connections: null,
-    headersTimeout: (OAN_EVENTS_MAX_WAIT_SECONDS + 30) * 1000,
-    bodyTimeout: (OAN_EVENTS_MAX_WAIT_SECONDS + 30) * 1000,
-  });
+  private readonly agent: Agent;
+  constructor(connections: number) {
+    this.agent = new Agent({
+      connections,
+      headersTimeout: (OAN_EVENTS_MAX_WAIT_SECONDS + 30) * 1000,
+      bodyTimeout: (OAN_EVENTS_MAX_WAIT_SECONDS + 30) * 1000,
+    });
+  }
   private readonly aborts = new Map<string, AbortController>();
   private readonly tags = new WeakMap<object, string>();
 

@@ -37,6 +37,8 @@ async function stubAuth(): Promise<{ app: FastifyInstance; url: string }> {
   app.post('/api/v1/auth/oan/email/request-code', echo);
   app.get('/api/v1/api-keys', echo);
   app.delete('/api/v1/api-keys/:id', async (_req, reply) => reply.status(204).send());
+  // Served by auth for the gateways only: the edge must never reach it.
+  app.post('/internal/connector-notices', echo);
   await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
@@ -101,6 +103,23 @@ describe('the public origin', () => {
     const res = await fetch(`${edge.url}/api/health`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('does not route auth’s internal connector-notice endpoint, however the path is written', async () => {
+    for (const path of [
+      '/internal/connector-notices',
+      '//internal/connector-notices',
+      '/api/v1/auth/../../internal/connector-notices',
+      '/api/v1/auth/%2e%2e/%2e%2e/internal/connector-notices',
+    ]) {
+      const res = await fetch(`${edge.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(res.status, path).toBe(404);
+      expect(await res.json(), path).not.toMatchObject({ upstream: 'auth' });
+    }
   });
 
   it('routes /api/v1/events* to a gateway, tolerating a doubled slash', async () => {

@@ -7,6 +7,7 @@ import { OAN_BASE_PATH } from '@oan/protocol';
 import type { GatewayConfig } from './config.ts';
 import { eventRoutes } from './http/events.ts';
 import { LongPolls } from './http/longPoll.ts';
+import { LongPollSlots } from './http/longPollSlots.ts';
 import type { OpenItemsProvider } from './http/openItems.ts';
 import { connectorNoticeClient, type NotifyOutdated } from './infra/connectorNotices.ts';
 import { gatewayMetrics } from './infra/metrics.ts';
@@ -61,6 +62,7 @@ export async function buildApp(deps: GatewayDeps) {
       openItems: deps.openItems ?? [],
       writes,
       longPolls,
+      longPollSlots: new LongPollSlots(redis, config.REDIS_PREFIX, config.GATEWAY_MAX_LONG_POLLS_PER_ACCOUNT),
       ...(deps.ownWritesTimeoutMs === undefined ? {} : { ownWritesTimeoutMs: deps.ownWritesTimeoutMs }),
     });
     await app.register(routes, {
@@ -83,7 +85,7 @@ export async function buildApp(deps: GatewayDeps) {
     openApi: config.ENABLE_OPEN_API,
     authenticator,
     delivery,
-    notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, app.log),
+    notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, config.JWT_SECRET, app.log),
     connectorReleases: config.OAN_CONNECTOR_RELEASES,
     log: app.log,
   });

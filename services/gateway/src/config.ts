@@ -46,6 +46,11 @@ export const gatewayEnv = commonEnv.extend({
    */
   GATEWAY_BAN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(3000),
   /**
+   * How many `GET /events?wait=N` one account may have held at once, counted over every gateway
+   * (Redis); one more is a 429 RATE_LIMITED. Each held one costs a connection at the edge.
+   */
+  GATEWAY_MAX_LONG_POLLS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1000).default(8),
+  /**
    * The connector release registry: the latest published release per connector package, which `connector_outdated` notices
    * compare a socket's declared connector version with — configuration, so a new release needs no deploy of
    * code: a JSON object `{"@openagentnetwork/dsh-plugin": "0.1.5", …}`. Default: the releases known

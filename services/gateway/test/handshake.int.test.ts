@@ -8,6 +8,7 @@ import {
   insertAccount,
   insertApiKey,
   jwtFor,
+  JWT_SECRET,
   openClient,
   openFleet,
   startGateway,
@@ -15,11 +16,14 @@ import {
   type Fleet,
   type RunningGateway,
 } from './helpers.ts';
-import { signOanJwt } from '@oan/auth';
+import { INTERNAL_CALL_HEADER, isInternalCall, signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
 import { loadGatewayConfig } from '../src/config.ts';
 
-/** A stand-in for the auth service's internal `connector_outdated` notice endpoint, counting what it gets. */
+/**
+ * A stand-in for the auth service's internal `connector_outdated` notice endpoint, counting what it
+ * gets; like auth it refuses (401, uncounted) a call without the fleet's internal secret.
+ */
 async function fakeAuth(): Promise<{
   url: string;
   posts: { path: string; body: unknown }[];
@@ -30,6 +34,8 @@ async function fakeAuth(): Promise<{
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
+      if (!isInternalCall(JWT_SECRET, req.headers[INTERNAL_CALL_HEADER]))
+        return void res.writeHead(401).end();
       posts.push({ path: `${req.method} ${req.url}`, body: JSON.parse(body) as unknown });
       res.writeHead(204).end();
     });
@@ -78,6 +84,22 @@ describe('a /oan handshake with a valid credential', () => {
     const client = await connect(gw.url, { token: key });
     await waitFor(() => expect(client.socket.io.engine.transport.name).toBe('websocket'));
     client.socket.close();
+  });
+});
+
+describe('a /oan socket opened with an OAN JWT', () => {
+  it('is cut by the server when the token expires, and the expired token is refused after', async () => {
+    // exp has a resolution of seconds: a 2 s token expires between 1 and 2 s from now.
+    const token = await signOanJwt(JWT_SECRET, { accountId: account, ttlSeconds: 2 });
+    const opened = Date.now();
+    const client = await connect(gw.url, { token }, { transports: ['websocket'] });
+    const apiKeyClient = await connect(gw.url, { token: key }, { transports: ['websocket'] });
+    await waitFor(() => expect(client.log).toContain('disconnect:io server disconnect'), 5000);
+    expect(Date.now() - opened).toBeLessThan(2500);
+    // A socket of the same account with an API key stays.
+    expect(apiKeyClient.socket.connected).toBe(true);
+    expect(await connectError(gw.url, { token })).toBe('Unauthorized: invalid token');
+    apiKeyClient.socket.close();
   });
 });
 

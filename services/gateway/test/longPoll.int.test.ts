@@ -105,3 +105,45 @@ describe('GET /api/v1/events with a bad wait', () => {
     expect(await res.json()).toMatchObject({ code: 'VALIDATION_ERROR' });
   });
 });
+
+describe('GET /api/v1/events?wait=N past the per-account cap of held long-polls', () => {
+  it('answers 429 RATE_LIMITED for one more, counted over every gateway, and frees a place when one ends', async () => {
+    const env = { GATEWAY_MAX_LONG_POLLS_PER_ACCOUNT: '2' };
+    const [g1, g2] = [await startGateway(fleet, { env }), await startGateway(fleet, { id: 'g2', env })];
+    const at = (g: RunningGateway, key: string, query: string, signal?: AbortSignal) =>
+      fetch(`${g.url}/api/v1/events?${query}`, {
+        headers: { authorization: `Bearer ${key}` },
+        ...(signal ? { signal } : {}),
+      });
+    try {
+      const { key } = await newAccount();
+      const other = await newAccount();
+      const abort = new AbortController();
+      const first = at(g1, key, 'since=0&wait=20', abort.signal).catch((err: unknown) => err);
+      const second = at(g2, key, 'since=0&wait=20', abort.signal).catch((err: unknown) => err);
+      await waitFor(async () => expect(await held()).toBe(2));
+
+      const refused = await at(g1, key, 'since=0&wait=20');
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(await refused.json()).toEqual({
+        error: 'Too many long-polls held for this account',
+        code: 'RATE_LIMITED',
+      });
+      // Answers at once are not held, and another account has its own places.
+      expect((await at(g2, key, 'since=0&wait=0')).status).toBe(200);
+      const theirs = await at(g2, other.key, 'since=0&wait=1');
+      expect(theirs.status).toBe(200);
+
+      abort.abort();
+      await Promise.all([first, second]);
+      await waitFor(async () => expect(await held()).toBe(0));
+      const again = await at(g1, key, 'since=0&wait=1');
+      expect(again.status).toBe(200);
+      expect(await again.text()).toBe('[]');
+    } finally {
+      await g1.close();
+      await g2.close();
+    }
+  });
+});

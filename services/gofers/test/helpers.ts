@@ -31,7 +31,7 @@ export interface GoferFleet {
 }
 
 /**
- * The gofers app against real Postgres, Redis and Kafka, with the real outbox relay and projector
+ * The gofers app against real Postgres, Redis and Kafka, with the real outbox publisher and projector
  * pipeline in-process (libs/testing startInProcessFleet: unique database, Redis prefix and topic
  * prefix, all removed by `close`), so the read models the routes read are built exactly as in
  * production.

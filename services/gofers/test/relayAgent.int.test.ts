@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { COMMAND_STYLE, canonicalJson } from '@oan/protocol';
@@ -49,8 +50,8 @@ afterAll(async () => {
   server?.close();
 });
 
-const connectFrame = (sid: string, timestamp: number) => {
-  const payload = { to: agent.address, timestamp, nonce: sid };
+const connectFrame = (sid: string, timestamp: number, nonce = sid) => {
+  const payload = { to: agent.address, timestamp, nonce };
   return JSON.stringify({
     type: 'CONNECT',
     session_id: sid,
@@ -82,17 +83,25 @@ describe('a session whose CONNECT came from one client socket', () => {
     input('socket-2', 'from a socket that never signed');
     input('socket-1', 'from the signed socket');
     await waitFor(() => frames.length >= before + 3, { what: 'three answers' });
-    expect(frames.slice(before).map((f) => f.type)).toEqual(['CONNECTED', 'ERROR', 'OUTPUT']);
+    expect(frames.slice(before, before + 3)).toMatchObject([
+      { type: 'CONNECTED' },
+      { type: 'ERROR' },
+      { type: 'OUTPUT' },
+    ]);
     expect(frames[before + 1]!.error).toBe('unauthorized: CONNECT first');
     expect(turns.at(-1)!.prompt).toBe('from the signed socket');
 
     // The caller comes back on another socket and signs again: that socket now holds the session.
-    const again = JSON.parse(connectFrame('bound', now() - 1)) as Record<string, unknown>;
+    const again = JSON.parse(connectFrame('bound', now(), 'bound-again')) as Record<string, unknown>;
     relay.send(JSON.stringify({ ...again, relay_connection: 'socket-3' }));
     input('socket-1', 'from the old socket');
     input('socket-3', 'from the new socket');
     await waitFor(() => frames.length >= before + 6, { what: 'three more answers' });
-    expect(frames.slice(before + 3).map((f) => f.type)).toEqual(['CONNECTED', 'ERROR', 'OUTPUT']);
+    expect(frames.slice(before + 3, before + 6)).toMatchObject([
+      { type: 'CONNECTED' },
+      { type: 'ERROR' },
+      { type: 'OUTPUT' },
+    ]);
     expect(turns.at(-1)!.prompt).toBe('from the new socket');
   });
 });
@@ -106,6 +115,64 @@ describe('a replayed CONNECT', () => {
     await waitFor(() => frames.length >= before + 2, { what: 'two answers' });
     expect(frames.slice(before).map((f) => f.type)).toEqual(['CONNECTED', 'ERROR']);
   });
+});
+
+describe('whatever frames a relay carries to a published Gofer', () => {
+  // Hostile or broken frames as a stranger (or a broken relay) could send them: every field may be
+  // missing, of another type, signed by nobody or by another key, for another agent, replayed.
+  // Sessions of their own: the ones the cases above verified may rightly be answered.
+  const sid = fc.oneof(
+    fc.constantFrom('fz-1', 'fz-2', ''),
+    fc.string({ maxLength: 8 }).map((x) => `fz-${x}`),
+    fc.integer(),
+  );
+  const anyValue = fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.constant(null), fc.boolean());
+  const frame = fc.record(
+    {
+      type: fc.oneof(fc.constantFrom('CONNECT', 'INPUT', 'close', 'EXEC', 'SESSION_STATUS'), anyValue),
+      session_id: sid,
+      relay_connection: fc.oneof(fc.constantFrom('socket-1', 'socket-3'), anyValue),
+      from: fc.oneof(fc.constant(caller), fc.constant(addressOf(newRelayKey())), anyValue),
+      payload: fc.oneof(
+        fc.record({ to: fc.oneof(fc.constant(agent?.address), anyValue), timestamp: fc.integer() }),
+        anyValue,
+      ),
+      signature: fc.oneof(
+        fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 128, maxLength: 128 }),
+        anyValue,
+      ),
+      prompt: fc.oneof(fc.string({ maxLength: 40 }), anyValue),
+    },
+    { requiredKeys: [] },
+  );
+
+  it('never reaches the brain, and answers nothing but ERROR, unless a caller signed a CONNECT', async () => {
+    const turnsBefore = turns.length;
+    let barrier = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(frame, { minLength: 1, maxLength: 12 }), async (batch) => {
+        const before = frames.length;
+        for (const f of batch) relay.send(JSON.stringify(f));
+        // A PING on a session of its own, answered after every frame sent before it.
+        const mark = `barrier-${++barrier}`;
+        relay.send(JSON.stringify({ type: 'PING', session_id: mark }));
+        await waitFor(() => frames.some((f) => f.session_id === mark), {
+          what: 'the barrier PONG',
+          timeoutMs: 3000,
+        });
+        const answers = frames.slice(before).filter((f) => f.session_id !== mark);
+        // ERROR for what it refuses, PONG for a PING, and its own PINGs of live sessions (a heartbeat).
+        expect(answers.filter((f) => !['ERROR', 'PONG', 'PING'].includes(f.type as string))).toEqual([]);
+        expect(turns.length).toBe(turnsBefore);
+      }),
+      { numRuns: Number(process.env.FZ_RUNS ?? 60) },
+    );
+    // And it still serves an honest caller.
+    relay.send(connectFrame('fz-honest', now()));
+    relay.send(JSON.stringify({ type: 'INPUT', session_id: 'fz-honest', prompt: 'still there?' }));
+    await waitFor(() => turns.length === turnsBefore + 1, { what: 'the honest turn' });
+    expect(turns.at(-1)!.prompt).toBe('still there?');
+  }, 60_000);
 });
 
 describe('a flood of signed CONNECTs', () => {

@@ -8,6 +8,7 @@ import { loadMatchingConfig } from './config.ts';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { discoveryIndexMigrations } from './infra/discoveryIndex.ts';
 import { createMatchingStore, matchingMigrations } from './infra/store.ts';
+import { startAccountBanned } from './reactors/accountBanned.ts';
 import { runDiscoveryOnce, startDiscovery } from './reactors/discovery.ts';
 import { startGoferDeleted } from './reactors/goferDeleted.ts';
 import { startSession } from './reactors/session.ts';
@@ -32,7 +33,8 @@ const app = await buildApp({ config, orm, redis, ctx, storage, logger });
 // session, and the routes do not depend on the reactors (they open and read on their own).
 await app.listen({ host: config.HOST, port: config.MATCHING_PORT });
 
-// Reactors: discovery on gofers.events, sessions on matching.events, closing threads of deleted Gofers.
+// Reactors: discovery on gofers.events, sessions on matching.events, closing the threads of deleted
+// Gofers (gofers.events) and of banned accounts (auth.events).
 const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-matching', logger });
 const reactorDeps = {
   kafka,
@@ -46,6 +48,7 @@ const reactors = [
   await startDiscovery({ ...reactorDeps, mode: config.PAIRING_MODE, caps }),
   await startSession({ ...reactorDeps, provider: createSessionProvider(config) }),
   await startGoferDeleted(reactorDeps),
+  await startAccountBanned(reactorDeps),
 ];
 // The periodic sweep of the issue ("when a Gofer becomes ready, and periodically").
 const sweep = setInterval(() => {

@@ -44,6 +44,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
     ENABLE_OPEN_API: 'true',
     JWT_SECRET,
+    ID_SECRET: fleet.config.ID_SECRET,
     DATABASE_URL: fleet.config.DATABASE_URL,
     REDIS_PREFIX: fleet.config.REDIS_PREFIX,
     ...storageVars,

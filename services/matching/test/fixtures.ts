@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { PublicProfile } from '../src/domain/discovery.ts';
-import type { ThreadEvent, ThreadSide } from '@oan/domain';
+import type { CloseReason, ThreadEvent, ThreadSide } from '@oan/domain';
 import { threadDecider, type ThreadCommand } from '../src/domain/thread.ts';
 import type { ThreadState } from '../src/domain/threadState.ts';
 import { deciderSpec } from '@oan/testing';
@@ -38,7 +38,7 @@ export const confirmedBy = (s: ThreadSide): ThreadEvent => ({
   type: 'PairingConfirmed',
   data: { threadId: THREAD, goferId: s.goferId, accountId: s.accountId, confirmedAt: NOW },
 });
-export const closed = (reason: 'rejected' | 'gofer_deleted', s: ThreadSide): ThreadEvent => ({
+export const closed = (reason: CloseReason, s: ThreadSide): ThreadEvent => ({
   type: 'ThreadClosed',
   data: { threadId: THREAD, reason, goferId: s.goferId, accountId: s.accountId, closedAt: NOW },
 });

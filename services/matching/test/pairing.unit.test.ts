@@ -24,6 +24,10 @@ const confirm = (side: { goferId: string; accountId: string }, accepted = true):
   data: { goferId: side.goferId, accountId: side.accountId, accepted },
 });
 const deleteGofer = (goferId: string): ThreadCommand => ({ type: 'CloseForDeletedGofer', data: { goferId } });
+const banAccount = (accountId: string): ThreadCommand => ({
+  type: 'CloseForBannedAccount',
+  data: { accountId },
+});
 
 describe('proposing a pair', () => {
   it('records public snapshots, the lower goferId as side a, and waits for confirmation (confirm mode)', () => {
@@ -151,5 +155,23 @@ describe('when a Gofer of the thread is deleted', () => {
       closedReason: 'gofer_deleted',
       closedByGoferId: B.goferId,
     });
+  });
+});
+
+describe('when the account of a side is banned', () => {
+  it.each([
+    ['awaiting confirmation', [proposed()]],
+    ['running its session', running()],
+    ['past its session', [...running(), sessionEnded()]],
+  ] as const)('closes the thread %s, naming the banned side', (_, events) => {
+    given(...events)
+      .when(banAccount(A.accountId))
+      .then(closed('account_banned', A));
+  });
+
+  it('does nothing for a closed, unknown or unrelated thread', () => {
+    given(proposed(), closed('rejected', B)).when(banAccount(A.accountId)).thenNothing();
+    given().when(banAccount(A.accountId)).thenNothing();
+    given(proposed()).when(banAccount(STRANGER.accountId)).thenNothing();
   });
 });

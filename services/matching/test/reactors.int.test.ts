@@ -13,6 +13,7 @@ import {
   type Producer,
 } from '@oan/kafka';
 import { WriteTracker } from '@oan/projection';
+import { credentialsMigration } from '@oan/auth';
 import { ensureInfra, waitFor } from '@oan/testing';
 import { readModelMigrations as readMigrations } from '@oan/readmodels';
 import { loadThread, runThreadCommand, type MatchingContext } from '../src/commands/context.ts';
@@ -24,6 +25,7 @@ import { discoveryIndexMigrations, refreshDiscoveryTerms } from '../src/infra/di
 import { createMatchingStore, matchingMigrations } from '../src/infra/store.ts';
 import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery.ts';
 import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted.ts';
+import { closeThreadsOfAccount, startAccountBanned } from '../src/reactors/accountBanned.ts';
 import { SessionGenerationError, runSession, startSession } from '../src/reactors/session.ts';
 import {
   ScriptedSessionProvider,
@@ -39,10 +41,12 @@ const topicPrefix = `t${id}.`;
 const redisPrefix = `oan_t_${id}:`;
 const goferTopic = `${topicPrefix}gofers.events`;
 const matchingTopic = `${topicPrefix}matching.events`;
+const authTopic = `${topicPrefix}auth.events`;
 const registry = new SchemaRegistry(SCHEMAS_DIR);
 const ID_SECRET = `matching-reactors-id-secret-${id}`;
 const store = createMatchingStore();
 let readOrm: MikroORM;
+let authOrm: MikroORM;
 let orm: MikroORM;
 let redis: Redis;
 let kafka: KafkaHandle;
@@ -55,6 +59,8 @@ const groups: string[] = [];
 beforeAll(async () => {
   ensureInfra();
   readOrm = await openDatabase({ url: dbUrl, schema: 'projector', migrations: readMigrations });
+  // The credential view, where a ban is written in the ban's own transaction (discovery reads it).
+  authOrm = await openDatabase({ url: dbUrl, schema: 'auth', migrations: [credentialsMigration] });
   orm = await openDatabase({
     url: dbUrl,
     schema: 'matching',
@@ -77,6 +83,7 @@ beforeAll(async () => {
   await kafka.ensureTopics([
     { topic: goferTopic, numPartitions: 3 },
     { topic: matchingTopic, numPartitions: 3 },
+    { topic: authTopic, numPartitions: 3 },
   ]);
   producer = await kafka.producer({ idempotent: true });
   outbox = await startOutboxPublisher({
@@ -97,7 +104,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const r of reactors) await r.stop();
   await outbox?.stop();
-  await kafka?.deleteTopics([goferTopic, matchingTopic]);
+  await kafka?.deleteTopics([goferTopic, matchingTopic, authTopic]);
   await (
     await kafka?.admin()
   )
@@ -109,6 +116,7 @@ afterAll(async () => {
   redis?.disconnect();
   await orm?.close(true);
   await readOrm?.close(true);
+  await authOrm?.close(true);
   await dropDatabase(dbUrl);
 });
 
@@ -498,5 +506,119 @@ describe('GoferDeleted', () => {
       expect(closedEvents[0]!.data).toMatchObject({ reason: 'gofer_deleted', goferId: lin.goferId });
     }
     expect(await closeThreadsOf(ctx, lin.goferId)).toEqual([]);
+  });
+});
+
+/** Bans `accountId` as auth does: the credential view in the ban's transaction, then the event on its topic. */
+async function ban(accountId: string, opts: { publish?: boolean } = {}) {
+  const bannedAt = new Date().toISOString();
+  await sql(
+    authOrm.em.fork(),
+    `insert into auth.accounts (id, realm, email, source_platform, banned_at, created_at)
+     values (?, 'oan', ?, 'dsh', ?, now())
+     on conflict (id) do update set banned_at = excluded.banned_at`,
+    [accountId, `${accountId}@example.com`, bannedAt],
+  );
+  if (opts.publish === false) return;
+  await producer.send({
+    topic: authTopic,
+    acks: -1,
+    messages: [
+      toKafkaMessage(registry, {
+        key: accountId,
+        type: 'AccountBanned',
+        data: { accountId, reason: 'spam', bannedAt },
+      }),
+    ],
+  });
+}
+
+/** A thread between two Gofers, proposed and (auto) active, with its first turn said. */
+async function activeWithATurn(x: Gofer, y: Gofer): Promise<string> {
+  const threadId = threadIdFor(ID_SECRET, x.goferId, y.goferId);
+  await runThreadCommand(ctx, threadId, {
+    type: 'ProposePairing',
+    data: { threadId, mode: 'auto', sides: [sideOf(x), sideOf(y)], score: 0.5 },
+  });
+  const { state } = await loadThread(ctx, threadId);
+  const opener = state.status === 'none' ? x : state.a.goferId === x.goferId ? x : y;
+  await runThreadCommand(ctx, threadId, {
+    type: 'AddSessionTurn',
+    data: { turnIndex: 0, senderGoferId: opener.goferId, content: 'hello' },
+  });
+  return threadId;
+}
+
+describe('when an account is banned', () => {
+  // A vocabulary of its own: the Gofers of the other tests never rank here.
+  const lender = { name: 'Lender', description: 'kayak rental', values: [], demands: ['canoe repair'] };
+  const fixer = { name: 'Fixer', description: 'canoe repair', values: [], demands: ['kayak rental'] };
+
+  it('discovery proposes none of its Gofers, neither as the seed nor as a candidate', async () => {
+    const banned = await gofer(lender);
+    const honest = await gofer(fixer);
+    const other = await gofer(lender);
+    await ban(banned.accountId, { publish: false });
+    await refreshDiscoveryTerms(orm.em.fork());
+    const caps = { maxOpenPairings: 100, maxProposalsPerDay: 100 };
+    expect(await discoverFor(runDeps({ caps }), banned.goferId)).toEqual([]);
+    expect(await discoverFor(runDeps({ caps }), honest.goferId)).toEqual([
+      threadIdFor(ID_SECRET, honest.goferId, other.goferId),
+    ]);
+    expect(await runDiscoveryOnce(runDeps({ caps }))).not.toContain(
+      threadIdFor(ID_SECRET, banned.goferId, honest.goferId),
+    );
+    expect(await events(threadIdFor(ID_SECRET, banned.goferId, honest.goferId))).toEqual([]);
+  });
+
+  it('closes every open thread of its Gofers once, and a session in progress says no more', async () => {
+    const bannedA = await gofer(hiring);
+    const bannedB = await gofer(hiring, { accountId: bannedA.accountId });
+    const [lin, kai] = await Promise.all([gofer(seeker), gofer(seeker)]);
+    const running = await activeWithATurn(bannedA, lin);
+    const waiting = threadIdFor(ID_SECRET, bannedB.goferId, kai.goferId);
+    await runThreadCommand(ctx, waiting, {
+      type: 'ProposePairing',
+      data: { threadId: waiting, mode: 'confirm', sides: [sideOf(bannedB), sideOf(kai)], score: 0.5 },
+    });
+    const bystanders = await activeWithATurn(await gofer(hiring), await gofer(seeker));
+    const reactor = await startAccountBanned({ kafka, registry, ctx, logger: silentLogger, topicPrefix });
+    reactors.push(reactor);
+    await ban(bannedA.accountId);
+    await ban(bannedA.accountId);
+    for (const [threadId, side] of [
+      [running, bannedA],
+      [waiting, bannedB],
+    ] as const) {
+      await waitFor(async () => (await loadThread(ctx, threadId)).state.status === 'closed', {
+        timeoutMs: 30_000,
+        what: 'the thread to close',
+      });
+      const closedEvents = (await events(threadId)).filter((e) => e.type === 'ThreadClosed');
+      expect(closedEvents).toHaveLength(1);
+      expect(closedEvents[0]!.data).toMatchObject({
+        reason: 'account_banned',
+        goferId: side.goferId,
+        accountId: side.accountId,
+      });
+    }
+    // The session of the closed thread takes no more turns; other accounts' threads are untouched.
+    const before = (await events(running)).length;
+    await runSession(ctx, running);
+    expect(await events(running)).toHaveLength(before);
+    expect((await loadThread(ctx, bystanders)).state.status).toBe('active');
+    expect(await closeThreadsOfAccount(ctx, bannedA.accountId)).toEqual([]);
+  });
+
+  it('a session whose side was banned stops before its next turn, even before the ban is handled', async () => {
+    const team = await gofer(hiring);
+    const lin = await gofer(seeker);
+    const threadId = await activeWithATurn(team, lin);
+    await ban(lin.accountId, { publish: false });
+    await runSession(ctx, threadId);
+    const all = await events(threadId);
+    expect(all.filter((e) => e.type === 'SessionTurnAdded')).toHaveLength(1);
+    expect(all.filter((e) => e.type === 'SessionEnded' || e.type === 'SummaryCardRecorded')).toEqual([]);
+    expect(all.at(-1)).toMatchObject({ type: 'ThreadClosed', data: { reason: 'account_banned' } });
   });
 });

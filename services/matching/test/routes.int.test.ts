@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
@@ -5,6 +6,7 @@ import { API_KEY_PERMISSIONS } from '@oan/protocol';
 import { runThreadCommand } from '../src/commands/context.ts';
 import { WRITE_SOURCE } from '../src/commands/writes.ts';
 import { NOT_WAITING_FOR_CONFIRMATION } from '../src/domain/errors.ts';
+import { proposePairing } from '../src/commands/threadIds.ts';
 import { conversationIdFor, matchIdFor } from '../src/domain/ids.ts';
 import { body, expectError } from '@oan/testing';
 import { JWT_SECRET, startMatchingFleet, type MatchingFleet } from './helpers.ts';
@@ -144,6 +146,63 @@ describe('threads reads: the thread list and the paged transcript', () => {
     });
     expect(body(await api('GET', '/threads', caller.headers))).toEqual([]);
   });
+
+  it('pages the caller’s threads with limit and offset, newest first, each status as its stream says', async () => {
+    const me = await fleet.account();
+    const propose = async (mode: 'confirm' | 'auto') => {
+      const other = await fleet.account();
+      const [mine, theirs] = [randomUUID(), randomUUID()];
+      const side = (goferId: string, accountId: string) => ({
+        goferId,
+        accountId,
+        name: 'N',
+        sourcePlatform: 'dsh',
+      });
+      const { threadId } = await proposePairing(fleet.ctx, {
+        mode,
+        sides: [side(mine, me.accountId), side(theirs, other.accountId)],
+        score: 0.6,
+      });
+      return { threadId, mine, theirs, other };
+    };
+    const waiting = await propose('confirm');
+    const rejected = await propose('confirm');
+    await runThreadCommand(fleet.ctx, rejected.threadId, {
+      type: 'ConfirmPairing',
+      data: { goferId: rejected.theirs, accountId: rejected.other.accountId, accepted: false },
+    });
+    const talked = await propose('auto');
+    for (let turnIndex = 0; turnIndex < 4; turnIndex++)
+      await runThreadCommand(fleet.ctx, talked.threadId, {
+        type: 'AddSessionTurn',
+        data: { turnIndex, senderGoferId: turnIndex % 2 ? talked.theirs : talked.mine, content: 'hi' },
+      });
+    await runThreadCommand(fleet.ctx, talked.threadId, { type: 'EndSession', data: {} });
+
+    const all = body<{ id: string; status: string; createdAt: string }[]>(
+      await api('GET', '/threads', me.headers),
+    );
+    const newestFirst = [...all].sort(
+      (x, y) => y.createdAt.localeCompare(x.createdAt) || x.id.localeCompare(y.id),
+    );
+    expect(all).toEqual(newestFirst);
+    expect(Object.fromEntries(all.map((t) => [t.id, t.status]))).toEqual({
+      [waiting.threadId]: 'awaiting_confirmation',
+      [rejected.threadId]: 'closed',
+      [talked.threadId]: 'session_ended',
+    });
+    expect(body(await api('GET', '/threads?limit=2', me.headers))).toEqual(all.slice(0, 2));
+    expect(body(await api('GET', '/threads?limit=2&offset=2', me.headers))).toEqual(all.slice(2));
+    expect(body(await api('GET', '/threads?offset=3', me.headers))).toEqual([]);
+  });
+
+  it.each(['limit=0', 'limit=501', 'limit=abc', 'offset=-1', 'offset=1.5'])(
+    'answers GET /threads?%s with 400 VALIDATION_ERROR',
+    async (query) => {
+      const me = await fleet.account();
+      expectError(await api('GET', `/threads?${query}`, me.headers), 400, 'VALIDATION_ERROR');
+    },
+  );
 
   it('pages the transcript in turn order with limit and offset, senders labelled', async () => {
     const { threadId, a, b } = await activeThread();

@@ -225,6 +225,7 @@ export interface paths {
                     "application/json": {
                         idToken: string;
                         platform?: unknown;
+                        nonce?: string;
                     };
                 };
             };
@@ -651,7 +652,7 @@ export interface paths {
                 query?: {
                     since?: string;
                     limit?: string;
-                    /** @description Long-poll (an extension): seconds, 0-30, to hold the answer while nothing is after since; [] when the time is up */
+                    /** @description Long-poll (an extension): seconds, 0-30, to hold the answer while nothing is after since; [] when the time is up. An account holds at most a configured number at once (default 8) over every gateway: one more is a 429 RATE_LIMITED */
                     wait?: string;
                 };
                 header?: never;
@@ -2130,7 +2131,10 @@ export interface paths {
         };
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    limit?: number;
+                    offset?: number;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;

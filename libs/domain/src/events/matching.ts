@@ -12,7 +12,7 @@
 
 /** `confirm`: both sides must accept (pair_proposed carries a reply); `auto`: active at once. */
 export type PairingMode = 'confirm' | 'auto';
-export type CloseReason = 'rejected' | 'gofer_deleted';
+export type CloseReason = 'rejected' | 'gofer_deleted' | 'account_banned';
 export type MatchRecommendation = 'strong' | 'possible' | 'weak';
 /** Only on an update of an already-delivered card. */
 export type PatchKind = 'metadata_changed' | 'edited';
@@ -56,7 +56,7 @@ export interface ThreadActivated {
 export interface ThreadClosed {
   threadId: string;
   reason: CloseReason;
-  /** The side that rejected, or whose Gofer was deleted. */
+  /** The side that rejected, whose Gofer was deleted, or whose account was banned. */
   goferId: string;
   accountId: string;
   closedAt: string;

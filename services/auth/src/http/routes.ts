@@ -1,6 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { principalOf, requireAuth, signOanJwt, type Authenticator } from '@oan/auth';
-import { clientKey, noContent } from '@oan/http';
+import {
+  INTERNAL_CALL_HEADER,
+  isInternalCall,
+  principalOf,
+  requireAuth,
+  signOanJwt,
+  type Authenticator,
+} from '@oan/auth';
+import { clientKey, noContent, unauthorized } from '@oan/http';
 import { normalizePlatform } from '@oan/protocol';
 import { listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
 import { noticeOutdatedConnector } from '../commands/accountAdmin.ts';
@@ -80,7 +87,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
     { schema: { body: s.googleBody, response: { 200: s.signInResponse } } },
     async (req) => {
       if (!deps.google) throw new RejectedError('GOOGLE_NOT_CONFIGURED', 'Google sign-in is not configured');
-      const identity = await deps.google.verify(req.body.idToken);
+      const identity = await deps.google.verify(req.body.idToken, req.body.nonce);
       if (!identity) throw new RejectedError('GOOGLE_TOKEN_INVALID', 'Invalid Google token');
       const platform = normalizePlatform(req.body.platform);
       return signedIn(
@@ -153,12 +160,22 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
 /**
  * Gateway → auth, on the internal network only (the edge does not route `/internal`), and not
  * behind ENABLE_OPEN_API: the gateway decides whether a connector is outdated, auth records the notice once.
+ * The caller proves it is a service of the fleet with the internal secret (derived from JWT_SECRET),
+ * checked before the body: any other process that can reach auth's port gets a 401.
  */
-export const internalRoutes: FastifyPluginAsyncZod<{ ctx: AuthContext }> = async (app, { ctx }) => {
+export const internalRoutes: FastifyPluginAsyncZod<{ ctx: AuthContext; jwtSecret: string }> = async (
+  app,
+  { ctx, jwtSecret },
+) => {
   app.setErrorHandler(rethrowMapped);
   app.post(
     '/internal/connector-notices',
-    { schema: { body: s.connectorNoticeBody, response: { 200: s.connectorNoticeResponse } } },
+    {
+      onRequest: async (req) => {
+        if (!isInternalCall(jwtSecret, req.headers[INTERNAL_CALL_HEADER])) throw unauthorized();
+      },
+      schema: { body: s.connectorNoticeBody, response: { 200: s.connectorNoticeResponse } },
+    },
     async (req) => noticeOutdatedConnector(ctx, req.body),
   );
 };

@@ -16,7 +16,11 @@ const platform = z.unknown().optional();
 
 export const requestCodeBody = z.object({ email });
 export const verifyBody = z.object({ email, code: text(128), platform });
-export const googleBody = z.object({ idToken: text(8192), platform });
+/**
+ * `nonce` (an extension, optional): the nonce of the client's authorization request, which the ID
+ * token must carry; without it the token is checked as the spec says.
+ */
+export const googleBody = z.object({ idToken: text(8192), platform, nonce: text(256).optional() });
 export const redeemBody = z.object({ code: text(128) });
 // No format rule: a malformed id gets the same 403 as an unknown one.
 export const apiKeyParams = z.object({ apiKeyId: z.string() });

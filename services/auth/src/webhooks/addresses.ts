@@ -39,6 +39,7 @@ const classes: [AddressClass, [string, number, 'ipv4' | 'ipv6'][], string[]][] =
       ['192.168.0.0', 16, 'ipv4'],
       ['100.64.0.0', 10, 'ipv4'], // carrier-grade NAT (RFC 6598)
       ['fc00::', 7, 'ipv6'], // unique local
+      ['fec0::', 10, 'ipv6'], // site-local (deprecated, still routed inside some networks)
     ],
     [],
   ],
@@ -61,7 +62,12 @@ const classes: [AddressClass, [string, number, 'ipv4' | 'ipv6'][], string[]][] =
       ['224.0.0.0', 4, 'ipv4'], // multicast
       ['240.0.0.0', 4, 'ipv4'], // reserved and broadcast
       ['ff00::', 8, 'ipv6'], // multicast
-      ['64:ff9b::', 96, 'ipv6'], // NAT64: reaches any IPv4 address, private ones included
+      // Forms that carry an IPv4 address inside, so reach any of them, private ones included:
+      ['64:ff9b::', 96, 'ipv6'], // NAT64, well-known prefix
+      ['64:ff9b:1::', 48, 'ipv6'], // NAT64, local-use prefix
+      ['::', 96, 'ipv6'], // IPv4-compatible (`::a.b.c.d`, deprecated)
+      ['2002::', 16, 'ipv6'], // 6to4
+      ['2001::', 32, 'ipv6'], // Teredo
       ['100::', 64, 'ipv6'], // discard
       ['2001:db8::', 32, 'ipv6'], // documentation
     ],
@@ -89,11 +95,15 @@ export function classifyAddress(address: string): AddressClass | null {
   return null;
 }
 
-/** Why a resolved address may not be sent to, or null when it may. */
+/**
+ * Why a resolved address may not be sent to, or null when it may. The reason names the class only:
+ * it becomes the delivery error the account reads, which must not tell it what our resolver
+ * answered for its name (an internal address).
+ */
 export function refuseAddress(address: string, policy: UrlPolicy): string | null {
   const cls = classifyAddress(address);
   if (cls === null || (cls === 'loopback' && policy.allowLoopback)) return null;
-  return `address not allowed: ${address} (${cls})`;
+  return `address not allowed (${cls})`;
 }
 
 /** Why a URL may not be registered, or null: the scheme, and a host that is a refused address. */

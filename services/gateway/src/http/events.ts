@@ -2,10 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from '@oan/http';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
+import { rateLimited } from '@oan/http';
 import { awaitOwnWrites, fetchEvents, maxSeq, WRITE_SOURCES, type WriteTracker } from '@oan/projection';
 import { eventsQuery, PG_BIGINT_MAX } from './schemas.ts';
 import { unresolvedDigest, type OpenItemsProvider } from './openItems.ts';
 import type { LongPolls } from './longPoll.ts';
+import type { LongPollSlots } from './longPollSlots.ts';
 
 export interface EventRoutesDeps {
   orm: MikroORM;
@@ -17,6 +19,8 @@ export interface EventRoutesDeps {
   ownWritesTimeoutMs?: number;
   /** The held `GET /events?wait=N` requests, woken by the push tail (the long-poll extension). */
   longPolls: LongPolls;
+  /** The per-account cap of held long-polls, over every gateway. */
+  longPollSlots: LongPollSlots;
 }
 
 /** Stored envelope texts joined verbatim, so every item is byte-identical to what was pushed (the protocol requires REST and push items to be the same). */
@@ -43,35 +47,48 @@ export function eventRoutes(deps: EventRoutesDeps) {
     r.get('/events', { onRequest: auth, schema: { querystring: eventsQuery } }, async (req, reply) => {
       const { since, limit, wait } = req.query;
       const accountId = accountOf(req);
-      await ownWrites(req);
       // Past the largest bigint nothing can match; answering here keeps Postgres from a range error.
       const page = async () =>
         since >= PG_BIGINT_MAX ? [] : fetchEvents(deps.orm.em.fork(), accountId, since, limit);
       const send = (rows: readonly { envelope: string }[]) =>
         reply.type('application/json; charset=utf-8').send(jsonArrayOf(rows.map((row) => row.envelope)));
-      if (wait === 0 || since >= PG_BIGINT_MAX) return send(await page());
+      if (wait === 0 || since >= PG_BIGINT_MAX) {
+        await ownWrites(req);
+        return send(await page());
+      }
 
-      // Long-poll: subscribed before the first query, so nothing announced after it is missed;
+      // Long-poll: a place under the account's cap first (each held one costs a connection at the
+      // edge), then subscribed before the first query, so nothing announced after it is missed;
       // between queries the request holds no database connection, only this subscription.
-      const hold = deps.longPolls.subscribe(accountId, since);
+      const release = await deps.longPollSlots.take(accountId, wait);
+      if (!release) {
+        void reply.header('retry-after', '1');
+        throw rateLimited('Too many long-polls held for this account');
+      }
       const gone = new AbortController();
       const onClose = () => gone.abort();
       reply.raw.once('close', onClose);
       try {
-        const deadline = Date.now() + wait * 1000;
-        let rows = await page();
-        while (rows.length === 0 && !gone.signal.aborted) {
-          const woken = await hold.next(deadline - Date.now(), gone.signal);
-          if (gone.signal.aborted) break;
-          // Woken, or the time is up: the normal page query either way (a publish lost on the push
-          // stream is still answered at the end of the wait).
-          rows = await page();
-          if (!woken) break;
+        await ownWrites(req);
+        const hold = deps.longPolls.subscribe(accountId, since);
+        try {
+          const deadline = Date.now() + wait * 1000;
+          let rows = await page();
+          while (rows.length === 0 && !gone.signal.aborted) {
+            const woken = await hold.next(deadline - Date.now(), gone.signal);
+            if (gone.signal.aborted) break;
+            // Woken, or the time is up: the normal page query either way (a publish lost on the push
+            // stream is still answered at the end of the wait).
+            rows = await page();
+            if (!woken) break;
+          }
+          return send(rows);
+        } finally {
+          hold.close();
         }
-        return send(rows);
       } finally {
         reply.raw.off('close', onClose);
-        hold.close();
+        await release();
       }
     });
 

@@ -35,7 +35,7 @@ export const eventsQuery = z.object({
     .pipe(z.number().int().min(0).max(OAN_EVENTS_MAX_WAIT_SECONDS))
     .default(0)
     .describe(
-      `Long-poll (an extension): seconds, 0-${OAN_EVENTS_MAX_WAIT_SECONDS}, to hold the answer while nothing is after since; [] when the time is up`,
+      `Long-poll (an extension): seconds, 0-${OAN_EVENTS_MAX_WAIT_SECONDS}, to hold the answer while nothing is after since; [] when the time is up. An account holds at most a configured number at once (default 8) over every gateway: one more is a 429 RATE_LIMITED`,
     ),
 });
 

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { internalCallHeaders } from '@oan/auth';
 import type { OutdatedConnector } from '@oan/protocol';
 
 export type NotifyOutdated = (accountId: string, outdated: OutdatedConnector) => void;
@@ -10,14 +11,17 @@ export type NotifyOutdated = (accountId: string, outdated: OutdatedConnector) =>
  */
 export function connectorNoticeClient(
   authUrl: string,
+  jwtSecret: string,
   log: FastifyBaseLogger,
   timeoutMs = 5000,
 ): NotifyOutdated {
   const url = `${authUrl}/internal/connector-notices`;
+  // Auth refuses the call without the fleet's internal secret.
+  const headers = { 'content-type': 'application/json', ...internalCallHeaders(jwtSecret) };
   return (accountId, outdated) => {
     void fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify({ accountId, ...outdated }),
       signal: AbortSignal.timeout(timeoutMs),
     })

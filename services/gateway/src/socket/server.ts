@@ -34,6 +34,8 @@ export type OanServer = Server<ClientToServerEvents, ServerToClientEvents, Inter
 export const MAX_CLIENT_FRAME_BYTES = 16 * 1024;
 /** How long an engine connection may stay without joining a namespace. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** The longest delay setTimeout takes (2^31 - 1 ms); a longer one would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Texts the engine's connection supervisor classifies as terminal (credentials dead, stop
@@ -80,6 +82,7 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     try {
       socket.data.accountId = principal.accountId;
       socket.data.apiKeyId = principal.via === 'apiKey' ? principal.apiKeyId : null;
+      socket.data.expiresAt = principal.via === 'jwt' ? principal.expiresAt : null;
       socket.data.lastSeq = await deps.delivery.startingSeq(principal.accountId);
       next();
     } catch (err) {
@@ -92,6 +95,7 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     void socket.join(`${WS_ROOM_PREFIX}${socket.data.accountId}`);
     deps.delivery.add(socket);
     void recheckBan(socket);
+    cutAtExpiry(socket);
     // An invalid connector declaration (name/version out of bounds) is treated as undeclared, never a rejection.
     const outdated = findOutdatedConnector(socket.handshake.auth?.client, deps.connectorReleases);
     if (outdated) deps.notifyOutdated(socket.data.accountId, outdated);
@@ -115,6 +119,28 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
       if (TERMINAL.test(message) && socket.connected) socket.disconnect(true);
       // A dependency failure here changes nothing: the socket passed the handshake.
     }
+  }
+
+  /**
+   * A socket lives no longer than the token that opened it: at the JWT's `exp` the server cuts it
+   * (`io server disconnect`), and the reconnect with that token is refused. A timer cannot run
+   * longer than about 24.8 days, so a later expiry is waited for in steps.
+   */
+  function cutAtExpiry(socket: OanSocket): void {
+    const expiresAt = socket.data.expiresAt;
+    if (expiresAt === null || expiresAt === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      const left = expiresAt - Date.now();
+      if (left <= 0) {
+        if (socket.connected) socket.disconnect(true);
+        return;
+      }
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      timer.unref();
+    };
+    socket.once('disconnect', () => clearTimeout(timer));
+    arm();
   }
 
   // A dependency failure is not the client's fault: a non-terminal text so connectors retry.

@@ -12,6 +12,8 @@ export interface SocketData {
   accountId: string;
   /** The API key that authenticated the socket, null for an OAN JWT (so revoking a key cuts its sockets). */
   apiKeyId: string | null;
+  /** When its credential expires (epoch ms): an OAN JWT's `exp`; null for an API key (revoked instead). */
+  expiresAt?: number | null;
   /** Highest seq the socket has (max(seq) at the handshake, then each emit); set by the middleware. */
   lastSeq?: bigint;
 }

@@ -14,7 +14,7 @@ export const brainMetrics = {
     () =>
       new client.Counter({
         name: 'oan_brain_generation_failures_total',
-        help: 'User messages left without a reply after every attempt (v1 silent failure, §8.6)',
+        help: 'User messages left without a reply after every attempt (the protocol lets a failed reply go silent)',
         labelNames: ['provider'],
       }),
   ),

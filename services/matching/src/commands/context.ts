@@ -113,19 +113,34 @@ export async function loadThread(
   return { state: events.reduce(evolveThread, initialThreadState()), events };
 }
 
-/** Every thread one of `accountId`'s Gofers is in (the inline `gofer_threads` lookup), folded. */
+/** The events that set what the thread list shows (sides, mode, status); turns, cards and requests do not. */
+const LIST_EVENTS = ['ThreadProposed', 'ThreadActivated', 'SessionEnded', 'ThreadClosed'] as const;
+
+/**
+ * One page of the threads `accountId`'s Gofers are in, newest proposal first (then by id), folded
+ * from their streams: the inline `gofer_threads` lookup picks the page, and only the events that set
+ * the listed fields are read, so the cost is bounded by the page, not by the account's history.
+ */
 export async function loadAccountThreads(
   ctx: Pick<MatchingContext, 'orm' | 'store'>,
   accountId: string,
+  page: { limit: number; offset: number },
 ): Promise<ExistingThread[]> {
+  const s = ctx.store.schema;
   const rows = await sql<{ stream_id: string; type: string; data: unknown }>(
     ctx.orm.em.fork(),
-    `select e.stream_id, e.type, e.data
-       from "${ctx.store.schema}".events e
-       join "${ctx.store.schema}".gofer_threads g on e.stream_id = 'thread-' || g.thread_id
-      where g.account_id = ?
-      order by e.stream_id, e.stream_version`,
-    [accountId],
+    `with page as (
+       select p.stream_id, p.data->>'proposedAt' as proposed_at, g.thread_id
+         from "${s}".gofer_threads g
+         join "${s}".events p on p.stream_id = 'thread-' || g.thread_id and p.type = 'ThreadProposed'
+        where g.account_id = ?
+        order by proposed_at desc, g.thread_id
+        limit ? offset ?)
+     select e.stream_id, e.type, e.data
+       from page join "${s}".events e on e.stream_id = page.stream_id
+      where e.type in (select value from jsonb_array_elements_text(?::jsonb))
+      order by page.proposed_at desc, page.thread_id, e.stream_version`,
+    [accountId, page.limit, page.offset, JSON.stringify(LIST_EVENTS)],
   );
   const states = new Map<string, ThreadState>();
   for (const r of rows) {

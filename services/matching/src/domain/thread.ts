@@ -28,6 +28,7 @@ export type ThreadCommand =
   | { type: 'ProposePairing'; data: ProposePairing }
   | { type: 'ConfirmPairing'; data: { goferId: string; accountId: string; accepted: boolean } }
   | { type: 'CloseForDeletedGofer'; data: { goferId: string } }
+  | { type: 'CloseForBannedAccount'; data: { accountId: string } }
   | { type: 'AddSessionTurn'; data: { turnIndex: number; senderGoferId: string; content: string } }
   | { type: 'EndSession'; data: Record<string, never> }
   | { type: 'RecordSummaryCard'; data: RecordSummaryCard }
@@ -137,6 +138,27 @@ export function closeForDeletedGofer(
 }
 
 /**
+ * The reactor on AccountBanned (and a session that finds a side banned): the thread ends for the
+ * counterpart as any closed thread does, and discovery, the session and match requests stop there.
+ */
+export function closeForBannedAccount(
+  state: ThreadState,
+  d: Data<'CloseForBannedAccount'>,
+  now: string,
+): ThreadEvent[] {
+  if (state.status === 'none' || state.status === 'closed') return [];
+  const side = [state.a, state.b].find((s) => s.accountId === d.accountId);
+  if (!side) return [];
+  const { goferId, accountId } = side;
+  return [
+    {
+      type: 'ThreadClosed',
+      data: { threadId: state.threadId, reason: 'account_banned', goferId, accountId, closedAt: now },
+    },
+  ];
+}
+
+/**
  * The session reactor's step `turnIndex`. A step already recorded (redelivery) appends nothing;
  * a closed thread takes no more turns — a deleted Gofer stops producing events.
  */
@@ -184,6 +206,8 @@ export function decideThread(command: Timed<ThreadCommand>, state: ThreadState):
       return confirm(state, command.data, now);
     case 'CloseForDeletedGofer':
       return closeForDeletedGofer(state, command.data, now);
+    case 'CloseForBannedAccount':
+      return closeForBannedAccount(state, command.data, now);
     case 'AddSessionTurn':
       return addSessionTurn(state, command.data, now);
     case 'EndSession':

@@ -16,6 +16,15 @@ export const messagesQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
+/** The most threads one `GET /threads` answers (and its default): newest first, `offset` pages on. */
+export const THREADS_PAGE_MAX = 500;
+
+/** Thread list paging: `limit` default and max 500, `offset` from 0. Else a 400 VALIDATION_ERROR. */
+export const threadsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(THREADS_PAGE_MAX).default(THREADS_PAGE_MAX),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
 /** `POST /threads/:id/pair/confirm`: `roleId` = the caller's Gofer in that thread. */
 export const confirmBody = z.object({ roleId: id, accepted: z.boolean() });
 /** `POST /match-requests`: `roleId` must be the caller's own Gofer. */

@@ -53,16 +53,17 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
   const auth = (permission: ApiKeyPermission) =>
     requireAuth(deps.authenticator, { mode: 'multi-open', permission });
 
-  // (20) newest first.
+  // (20) newest first, at most `limit` (500) from `offset`: a page is bounded whatever the account's history.
   app.get(
     '/threads',
-    { onRequest: auth('thread:read'), schema: { response: { 200: s.threadList } } },
+    {
+      onRequest: auth('thread:read'),
+      schema: { querystring: s.threadsQuery, response: { 200: s.threadList } },
+    },
     async (req) => {
       const accountId = principalOf(req).accountId;
-      const threads = await loadAccountThreads(ctx, accountId);
-      return threads
-        .map((t) => threadView(t, accountId))
-        .sort((x, y) => y.createdAt.localeCompare(x.createdAt) || x.id.localeCompare(y.id));
+      const threads = await loadAccountThreads(ctx, accountId, req.query);
+      return threads.map((t) => threadView(t, accountId));
     },
   );
 

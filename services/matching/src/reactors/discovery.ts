@@ -1,3 +1,4 @@
+import { bannedAmong, notBanned } from '@oan/auth';
 import type { GoferEvent } from '@oan/domain';
 import { sql, TEXT_ARRAY, type EntityManager } from '@oan/db';
 import {
@@ -69,8 +70,8 @@ const side = (g: GoferRow): ThreadSide => ({
 /**
  * The seed's ranked candidates: the same symmetric score as `relevance()` (domain/discovery.ts),
  * computed over the indexed terms. Both GIN filters must hit (a side covering nothing scores 0),
- * then ready, not deleted, another account, and no thread with the seed yet (the write side's
- * `gofer_threads`, never behind the streams).
+ * then ready, not deleted, another account that is not banned, and no thread with the seed yet (the
+ * write side's `gofer_threads`, never behind the streams).
  */
 async function rank(em: EntityManager, seed: GoferRow, limit: number): Promise<Ranked[]> {
   const [terms] = await sql<{ demands: string[]; offers: string[] }>(
@@ -94,7 +95,7 @@ async function rank(em: EntityManager, seed: GoferRow, limit: number): Promise<R
          join ${LIVE_GOFERS} g on g.id = t.gofer_id
         where t.offer_tsv @@ ?::tsquery and t.demand_tsv @@ ?::tsquery
           and coalesce(t.ready, g.discovery_status = 'ready_for_pairing')
-          and g.account_id <> ? and g.id <> ?
+          and g.account_id <> ? and g.id <> ? and ${notBanned('g.account_id')}
           and not exists (
             select 1 from matching.gofer_threads x
               join matching.gofer_threads y on y.thread_id = x.thread_id
@@ -158,6 +159,8 @@ export async function discoverFor(
   // Unknown to the read model yet, or deleted: the next sweep looks again. The reactor passes
   // `statusFromLog`: the record it handles says ready, whether or not the projector applied it.
   if (!seed) return [];
+  // A banned account's Gofers are never proposed (the ban's reactor closes the threads they have).
+  if ((await bannedAmong(em, [seed.account_id])).size > 0) return [];
   const ranked = await rank(em, seed, deps.candidateLimit ?? 50);
   if (ranked.length === 0) return [];
   const now = ctx.now();

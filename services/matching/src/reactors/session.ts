@@ -1,3 +1,4 @@
+import { bannedAmong } from '@oan/auth';
 import { goferFiles, goferProfile } from '@oan/readmodels';
 import { awaitOwnWrites, type WriteSource } from '@oan/projection';
 import {
@@ -134,7 +135,8 @@ const transcriptOf = (events: ThreadEvent[]): ScriptedTurn[] =>
  * step is idempotent on the stream (turns by `turnIndex`, `SessionEnded` once, a card only when its
  * content changed — and, for a non-deterministic provider, only when the side has none yet), so a
  * redelivered `ThreadActivated` resumes where the last run stopped. A closed thread (rejected, a
- * Gofer deleted) stops it: nothing more is appended. A step that fails every attempt is counted
+ * Gofer deleted, an account banned) stops it: nothing more is appended; a side found banned before a
+ * step closes the thread first. A step that fails every attempt is counted
  * (`oan_session_generation_failures_total`) and throws `SessionGenerationError`, appending nothing:
  * the reactor's redelivery (or a later run) continues from the same turn.
  */
@@ -158,11 +160,13 @@ export async function runSession(
   // A deleted side: the GoferDeleted reactor closes the thread; nothing is said for it meanwhile.
   if (!a || !b) return;
   const callers = [state.a.accountId, state.b.accountId];
+  const sides = [state.a, state.b];
   if (state.status === 'active') {
     // Side `opener` (the lower goferId) speaks the even turns.
     const [opener, responder] = openerOf(a, b);
     const transcript = transcriptOf(before);
     for (let turnIndex = state.turnCount; turnIndex < SCRIPTED_TURNS; turnIndex++) {
+      if (await bannedSideClosed(ctx, threadId, sides)) return;
       const opens = turnIndex % 2 === 0;
       const [self, other] = opens ? [opener, responder] : [responder, opener];
       // The counterpart's public fields only; its words are data, never followed.
@@ -181,6 +185,7 @@ export async function runSession(
       if (r.state.status !== 'active') return;
       transcript.push(turn);
     }
+    if (await bannedSideClosed(ctx, threadId, sides)) return;
     const ended = await runThreadCommand(ctx, threadId, { type: 'EndSession', data: {} }, callers);
     if (ended.state.status !== 'session_ended') return;
   }
@@ -193,6 +198,7 @@ export async function runSession(
   ] as const) {
     // A model's card differs on every call: regenerating it on a redelivery would version it forever.
     if (!provider.deterministic && now.cards.has(self.goferId)) continue;
+    if (await bannedSideClosed(ctx, threadId, sides)) return;
     const assets = await assetsOf(ctx, other.goferId);
     const card = await withRetries('card', opts, provider, { threadId, goferId: self.goferId }, () =>
       provider.summaryCard({
@@ -213,6 +219,21 @@ export async function runSession(
     { threadId, turns: transcript.length, provider: provider.kind },
     'session ended with its cards',
   );
+}
+
+/**
+ * Whether a side of the thread is banned now; if so the thread is closed for it (the counterpart
+ * sees an ordinary close) and the session says nothing more. The ban's own reactor closes it too;
+ * this check stops a run already under way without waiting for that.
+ */
+async function bannedSideClosed(ctx: MatchingContext, threadId: string, sides: readonly ThreadSide[]) {
+  const banned = await bannedAmong(
+    ctx.orm.em.fork(),
+    sides.map((s) => s.accountId),
+  );
+  for (const accountId of banned)
+    await runThreadCommand(ctx, threadId, { type: 'CloseForBannedAccount', data: { accountId } });
+  return banned.size > 0;
 }
 
 /** The counterpart's public profile fields, and nothing else of it. */
