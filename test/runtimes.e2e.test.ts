@@ -10,7 +10,8 @@ import { joinAccount, TestConnector, TestFleet } from '@oan/testing';
  */
 let fleet: TestFleet;
 beforeAll(async () => {
-  fleet = await TestFleet.start();
+  // A held claim looks again on its own only after 30 s here: what wakes it sooner is the push stream.
+  fleet = await TestFleet.start({ env: { RUNTIMES_CLAIM_RECHECK_MS: '30000' } });
 });
 afterAll(async () => {
   await fleet?.stop();
@@ -46,10 +47,15 @@ describe('a connector with a runtime', () => {
     const id = registered.body.runtimeId;
     expect(await cursor(c)).toBe(before); // registering tells the stream nothing
 
+    // held before the greeting exists, and woken by its envelope on the push stream
+    const started = Date.now();
+    const held = c.rest<Claimed>('POST', `/runtimes/${id}/claim`, { worker: 'w1', wait: 25 });
+    await new Promise((r) => setTimeout(r, 500));
     const created = await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
     expect(created.status).toBe(201);
-    const first = await c.rest<Claimed>('POST', `/runtimes/${id}/claim`, { worker: 'w1', wait: 20 });
+    const first = await held;
     expect(first.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(15_000);
     const job = first.body.job!;
     expect(job).toMatchObject({ attempts: 1, leaseOwner: 'w1', version: 1 });
     expect(job.event).toMatchObject({ type: 'gofer_message', goferId: created.body.goferId });
