@@ -102,6 +102,23 @@ export async function runThreadCommand(
   return threadCommands(ctx)(threadStreamId(threadId), command, { callers: accountIds });
 }
 
+/**
+ * One closing command (a deleted Gofer, a banned account) sent to each thread in turn, in the order
+ * given; the ids of the threads it closed. An already closed thread appends nothing and is left out.
+ */
+export async function closeEach(
+  ctx: MatchingContext,
+  threadIds: Iterable<string>,
+  command: Extract<ThreadCommand, { type: 'CloseForDeletedGofer' | 'CloseForBannedAccount' }>,
+): Promise<string[]> {
+  const closed: string[] = [];
+  for (const threadId of threadIds) {
+    const { appended } = await runThreadCommand(ctx, threadId, command);
+    if (appended.length > 0) closed.push(threadId);
+  }
+  return closed;
+}
+
 /** The thread as its stream says now (the aggregate; never a read model): events and folded state. */
 export async function loadThread(
   ctx: Pick<MatchingContext, 'orm' | 'store'>,

@@ -7,7 +7,7 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { runThreadCommand, type MatchingContext } from '../commands/context.ts';
+import { closeEach, type MatchingContext } from '../commands/context.ts';
 
 export interface AccountBannedDeps {
   kafka: KafkaHandle;
@@ -29,15 +29,11 @@ export async function closeThreadsOfAccount(ctx: MatchingContext, accountId: str
     'select thread_id from matching.gofer_threads where account_id = ? order by thread_id',
     [accountId],
   );
-  const closed: string[] = [];
-  for (const { thread_id: threadId } of rows) {
-    const { appended } = await runThreadCommand(ctx, threadId, {
-      type: 'CloseForBannedAccount',
-      data: { accountId },
-    });
-    if (appended.length > 0) closed.push(threadId);
-  }
-  return closed;
+  return closeEach(
+    ctx,
+    rows.map((r) => r.thread_id),
+    { type: 'CloseForBannedAccount', data: { accountId } },
+  );
 }
 
 /** Group `<prefix>matching.account-banned` on `<prefix>auth.events`. */

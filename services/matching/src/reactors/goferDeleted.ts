@@ -8,7 +8,7 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { runThreadCommand, type MatchingContext } from '../commands/context.ts';
+import { closeEach, type MatchingContext } from '../commands/context.ts';
 
 export interface GoferDeletedDeps {
   kafka: KafkaHandle;
@@ -33,15 +33,7 @@ export async function closeThreadsOf(ctx: MatchingContext, goferId: string): Pro
     [goferId],
   );
   const threadIds = new Set([...own.map((r) => r.thread_id), ...(await threadIdsOfGofer(em, goferId))]);
-  const closed: string[] = [];
-  for (const threadId of threadIds) {
-    const { appended } = await runThreadCommand(ctx, threadId, {
-      type: 'CloseForDeletedGofer',
-      data: { goferId },
-    });
-    if (appended.length > 0) closed.push(threadId);
-  }
-  return closed;
+  return closeEach(ctx, threadIds, { type: 'CloseForDeletedGofer', data: { goferId } });
 }
 
 /** Group `<prefix>matching.gofer-deleted` on `<prefix>gofers.events`. */
