@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAccount, TestConnector, TestFleet, waitFor } from '@oan/testing';
-import { awaitEnvelope, banAccount, interviewToReady } from './support.ts';
+import { type TestConnector, TestFleet, waitFor } from '@oan/testing';
+import { banAccount, proposeTwoAccounts } from './support.ts';
 
 let fleet: TestFleet;
 const connectors: TestConnector[] = [];
@@ -14,34 +14,9 @@ afterAll(async () => {
 
 describe('when an account whose Gofer was just paired is banned', () => {
   it('the counterpart reads the thread as closed, as after a rejection', { timeout: 180_000 }, async () => {
-    const [a, b] = await Promise.all([
-      joinAccount(fleet.url, fleet.mailbox, `banned-${fleet.id}@example.com`, 'dsh'),
-      joinAccount(fleet.url, fleet.mailbox, `honest-${fleet.id}@example.com`, 'openclaw'),
-    ]);
-    const [ca, cb] = [a, b].map((x) => new TestConnector({ baseUrl: fleet.url, token: x.apiKey })) as [
-      TestConnector,
-      TestConnector,
-    ];
+    const { a, ca, cb, gb, pb } = await proposeTwoAccounts(fleet, ['banned', 'honest']);
     connectors.push(ca, cb);
-    await Promise.all([ca.connect(), cb.connect()]);
-    const gofer = async (c: TestConnector) =>
-      (await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' })).body.goferId;
-    const [ga, gb] = [await gofer(ca), await gofer(cb)];
-    await Promise.all([
-      interviewToReady(ca, ga, [
-        'We are hiring a backend engineer: remote, TypeScript, Postgres, Kafka.',
-        'We are a fintech team building payment APIs, fully remote, offering equity and mentoring.',
-        'Ownership, honesty, remote-first collaboration.',
-        'Call you Team Scout.',
-      ]),
-      interviewToReady(cb, gb, [
-        'I am looking for a remote backend engineering role with TypeScript and Postgres at a fintech team.',
-        'I am a backend engineer with eight years of TypeScript, Postgres and Kafka building payment APIs.',
-        'Remote work, ownership, honest feedback.',
-        'Call you Career Scout.',
-      ]),
-    ]);
-    const { threadId } = await awaitEnvelope(cb, 'pair_proposed', gb);
+    const threadId = pb.threadId!;
     expect((await cb.rest<{ status: string }>('GET', `/threads/${threadId}`)).body.status).toBe(
       'awaiting_confirmation',
     );

@@ -153,16 +153,15 @@ const need = <T>(res: Answer<T>, what: string): T => {
 };
 
 /**
- * Two fresh accounts whose Gofers need each other, driven as connectors through discovery, pairing,
- * the session and an accepted match: the flow of test/matching.e2e.test.ts. Returns both
- * connectors (connected; the caller closes them) and the conversation the match opened. `names` are
- * the e-mail prefixes of the two accounts (unique within the fleet).
+ * Two fresh accounts (dsh and openclaw) whose Gofers need each other, driven as connectors through
+ * their interviews until discovery proposes the pair: both connectors (connected; the caller closes
+ * them, or they are closed when a step fails) and both sides' `pair_proposed`. `names` are the e-mail
+ * prefixes of the two accounts (unique within the fleet).
  */
-export async function matchTwoAccounts(
+export async function proposeTwoAccounts(
   fleet: TestFleet,
-  names: [string, string] = ['team', 'eng'],
-  checks: MatchChecks = {},
-): Promise<Match> {
+  names: [string, string],
+): Promise<MatchParties & { pa: OanEventEnvelope; pb: OanEventEnvelope }> {
   const [a, b] = await Promise.all([
     joinAccount(fleet.url, fleet.mailbox, `${names[0]}-${fleet.id}@example.com`, 'dsh'),
     joinAccount(fleet.url, fleet.mailbox, `${names[1]}-${fleet.id}@example.com`, 'openclaw'),
@@ -175,7 +174,6 @@ export async function matchTwoAccounts(
       need(await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' }), 'POST /gofers').goferId;
     const ga = await gofer(ca);
     const gb = await gofer(cb);
-    const parties: MatchParties = { a, b, ca, cb, ga, gb };
     await Promise.all([
       interviewToReady(ca, ga, [
         'We are hiring a backend engineer: remote, TypeScript, Postgres, Kafka.',
@@ -190,9 +188,30 @@ export async function matchTwoAccounts(
         'Call you Career Scout.',
       ]),
     ]);
-
     const pa = await awaitEnvelope(ca, 'pair_proposed', ga);
     const pb = await awaitEnvelope(cb, 'pair_proposed', gb);
+    return { a, b, ca, cb, ga, gb, pa, pb };
+  } catch (err) {
+    ca.close();
+    cb.close();
+    throw err;
+  }
+}
+
+/**
+ * Two fresh accounts whose Gofers need each other, driven as connectors through discovery, pairing,
+ * the session and an accepted match: the flow of test/matching.e2e.test.ts. Returns both
+ * connectors (connected; the caller closes them) and the conversation the match opened. `names` are
+ * the e-mail prefixes of the two accounts (unique within the fleet).
+ */
+export async function matchTwoAccounts(
+  fleet: TestFleet,
+  names: [string, string] = ['team', 'eng'],
+  checks: MatchChecks = {},
+): Promise<Match> {
+  const { pa, pb, ...parties } = await proposeTwoAccounts(fleet, names);
+  const { ca, cb, ga, gb } = parties;
+  try {
     await checks.proposed?.(parties, pa, pb);
     if (!pa.threadId) throw new Error(`pair_proposed without a threadId: ${JSON.stringify(pa)}`);
     const paired: PairedParties = { ...parties, threadId: pa.threadId };
