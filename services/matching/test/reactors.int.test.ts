@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { dropDatabase, openDatabase, sql, TEXT_ARRAY, type MikroORM } from '@oan/db';
 import { domainHeaders, startOutboxPublisher, type OutboxPublisher } from '@oan/eventstore';
 import {
   createKafka,
@@ -230,6 +230,20 @@ describe('discovery', () => {
     for (const g of [lin, sameAccount, parent, notReady])
       await publishGofer('GoferProfileUpdated', profileEvent(g));
     await publishGofer('GoferProfileUpdated', profileEvent(team));
+    // The profiles are keyed by five accounts (five partitions, fetched in any order): the readiness
+    // follows once all are indexed, as a candidate's own readiness would follow its profile.
+    const indexed = [team, lin, sameAccount, parent, notReady].map((g) => g.goferId);
+    await waitFor(
+      async () =>
+        (
+          await sql(
+            orm.em.fork(),
+            `select gofer_id from matching.discovery_terms where gofer_id = any(${TEXT_ARRAY})`,
+            [JSON.stringify(indexed)],
+          )
+        ).length === indexed.length,
+      { timeoutMs: 30_000, what: 'the five profiles indexed' },
+    );
     await publishGofer('GoferDiscoveryStatusChanged', {
       goferId: team.goferId,
       accountId: team.accountId,
