@@ -47,4 +47,15 @@ class CreateRuntimes extends Migration {
   }
 }
 
-export const runtimesMigrations: MigrationDef[] = [{ name: 'runtimes-0001-runtimes', class: CreateRuntimes }];
+/** What the wake sweep scans: the leases running out now, not every job of every runtime. */
+class IndexLeaseExpiry extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create index if not exists jobs_lease_until_idx on runtimes.jobs (lease_until)
+      where state = 'leased'`);
+  }
+}
+
+export const runtimesMigrations: MigrationDef[] = [
+  { name: 'runtimes-0001-runtimes', class: CreateRuntimes },
+  { name: 'runtimes-0002-lease-expiry-index', class: IndexLeaseExpiry },
+];
