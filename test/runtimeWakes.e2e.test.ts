@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io, type Socket } from 'socket.io-client';
 import type { OanEventEnvelope } from '@oan/protocol';
@@ -10,7 +12,9 @@ import { joinAccount, TestConnector, TestFleet } from '@oan/testing';
  */
 let fleet: TestFleet;
 beforeAll(async () => {
-  fleet = await TestFleet.start({ env: { RUNTIMES_CLAIM_RECHECK_MS: '30000' } });
+  fleet = await TestFleet.start({
+    env: { RUNTIMES_CLAIM_RECHECK_MS: '30000', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_MS: '200' },
+  });
 });
 afterAll(async () => {
   await fleet?.stop();
@@ -100,6 +104,64 @@ describe('an account with a runtime and two sockets, one opted in to runtime wak
     } finally {
       v1.socket.close();
       worker.socket.close();
+    }
+  });
+});
+
+describe('serverless workers woken by event webhooks', () => {
+  it('claim on delivery: two functions get the same decision, exactly one gets its job', async () => {
+    const acc = await joinAccount(fleet.url, fleet.mailbox, `runtime-hooks-${fleet.id}@example.com`);
+    const c = new TestConnector({ baseUrl: fleet.url, token: acc.apiKey });
+    const { runtimeId } = (
+      await c.rest<{ runtimeId: string }>('POST', '/runtimes', {
+        name: 'lambda',
+        policy: { types: ['gofer_message'] },
+      })
+    ).body;
+    // each function, on a delivery its runtime wants, claims once and finishes what it got
+    const outcomes: { fn: string; delivered: string; claimed: string | null }[] = [];
+    const fn = (name: string) =>
+      createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (b: Buffer) => chunks.push(b));
+        req.on('end', () => {
+          res.writeHead(204).end(); // answered at once; the work runs under the lease
+          const e = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OanEventEnvelope;
+          if (e.type !== 'gofer_message') return;
+          void (async () => {
+            const claimed = await c.rest<{
+              job: { jobId: string; version: number; event: OanEventEnvelope } | null;
+            }>('POST', `/runtimes/${runtimeId}/claim`, { worker: name });
+            const job = claimed.body.job;
+            if (job) {
+              await c.rest('POST', `/runtimes/${runtimeId}/jobs/${job.jobId}/finish`, {
+                leaseOwner: name,
+                version: job.version,
+                outcome: 'handled',
+              });
+            }
+            outcomes.push({ fn: name, delivered: e.eventId, claimed: job ? job.event.eventId : null });
+          })();
+        });
+      });
+    const servers = [fn('fn-a'), fn('fn-b')];
+    try {
+      for (const s of servers) {
+        await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
+        const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/hook`;
+        expect((await c.rest('POST', '/webhooks', { url })).status).toBe(201);
+      }
+      const created = await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' });
+      expect(created.status).toBe(201);
+      await until(() => outcomes.length >= 2);
+      const decision = outcomes[0]!.delivered;
+      expect(outcomes.filter((o) => o.delivered === decision)).toHaveLength(2);
+      expect(outcomes.filter((o) => o.claimed === decision)).toHaveLength(1);
+      expect(outcomes.filter((o) => o.claimed === null)).toHaveLength(1);
+      const jobs = await c.rest<{ eventId: string; state: string }[]>('GET', `/runtimes/${runtimeId}/jobs`);
+      expect(jobs.body.find((j) => j.eventId === decision)?.state).toBe('handled');
+    } finally {
+      for (const s of servers) s.close();
     }
   });
 });
