@@ -10,10 +10,6 @@ const NAV = [
   { href: '/runtimes', label: 'Runtimes' },
 ];
 
-/** The entry a path belongs to: itself, or a page under it (`/runtimes/:id` under Runtimes). */
-const current = (path: string, href: string) =>
-  path === href || (href === '/runtimes' && path.startsWith('/runtimes/'));
-
 export function Layout({
   session,
   path,
@@ -39,7 +35,7 @@ export function Layout({
           <ul>
             {NAV.map((n) => (
               <li key={n.href}>
-                <a href={n.href} aria-current={current(path, n.href) ? 'page' : undefined}>
+                <a href={n.href} aria-current={path === n.href ? 'page' : undefined}>
                   {n.label}
                   {n.href === '/' && open > 0 ? (
                     <span class="badge" aria-label={`${open} waiting for you`}>
