@@ -135,11 +135,13 @@ export async function claimNext(
   now: Date,
 ): Promise<JobRow | null> {
   for (;;) {
+    // One row at a time: a row locked here but not handed out would be skipped by a concurrent
+    // claim, which could then answer null while a job waits.
     const candidates = await sql<JobRow>(
       em,
       `select * from runtimes.jobs where runtime_id = ?
          and (state = 'queued' or (state = 'leased' and lease_until <= ?))
-       order by seq limit 10 for update skip locked`,
+       order by seq limit 1 for update skip locked`,
       [runtime.id, now],
     );
     if (candidates.length === 0) return null;
