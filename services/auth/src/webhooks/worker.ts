@@ -5,8 +5,7 @@ import type { AuthContext } from '../commands/context.ts';
 import type { EntityManager } from '@oan/db';
 import type { WebhookRow } from '../infra/webhookStore.ts';
 import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById, type QueuedEnvelope } from './queue.ts';
-import { afterFailure, type RetrySchedule } from './schedule.ts';
-import type { Attempt, WebhookSender } from './sender.ts';
+import { afterFailure, type Attempt, type RetrySchedule, type WebhookSender } from '@oan/webhooks';
 
 /** Envelopes read per query; each is still sent and recorded one by one. */
 const PAGE = 50;
