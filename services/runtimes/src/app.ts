@@ -6,6 +6,8 @@ import { BODY_LIMITS, type Logger } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { RuntimesContext } from './commands/context.ts';
 import type { RuntimesConfig } from './config.ts';
+import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
+import { endpointRoutes } from './http/endpointRoutes.ts';
 import { runtimeRoutes } from './http/routes.ts';
 import { Waiters } from './infra/wake.ts';
 
@@ -16,6 +18,8 @@ export interface RuntimesAppDeps {
   redis: Redis;
   /** Built from the other deps when absent; main.ts shares its waiters with the push tail. */
   ctx?: RuntimesContext;
+  /** Built from the config when absent (and closed with the app); main.ts shares it with the dispatcher. */
+  endpoints?: Endpoints;
   logger?: Logger;
   /** prom-client keeps one registry per process: only one app per process may expose metrics. */
   metrics?: boolean;
@@ -47,6 +51,8 @@ export async function buildApp(deps: RuntimesAppDeps) {
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   const ctx = deps.ctx ?? createRuntimesContext({ orm });
+  const endpoints = deps.endpoints ?? new Endpoints(endpointSettings(config));
+  if (!deps.endpoints) app.addHook('onClose', () => endpoints.close());
   // with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(runtimeRoutes, {
@@ -55,7 +61,9 @@ export async function buildApp(deps: RuntimesAppDeps) {
       authenticator,
       recheckMs: config.RUNTIMES_CLAIM_RECHECK_MS,
       maxHeldClaims: config.RUNTIMES_MAX_HELD_CLAIMS,
+      endpoints,
     });
+    await app.register(endpointRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, endpoints });
   }
   return app;
 }

@@ -5,6 +5,8 @@ import { createLogger } from '@oan/http';
 import { PushTail } from '@oan/projection';
 import { buildApp, createRuntimesContext } from './app.ts';
 import { loadRuntimesConfig } from './config.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
 import { runtimesMigrations } from './infra/tables.ts';
 import { Waiters } from './infra/wake.ts';
 
@@ -19,7 +21,18 @@ const orm = await openDatabase({
 const redis = new Redis(config.REDIS_URL);
 const waiters = new Waiters();
 const ctx = createRuntimesContext({ orm, waiters });
-const app = await buildApp({ config, orm, redis, ctx, logger });
+const endpoints = new Endpoints(endpointSettings(config));
+const app = await buildApp({ config, orm, redis, ctx, endpoints, logger });
+// Every replica pushes endpoint jobs: the claim's row locks and leases keep each job with one of them.
+const dispatcher = config.RUNTIMES_DISPATCH
+  ? new Dispatcher({
+      ctx,
+      endpoints,
+      concurrency: config.RUNTIMES_DISPATCH_CONCURRENCY,
+      pollMs: config.RUNTIMES_DISPATCH_POLL_MS,
+      log: logger,
+    })
+  : undefined;
 
 // A stored envelope wakes the account's held claims (the stream the gateways tail); a blocked
 // XREAD needs a connection of its own.
@@ -28,19 +41,24 @@ const tail = new PushTail(
   tailRedis,
   `${config.REDIS_PREFIX}push`,
   (entry) => {
-    if (entry.t === 'env') waiters.wake(entry.a);
+    if (entry.t !== 'env') return;
+    waiters.wake(entry.a);
+    dispatcher?.wake();
   },
   logger,
 );
 await tail.start();
 await app.listen({ host: config.HOST, port: config.RUNTIMES_PORT });
+dispatcher?.start();
 
-// Stop accepting requests first, then the tail, then close what they used.
+// Stop accepting requests first, then the tail and the pushes in flight, then close what they used.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
   await tail.stop(); // disconnects its own connection
+  await dispatcher?.stop();
+  await endpoints.close();
   await redis.quit();
   await orm.close(true);
 });

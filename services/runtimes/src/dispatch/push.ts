@@ -1,0 +1,127 @@
+import { retryDelayMs } from '@oan/webhooks';
+import { z } from 'zod';
+import { transaction } from '@oan/db';
+import type { RuntimesContext } from '../commands/context.ts';
+import { finishJob, finishRequest, type Claimed } from '../commands/jobs.ts';
+import { isDomainError } from '../domain/errors.ts';
+import { pushAnswered, pushFailed, type Health } from '../domain/health.ts';
+import { jobText, jobView } from '../http/views.ts';
+import type { RuntimeRow } from '../infra/runtimeStore.ts';
+import type { Endpoints } from './endpoints.ts';
+import { deferJob, recordHealth, type FailureRow } from './store.ts';
+import { describeAttempt } from './verify.ts';
+
+/** The lease owner of every job pushed to an endpoint: the fleet works it on the endpoint's behalf. */
+export const ENDPOINT_WORKER = 'endpoint';
+
+/** An endpoint's answer is read up to this size (a finish body, a reply in it). */
+const ANSWER_LIMIT_BYTES = 256 * 1024;
+/** The request ends this long before the lease, so its finish is still the holder's. */
+const LEASE_MARGIN_MS = 1000;
+
+/** What a 2xx must carry: a finish body without the lease fields, which the fleet fills in. */
+const endpointAnswer = z.object({
+  outcome: z.enum(['handled', 'released', 'failed']),
+  reply: z.unknown().optional(),
+});
+type EndpointAnswer = z.infer<typeof endpointAnswer>;
+
+function parseAnswer(text: string | undefined): EndpointAnswer | null {
+  try {
+    const parsed = endpointAnswer.safeParse(JSON.parse(text ?? ''));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A lease that ran out, a runtime deleted meanwhile: the job is not ours any more, nothing to do. */
+const gone = (err: unknown) =>
+  isDomainError(err) &&
+  (err.code === 'LEASE_LOST' ||
+    err.code === 'FINISH_CONFLICT' ||
+    err.code === 'RUNTIME_NOT_FOUND' ||
+    err.code === 'JOB_NOT_FOUND');
+
+/**
+ * Pushes one claimed job to its runtime's endpoint and finishes the lease with the answer, through
+ * the finish path REST workers use: a 2xx finish body is applied as the worker's own finish; no
+ * answer in time, another status or another body is a failed attempt. A job given back waits
+ * (backoff by its attempts) before it is pushed again; that wait is returned.
+ */
+export async function pushJob(
+  e: Endpoints,
+  ctx: RuntimesContext,
+  runtime: RuntimeRow,
+  c: Claimed,
+): Promise<number | undefined> {
+  const { job } = c;
+  const sentAt = ctx.now();
+  const leaseLeftMs = new Date(job.lease_until!).getTime() - sentAt.getTime() - LEASE_MARGIN_MS;
+  const attempt = await e.sender.send(
+    { url: runtime.endpoint!, secret: runtime.secret! },
+    `${job.id}_${job.version}`,
+    jobText(job, c.envelope),
+    sentAt,
+    { answerLimitBytes: ANSWER_LIMIT_BYTES, timeoutMs: Math.max(100, leaseLeftMs) },
+  );
+  const lease = { leaseOwner: ENDPOINT_WORKER, version: job.version };
+  const answer = attempt.delivered ? parseAnswer(attempt.answer) : null;
+  const failure = (error: string): Omit<FailureRow, 'runtime_id' | 'at'> => ({
+    kind: 'dispatch',
+    job_id: job.id,
+    status_code: attempt.statusCode,
+    error,
+  });
+  const health = (change: (h: Health) => Health, f?: Omit<FailureRow, 'runtime_id' | 'at'>) =>
+    transaction(ctx.orm, (em) =>
+      recordHealth(em, runtime.id, change, {
+        at: ctx.now(),
+        seen: change === pushAnswered,
+        ...(f ? { failure: f } : {}),
+      }),
+    );
+
+  let finished = false;
+  if (answer) {
+    try {
+      await finishRequest(ctx, runtime.account_id, runtime.id, job.id, { ...lease, ...answer }, (row) => ({
+        job: jobView(row),
+      }));
+      finished = true;
+      await health(pushAnswered);
+    } catch (err) {
+      if (gone(err)) return undefined;
+      if (!isDomainError(err) || err.code !== 'OUTCOME_NOT_SUPPORTED') throw err;
+      // the endpoint answered; what it asked for is not carried out yet: a failed attempt.
+      await health(pushAnswered, failure(`OUTCOME_NOT_SUPPORTED: ${err.message}`));
+    }
+  } else {
+    const error = attempt.delivered ? 'the answer is not a finish body' : describeAttempt(attempt);
+    await health((h) => pushFailed(h, e.settings.thresholds), failure(error));
+  }
+  if (finished && answer?.outcome === 'handled') return undefined;
+  if (!finished) {
+    try {
+      await finishJob(
+        ctx,
+        runtime.account_id,
+        runtime.id,
+        job.id,
+        { ...lease, outcome: 'failed' },
+        (row) => ({
+          job: jobView(row),
+        }),
+      );
+    } catch (err) {
+      if (gone(err)) return undefined;
+      throw err;
+    }
+  }
+  const schedule = { ...e.settings.retry, giveUpMs: Number.MAX_SAFE_INTEGER };
+  const delayMs = retryDelayMs(Math.max(1, job.attempts), schedule);
+  await transaction(ctx.orm, (em) =>
+    deferJob(em, job.id, job.version, new Date(ctx.now().getTime() + delayMs)),
+  );
+  return delayMs;
+}
