@@ -7,3 +7,4 @@ export { classifyAddress, refuseAddress, refuseUrl, type AddressClass, type UrlP
 export { afterFailure, retryDelayMs, type AfterFailure, type RetrySchedule } from './schedule.ts';
 export { newSigningSecret } from './secret.ts';
 export { WebhookSender, type Attempt, type SenderOptions, type SendOptions } from './sender.ts';
+export { Sweeper } from './sweeper.ts';

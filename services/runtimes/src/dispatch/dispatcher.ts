@@ -1,4 +1,5 @@
 import type { Logger } from '@oan/http';
+import { Sweeper } from '@oan/webhooks';
 import type { RuntimesContext } from '../commands/context.ts';
 import { catchUp, claimFor, type Claimed } from '../commands/jobs.ts';
 import { isDomainError } from '../domain/errors.ts';
@@ -32,42 +33,29 @@ export interface DispatcherDeps {
 export class Dispatcher {
   private readonly inFlight = new Map<string, number>();
   private readonly active = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping = false;
-  private again = false;
-  private stopped = false;
+  private readonly loop: Sweeper;
 
   private readonly deps: DispatcherDeps;
   constructor(deps: DispatcherDeps) {
     this.deps = deps;
+    this.loop = new Sweeper(
+      () => this.sweep(),
+      deps.pollMs,
+      (err) => deps.log.warn({ err }, 'runtime dispatch sweep failed'),
+    );
     deps.endpoints.wakeDispatch = () => this.wake();
   }
 
   start(): void {
-    this.timer = setInterval(() => this.wake(), this.deps.pollMs);
-    this.wake();
+    this.loop.start();
   }
 
   /** Looks for due jobs now (coalesced: one sweep at a time, one more if woken meanwhile). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.sweeping) {
-      this.again = true;
-      return;
-    }
-    this.sweeping = true;
-    void this.sweep()
-      .catch((err: unknown) => this.deps.log.warn({ err }, 'runtime dispatch sweep failed'))
-      .finally(() => {
-        this.sweeping = false;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
-  private full = () => this.stopped || this.active.size >= this.deps.concurrency;
+  private full = () => this.loop.stopped || this.active.size >= this.deps.concurrency;
 
   private async sweep(): Promise<void> {
     const { ctx } = this.deps;
@@ -111,8 +99,7 @@ export class Dispatcher {
 
   /** Stops looking for work and lets the pushes in flight finish (each ends before its lease). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
+    this.loop.stop();
     await Promise.all([...this.active]);
   }
 }

@@ -6,6 +6,7 @@ import { finishJob, finishRequest, type Claimed } from '../commands/jobs.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { pushAnswered, pushFailed, type Health } from '../domain/health.ts';
 import { jobText, jobView } from '../http/views.ts';
+import type { JobRow } from '../infra/jobStore.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
 import type { Endpoints } from './endpoints.ts';
 import { deferJob, recordHealth, type FailureRow } from './store.ts';
@@ -82,26 +83,33 @@ export async function pushJob(
       }),
     );
 
+  // The wait is written while the lease is still held, so no sweep can take the job back in between.
+  const delayMs = retryDelayMs(Math.max(1, job.attempts), {
+    ...e.settings.retry,
+    giveUpMs: Number.MAX_SAFE_INTEGER,
+  });
+  const defer = () =>
+    transaction(ctx.orm, (em) => deferJob(em, job.id, job.version, new Date(ctx.now().getTime() + delayMs)));
+  const answerView = (row: JobRow) => ({ job: jobView(row) });
+
   let finished = false;
+  let error: string | null = null;
   if (answer) {
+    if (answer.outcome !== 'handled') await defer();
     try {
-      await finishRequest(ctx, runtime.account_id, runtime.id, job.id, { ...lease, ...answer }, (row) => ({
-        job: jobView(row),
-      }));
+      await finishRequest(ctx, runtime.account_id, runtime.id, job.id, { ...lease, ...answer }, answerView);
       finished = true;
-      await health(pushAnswered);
     } catch (err) {
       if (gone(err)) return undefined;
       if (!isDomainError(err) || err.code !== 'OUTCOME_NOT_SUPPORTED') throw err;
       // the endpoint answered; what it asked for is not carried out yet: a failed attempt.
-      await health(pushAnswered, failure(`OUTCOME_NOT_SUPPORTED: ${err.message}`));
+      error = `OUTCOME_NOT_SUPPORTED: ${err.message}`;
     }
   } else {
-    const error = attempt.delivered ? 'the answer is not a finish body' : describeAttempt(attempt);
-    await health((h) => pushFailed(h, e.settings.thresholds), failure(error));
+    error = attempt.delivered ? 'the answer is not a finish body' : describeAttempt(attempt);
   }
-  if (finished && answer?.outcome === 'handled') return undefined;
   if (!finished) {
+    await defer();
     try {
       await finishJob(
         ctx,
@@ -109,19 +117,14 @@ export async function pushJob(
         runtime.id,
         job.id,
         { ...lease, outcome: 'failed' },
-        (row) => ({
-          job: jobView(row),
-        }),
+        answerView,
       );
     } catch (err) {
-      if (gone(err)) return undefined;
-      throw err;
+      if (!gone(err)) throw err;
     }
   }
-  const schedule = { ...e.settings.retry, giveUpMs: Number.MAX_SAFE_INTEGER };
-  const delayMs = retryDelayMs(Math.max(1, job.attempts), schedule);
-  await transaction(ctx.orm, (em) =>
-    deferJob(em, job.id, job.version, new Date(ctx.now().getTime() + delayMs)),
-  );
-  return delayMs;
+  // Health last: whoever reads it sees the job already given back.
+  if (answer) await health(pushAnswered, error === null ? undefined : failure(error));
+  else await health((h) => pushFailed(h, e.settings.thresholds), failure(error ?? 'failed'));
+  return finished && answer?.outcome === 'handled' ? undefined : delayMs;
 }

@@ -91,7 +91,10 @@ export const failuresOf = (em: EntityManager, runtimeIds: string[]) =>
         [JSON.stringify(runtimeIds)],
       );
 
-/** A job its endpoint gave back waits before it is pushed again (only if nothing moved it since). */
+/**
+ * A job about to be given back by its endpoint waits before it is pushed again; written under the
+ * lease (only while this version holds it), before the finish makes it claimable.
+ */
 export async function deferJob(
   em: EntityManager,
   jobId: string,
@@ -100,7 +103,7 @@ export async function deferJob(
 ): Promise<void> {
   await sql(
     em,
-    `update runtimes.jobs set dispatch_after = ? where id = ? and version = ? and state = 'queued'`,
+    `update runtimes.jobs set dispatch_after = ? where id = ? and version = ? and state = 'leased'`,
     [until, jobId, version],
   );
 }
