@@ -4,7 +4,7 @@ import { transaction } from '@oan/db';
 import type { RuntimesContext } from '../commands/context.ts';
 import { finishJob, finishRequest, type Claimed } from '../commands/jobs.ts';
 import { isDomainError } from '../domain/errors.ts';
-import { pushAnswered, pushFailed, type Health } from '../domain/health.ts';
+import { pushAnswered, pushFailed } from '../domain/health.ts';
 import { jobText, jobView } from '../http/views.ts';
 import type { JobRow } from '../infra/jobStore.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
@@ -74,11 +74,12 @@ export async function pushJob(
     status_code: attempt.statusCode,
     error,
   });
-  const health = (change: (h: Health) => Health, f?: Omit<FailureRow, 'runtime_id' | 'at'>) =>
+  /** An answer with a finish body is a sign of life, whatever it asked for; anything else a failure. */
+  const health = (answered: boolean, f?: Omit<FailureRow, 'runtime_id' | 'at'>) =>
     transaction(ctx.orm, (em) =>
-      recordHealth(em, runtime.id, change, {
+      recordHealth(em, runtime.id, answered ? pushAnswered : (h) => pushFailed(h, e.settings.thresholds), {
         at: ctx.now(),
-        seen: change === pushAnswered,
+        seen: answered,
         ...(f ? { failure: f } : {}),
       }),
     );
@@ -124,7 +125,6 @@ export async function pushJob(
     }
   }
   // Health last: whoever reads it sees the job already given back.
-  if (answer) await health(pushAnswered, error === null ? undefined : failure(error));
-  else await health((h) => pushFailed(h, e.settings.thresholds), failure(error ?? 'failed'));
+  await health(answer !== null, error === null ? undefined : failure(error));
   return finished && answer?.outcome === 'handled' ? undefined : delayMs;
 }
