@@ -13,7 +13,7 @@ let agent: AgentEndpoint;
 beforeAll(async () => {
   agent = await AgentEndpoint.start();
   fleet = await TestFleet.start({
-    env: { RUNTIMES_ALLOW_LOOPBACK: 'true', RUNTIMES_DISPATCH_POLL_MS: '200' },
+    env: { RUNTIMES_ALLOW_LOOPBACK: 'true', RUNTIMES_DISPATCH_POLL_MS: '200', LOG_LEVEL: 'debug' },
   });
 });
 afterAll(async () => {
@@ -82,5 +82,10 @@ describe('a connector with an HTTP agent', () => {
     const claim = await c.rest('POST', `/runtimes/${runtimeId}/claim`, { worker: 'w1' });
     expect(claim.status).toBe(409);
     expect(claim.body).toEqual({ error: expect.any(String), code: 'RUNTIME_HAS_ENDPOINT' });
+
+    // the signing secret reaches no log line of any process, even at debug level
+    expect(fleet.lines.some((l) => l.includes(`/runtimes/${runtimeId}/verify`))).toBe(true); // requests are logged
+    const key = secret!.slice('whsec_'.length);
+    expect(fleet.lines.filter((l) => l.includes(key) || l.includes(secret!))).toEqual([]);
   });
 });
