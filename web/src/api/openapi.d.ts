@@ -1816,7 +1816,7 @@ export interface paths {
         put?: never;
         /**
          * Claim the next job of a runtime under a lease
-         * @description Answers `{job: null}` or the first claimable job in seq order with a new lease (`leaseOwner` = `worker`, a new `version`, `attempts` counted). `event` is the envelope exactly as `GET /events` gives it. With `wait` (0–30 s) the request is held until a job can be claimed or the time is up; concurrent claims never get the same job.
+         * @description Answers `{job: null}` or the first claimable job in seq order with a new lease (`leaseOwner` = `worker`, a new `version`, `attempts` counted). `event` is the envelope exactly as `GET /events` gives it. With `wait` (0–30 s) the request is held until a job can be claimed or the time is up; concurrent claims never get the same job. A runtime with an endpoint is `409 RUNTIME_HAS_ENDPOINT` (its jobs are pushed).
          */
         post: {
             parameters: {

@@ -166,7 +166,8 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         description:
           'Answers `{job: null}` or the first claimable job in seq order with a new lease (`leaseOwner` = `worker`, a new ' +
           '`version`, `attempts` counted). `event` is the envelope exactly as `GET /events` gives it. With `wait` (0–30 s) ' +
-          'the request is held until a job can be claimed or the time is up; concurrent claims never get the same job.',
+          'the request is held until a job can be claimed or the time is up; concurrent claims never get the same job. ' +
+          'A runtime with an endpoint is `409 RUNTIME_HAS_ENDPOINT` (its jobs are pushed).',
         params: s.runtimeParams,
         body: s.claimBody,
         response: { 200: s.claimAnswer },
