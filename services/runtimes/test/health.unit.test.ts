@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '@oan/config';
+import { loadRuntimesConfig } from '../src/config.ts';
 import { echoes, pushAnswered, pushFailed, verified, type Health } from '../src/domain/health.ts';
 
 const t = { unhealthyAfter: 3, disableAfter: 5 };
@@ -36,5 +38,29 @@ describe('a challenge answer', () => {
     expect(echoes('"abc"', 'abc')).toBe(false);
     expect(echoes('abc', 'abc')).toBe(false);
     expect(echoes(undefined, 'abc')).toBe(false);
+  });
+});
+
+describe('the endpoint settings at start', () => {
+  const env = { JWT_SECRET: 's'.repeat(32) };
+  it('default to https and public addresses, with the documented thresholds', () => {
+    expect(loadRuntimesConfig(env)).toMatchObject({
+      RUNTIMES_DISPATCH: true,
+      RUNTIMES_ALLOW_LOOPBACK: false,
+      RUNTIMES_DISPATCH_TIMEOUT_MS: 10_000,
+      RUNTIMES_UNHEALTHY_AFTER: 3,
+      RUNTIMES_DISABLE_AFTER: 10,
+    });
+  });
+  it('refuse the QA switch in production, and a disable threshold below the unhealthy one', () => {
+    expect(loadRuntimesConfig({ ...env, RUNTIMES_ALLOW_LOOPBACK: 'true' }).RUNTIMES_ALLOW_LOOPBACK).toBe(
+      true,
+    );
+    expect(() =>
+      loadRuntimesConfig({ ...env, RUNTIMES_ALLOW_LOOPBACK: 'true', NODE_ENV: 'production' }),
+    ).toThrow(ConfigError);
+    expect(() =>
+      loadRuntimesConfig({ ...env, RUNTIMES_UNHEALTHY_AFTER: '5', RUNTIMES_DISABLE_AFTER: '4' }),
+    ).toThrow(ConfigError);
   });
 });
