@@ -9,7 +9,7 @@
 // Packages and libs that do I/O; a service's domain/ decides on plain data and imports none of them.
 const infrastructure = [
   '^node_modules/(fastify|@fastify|fastify-[^/]+|kafkajs|@mikro-orm|ioredis|socket\\.io|pg|undici|@aws-sdk)/',
-  '^libs/(db|http|kafka|eventstore|projection|readmodels|storage|auth)/',
+  '^libs/(db|http|kafka|eventstore|projection|readmodels|storage|auth|webhooks)/',
 ];
 
 module.exports = {

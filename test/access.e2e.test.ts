@@ -593,6 +593,14 @@ const TABLE: Record<string, Row> = {
     mine: 200,
     ...probeSafe404,
   },
+  // The kept runtime has no endpoint, so its owner is told there is nothing to verify (ADR 0033).
+  'POST /runtimes/{runtimeId}/verify': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { runtimeId: p.runtime } }),
+    mine: 409,
+    mineText: 'no endpoint to verify',
+    ...probeSafe404,
+  },
   'GET /runtimes/{runtimeId}/jobs': {
     auth: 'multi+realm',
     call: (p) => ({ path: { runtimeId: p.runtime } }),

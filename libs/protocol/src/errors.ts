@@ -35,6 +35,12 @@ export const ErrorCodes = {
   finishConflict: 'FINISH_CONFLICT',
   /** A finish outcome the server does not carry out yet (501). */
   outcomeNotSupported: 'OUTCOME_NOT_SUPPORTED',
+  /** A claim on a runtime whose jobs are pushed to its endpoint (409). */
+  runtimeHasEndpoint: 'RUNTIME_HAS_ENDPOINT',
+  /** Verify on a runtime without an endpoint (409). */
+  runtimeWithoutEndpoint: 'RUNTIME_WITHOUT_ENDPOINT',
+  /** The endpoint did not echo the challenge (422); the runtime stays `unverified`. */
+  verificationFailed: 'VERIFICATION_FAILED',
 } as const;
 
 export const ErrorKeys = {

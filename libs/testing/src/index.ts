@@ -11,3 +11,4 @@ export * from './inProcess.ts';
 export * from './samples.ts';
 export * from './decider.ts';
 export * from './responses.ts';
+export * from './agentEndpoint.ts';

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@oan/config';
 import { loadAuthConfig } from '../src/config.ts';
-import { classifyAddress, refuseAddress, refuseUrl } from '../src/webhooks/addresses.ts';
-import { afterFailure, retryDelayMs } from '../src/webhooks/schedule.ts';
+import { afterFailure, classifyAddress, refuseAddress, refuseUrl, retryDelayMs } from '@oan/webhooks';
 
 const strict = { allowLoopback: false };
 const qa = { allowLoopback: true };

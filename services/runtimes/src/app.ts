@@ -8,6 +8,8 @@ import { OAN_BASE_PATH } from '@oan/protocol';
 import type { RuntimesContext } from './commands/context.ts';
 import type { RuntimesConfig } from './config.ts';
 import { JobWakes } from './commands/wakes.ts';
+import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
+import { endpointRoutes } from './http/endpointRoutes.ts';
 import { runtimeRoutes } from './http/routes.ts';
 import { Waiters } from './infra/wake.ts';
 
@@ -20,6 +22,8 @@ export interface RuntimesAppDeps {
   ctx?: RuntimesContext;
   /** Built from the other deps when absent; main.ts feeds it the push tail's envelopes. */
   wakes?: JobWakes;
+  /** Built from the config when absent (and closed with the app); main.ts shares it with the dispatcher. */
+  endpoints?: Endpoints;
   logger?: Logger;
   /** prom-client keeps one registry per process: only one app per process may expose metrics. */
   metrics?: boolean;
@@ -56,6 +60,8 @@ export async function buildApp(deps: RuntimesAppDeps) {
   const sweep = setInterval(() => wakes.guard(wakes.sweep()), config.RUNTIMES_WAKE_SWEEP_MS);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
+  const endpoints = deps.endpoints ?? new Endpoints(endpointSettings(config));
+  if (!deps.endpoints) app.addHook('onClose', () => endpoints.close());
   // with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(runtimeRoutes, {
@@ -69,7 +75,9 @@ export async function buildApp(deps: RuntimesAppDeps) {
         'held-claims',
         config.RUNTIMES_MAX_HELD_CLAIMS,
       ),
+      endpoints,
     });
+    await app.register(endpointRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, endpoints });
   }
   return app;
 }

@@ -6,6 +6,8 @@ import { parseRuntimeWake, PushTail, runtimeWakesChannel } from '@oan/projection
 import { buildApp, createRuntimesContext } from './app.ts';
 import { JobWakes } from './commands/wakes.ts';
 import { loadRuntimesConfig } from './config.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
 import { runtimesMigrations } from './infra/tables.ts';
 import { Waiters } from './infra/wake.ts';
 
@@ -21,7 +23,18 @@ const redis = new Redis(config.REDIS_URL);
 const waiters = new Waiters();
 const ctx = createRuntimesContext({ orm, waiters });
 const wakes = new JobWakes(ctx, redis, config.REDIS_PREFIX, logger);
-const app = await buildApp({ config, orm, redis, ctx, wakes, logger });
+const endpoints = new Endpoints(endpointSettings(config));
+const app = await buildApp({ config, orm, redis, ctx, wakes, endpoints, logger });
+// Every replica pushes endpoint jobs: the claim's row locks and leases keep each job with one of them.
+const dispatcher = config.RUNTIMES_DISPATCH
+  ? new Dispatcher({
+      ctx,
+      endpoints,
+      concurrency: config.RUNTIMES_DISPATCH_CONCURRENCY,
+      pollMs: config.RUNTIMES_DISPATCH_POLL_MS,
+      log: logger,
+    })
+  : undefined;
 
 // A stored envelope wakes the account's held claims (the stream the gateways tail); a blocked
 // XREAD needs a connection of its own.
@@ -33,6 +46,7 @@ const tail = new PushTail(
     if (entry.t !== 'env') return;
     waiters.wake(entry.a);
     wakes.guard(wakes.onEnvelope(entry.a, entry.s, entry.e));
+    dispatcher?.wake();
   },
   logger,
 );
@@ -45,14 +59,17 @@ wakeRedis.on('message', (_channel: string, message: string) => {
 });
 await wakeRedis.subscribe(runtimeWakesChannel(config.REDIS_PREFIX));
 await app.listen({ host: config.HOST, port: config.RUNTIMES_PORT });
+dispatcher?.start();
 
-// Stop accepting requests first, then the tail, then close what they used.
+// Stop accepting requests first, then the tail and the pushes in flight, then close what they used.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
   await tail.stop(); // disconnects its own connection
   wakeRedis.disconnect();
+  await dispatcher?.stop();
+  await endpoints.close();
   await redis.quit();
   await orm.close(true);
 });

@@ -4,7 +4,8 @@ import { oanEventMigration } from '@oan/projection';
 import { startInProcessFleet, type InProcessStores } from '@oan/testing';
 import { buildApp, createRuntimesContext } from '../src/app.ts';
 import type { RuntimesContext } from '../src/commands/context.ts';
-import { loadRuntimesConfig } from '../src/config.ts';
+import { loadRuntimesConfig, type RuntimesConfig } from '../src/config.ts';
+import { Endpoints, endpointSettings } from '../src/dispatch/endpoints.ts';
 import { runtimesMigrations } from '../src/infra/tables.ts';
 
 type App = Awaited<ReturnType<typeof buildApp>>;
@@ -29,6 +30,9 @@ export interface RuntimesWorld {
   world: InProcessStores;
   orm: MikroORM;
   ctx: RuntimesContext;
+  config: RuntimesConfig;
+  /** The app's endpoint sender (verification), for a dispatcher to share. */
+  endpoints: Endpoints;
   clock: TestClock;
   account(): Promise<Caller>;
   call(caller: Caller, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<Res>;
@@ -57,13 +61,18 @@ export async function startRuntimesWorld(env: Record<string, string> = {}): Prom
   const orm = world.orms.runtimes!;
   const clock = new TestClock();
   const ctx = createRuntimesContext({ orm, now: clock.now });
-  const app = world.adopt(await buildApp({ config, orm, redis: world.redis, ctx, metrics: false }));
+  const endpoints = new Endpoints(endpointSettings(config));
+  const app = world.adopt(
+    await buildApp({ config, orm, redis: world.redis, ctx, endpoints, metrics: false }),
+  );
   const projector = world.orms.projector!;
   return {
     app,
     world,
     orm,
     ctx,
+    config,
+    endpoints,
     clock,
     account: () => world.account(),
     call: (caller, method, path, body) =>
@@ -105,6 +114,9 @@ export async function startRuntimesWorld(env: Record<string, string> = {}): Prom
         return { seq, eventId, text };
       });
     },
-    close: () => world.close(),
+    close: async () => {
+      await world.close();
+      await endpoints.close();
+    },
   };
 }

@@ -64,16 +64,16 @@ describe('registering a runtime', () => {
     expect((await w.call(c, 'GET', '/runtimes')).json()).toEqual([]);
   });
 
-  it('refuses an endpoint (HTTP dispatch is not built) with a 400', async () => {
-    const c = await w.account();
-    const res = await w.call(c, 'POST', '/runtimes', {
-      name: 'api',
-      policy,
-      endpoint: 'https://agent.example',
-    });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().code).toBe('VALIDATION_ERROR');
-  });
+  it.each(['http://agent.example/oan', 'https://127.0.0.1/oan', 'https://localhost/oan'])(
+    'refuses the endpoint %s without the QA switch, with a 400',
+    async (endpoint) => {
+      const c = await w.account();
+      const res = await w.call(c, 'POST', '/runtimes', { name: 'api', policy, endpoint });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('VALIDATION_ERROR');
+      expect((await w.call(c, 'GET', '/runtimes')).json()).toEqual([]);
+    },
+  );
 
   it('allows 8 per account: a ninth is 429 RUNTIME_LIMIT_REACHED, even when racing', async () => {
     const c = await w.account();

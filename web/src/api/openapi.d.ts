@@ -1560,8 +1560,22 @@ export interface paths {
                             };
                             version: number;
                             /** @enum {string} */
-                            state: "active";
+                            state: "unverified" | "active" | "unhealthy" | "disabled";
                             createdAt: string;
+                            endpoint?: string;
+                            health?: {
+                                lastSeenAt: string | null;
+                                verifiedAt: string | null;
+                                consecutiveFailures: number;
+                                recentFailures: {
+                                    at: string;
+                                    /** @enum {string} */
+                                    kind: "verification" | "dispatch";
+                                    jobId: string | null;
+                                    statusCode: number | null;
+                                    error: string;
+                                }[];
+                            };
                         }[];
                     };
                 };
@@ -1571,7 +1585,7 @@ export interface paths {
         put?: never;
         /**
          * Register a runtime: a named consumer of the account decisions (an extension to protocol v1)
-         * @description Every envelope of the account after the registration that carries a `reply` and matches `policy` becomes one job, handed to exactly one worker by `claim` (docs/runtimes.md). The same name and settings again answer the same runtime (200); other settings are `409 RUNTIME_EXISTS`; a ninth is `429 RUNTIME_LIMIT_REACHED`.
+         * @description Every envelope of the account after the registration that carries a `reply` and matches `policy` becomes one job, handed to exactly one worker by `claim` (docs/runtimes.md). The same name and settings again answer the same runtime (200); other settings are `409 RUNTIME_EXISTS`; a ninth is `429 RUNTIME_LIMIT_REACHED`. With `endpoint` (https, a public address) the jobs are pushed there instead of claimed: the answer carries the signing `secret` once, and the endpoint is sent a challenge at once; `state` is `active` if it echoed it, `unverified` otherwise (then `POST /runtimes/{id}/verify`).
          */
         post: {
             parameters: {
@@ -1593,6 +1607,7 @@ export interface paths {
                             maxAttempts?: number;
                             leaseSeconds?: number;
                         };
+                        endpoint?: string;
                     };
                 };
             };
@@ -1618,8 +1633,24 @@ export interface paths {
                             };
                             version: number;
                             /** @enum {string} */
-                            state: "active";
+                            state: "unverified" | "active" | "unhealthy" | "disabled";
                             createdAt: string;
+                            endpoint?: string;
+                            health?: {
+                                lastSeenAt: string | null;
+                                verifiedAt: string | null;
+                                consecutiveFailures: number;
+                                recentFailures: {
+                                    at: string;
+                                    /** @enum {string} */
+                                    kind: "verification" | "dispatch";
+                                    jobId: string | null;
+                                    statusCode: number | null;
+                                    error: string;
+                                }[];
+                            };
+                            /** @description Standard Webhooks signing secret (`whsec_<base64>`) of the endpoint; shown only when created */
+                            secret?: string;
                         };
                     };
                 };
@@ -1644,8 +1675,24 @@ export interface paths {
                             };
                             version: number;
                             /** @enum {string} */
-                            state: "active";
+                            state: "unverified" | "active" | "unhealthy" | "disabled";
                             createdAt: string;
+                            endpoint?: string;
+                            health?: {
+                                lastSeenAt: string | null;
+                                verifiedAt: string | null;
+                                consecutiveFailures: number;
+                                recentFailures: {
+                                    at: string;
+                                    /** @enum {string} */
+                                    kind: "verification" | "dispatch";
+                                    jobId: string | null;
+                                    statusCode: number | null;
+                                    error: string;
+                                }[];
+                            };
+                            /** @description Standard Webhooks signing secret (`whsec_<base64>`) of the endpoint; shown only when created */
+                            secret?: string;
                         };
                     };
                 };
@@ -1702,8 +1749,22 @@ export interface paths {
                             };
                             version: number;
                             /** @enum {string} */
-                            state: "active";
+                            state: "unverified" | "active" | "unhealthy" | "disabled";
                             createdAt: string;
+                            endpoint?: string;
+                            health?: {
+                                lastSeenAt: string | null;
+                                verifiedAt: string | null;
+                                consecutiveFailures: number;
+                                recentFailures: {
+                                    at: string;
+                                    /** @enum {string} */
+                                    kind: "verification" | "dispatch";
+                                    jobId: string | null;
+                                    statusCode: number | null;
+                                    error: string;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -1755,7 +1816,7 @@ export interface paths {
         put?: never;
         /**
          * Claim the next job of a runtime under a lease
-         * @description Answers `{job: null}` or the first claimable job in seq order with a new lease (`leaseOwner` = `worker`, a new `version`, `attempts` counted). `event` is the envelope exactly as `GET /events` gives it. With `wait` (0–30 s) the request is held until a job can be claimed or the time is up; concurrent claims never get the same job.
+         * @description Answers `{job: null}` or the first claimable job in seq order with a new lease (`leaseOwner` = `worker`, a new `version`, `attempts` counted). `event` is the envelope exactly as `GET /events` gives it. With `wait` (0–30 s) the request is held until a job can be claimed or the time is up; concurrent claims never get the same job. A runtime with an endpoint is `409 RUNTIME_HAS_ENDPOINT` (its jobs are pushed).
          */
         post: {
             parameters: {
@@ -1874,8 +1935,22 @@ export interface paths {
                             };
                             version: number;
                             /** @enum {string} */
-                            state: "active";
+                            state: "unverified" | "active" | "unhealthy" | "disabled";
                             createdAt: string;
+                            endpoint?: string;
+                            health?: {
+                                lastSeenAt: string | null;
+                                verifiedAt: string | null;
+                                consecutiveFailures: number;
+                                recentFailures: {
+                                    at: string;
+                                    /** @enum {string} */
+                                    kind: "verification" | "dispatch";
+                                    jobId: string | null;
+                                    statusCode: number | null;
+                                    error: string;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -2107,6 +2182,84 @@ export interface paths {
                                 } | null;
                                 createdAt: string;
                                 updatedAt: string;
+                            };
+                        };
+                    };
+                };
+                409: components["responses"]["IdempotencyKeyInUse"];
+                422: components["responses"]["IdempotencyKeyReused"];
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/{runtimeId}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a runtime's endpoint the signed challenge again
+         * @description The endpoint must answer 2xx with `{"challenge": …}` echoing the one sent. Then the runtime is `active`, its failures reset (this re-enables a `disabled` one) and its jobs are pushed; otherwise `422 VERIFICATION_FAILED` and it is `unverified`. A runtime without an endpoint is `409 RUNTIME_WITHOUT_ENDPOINT`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional (IETF httpapi idempotency-key-header draft): a structured-field string ("…") or a bare key of printable ASCII, 1-255 characters, unique per intended request. For 24 h the same key, account and request answer the first final answer again (status, body, content type; header Idempotent-Replayed: true) without a second effect; a 5xx is not kept. Honoured for authenticated requests (an API key and a JWT of one account share keys); ignored without a valid credential. A malformed key is a 400 VALIDATION_ERROR. */
+                    "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                };
+                path: {
+                    runtimeId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runtimeId: string;
+                            name: string;
+                            policy: {
+                                types: ("gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message")[];
+                                goferIds?: string[];
+                                maxAttempts: number;
+                                leaseSeconds: number;
+                            };
+                            version: number;
+                            /** @enum {string} */
+                            state: "unverified" | "active" | "unhealthy" | "disabled";
+                            createdAt: string;
+                            endpoint?: string;
+                            health?: {
+                                lastSeenAt: string | null;
+                                verifiedAt: string | null;
+                                consecutiveFailures: number;
+                                recentFailures: {
+                                    at: string;
+                                    /** @enum {string} */
+                                    kind: "verification" | "dispatch";
+                                    jobId: string | null;
+                                    statusCode: number | null;
+                                    error: string;
+                                }[];
                             };
                         };
                     };

@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { transaction, type MikroORM } from '@oan/db';
 import { forbidden, HttpError, noContent, validation } from '@oan/http';
 import { ErrorCodes } from '@oan/protocol';
+import { newSigningSecret, refuseUrl, type UrlPolicy } from '@oan/webhooks';
 import {
   deleteWebhook,
   insertWebhook,
@@ -12,7 +13,6 @@ import {
   recentDeliveries,
   type WebhookRow,
 } from '../infra/webhookStore.ts';
-import { refuseUrl, type UrlPolicy } from '../webhooks/addresses.ts';
 import * as s from './schemas.ts';
 
 /** At most this many endpoints per account. */
@@ -60,8 +60,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookRouteDeps> = async (app
     async (req, reply) => {
       const refused = refuseUrl(req.body.url, deps.policy);
       if (refused) throw validation(refused);
-      // Standard Webhooks: a 24–64 byte key, base64, prefixed `whsec_`.
-      const secret = `whsec_${randomBytes(32).toString('base64')}`;
+      const secret = newSigningSecret();
       const row = await transaction(deps.orm, (em) =>
         insertWebhook(
           em,

@@ -1,10 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import { PushTail } from '@oan/projection';
+import { WebhookSender, type UrlPolicy } from '@oan/webhooks';
 import type { AuthContext } from '../commands/context.ts';
 import type { AuthConfig } from '../config.ts';
-import type { UrlPolicy } from './addresses.ts';
-import { WebhookSender } from './sender.ts';
 import { WebhookDelivery } from './worker.ts';
 
 export const urlPolicy = (config: AuthConfig): UrlPolicy => ({

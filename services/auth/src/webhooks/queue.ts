@@ -1,7 +1,7 @@
 import { sql, type EntityManager } from '@oan/db';
 import { fetchEventsWithIds, oanEventSql, type OanEventWithId } from '@oan/projection';
 import { KEPT_DELIVERIES, type WebhookRow } from '../infra/webhookStore.ts';
-import type { Attempt } from './sender.ts';
+import type { Attempt } from '@oan/webhooks';
 
 /** The next envelope of the account after an endpoint's cursor, as stored (the bytes sent). */
 export type QueuedEnvelope = OanEventWithId;

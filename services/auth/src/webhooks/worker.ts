@@ -5,8 +5,7 @@ import type { AuthContext } from '../commands/context.ts';
 import type { EntityManager } from '@oan/db';
 import type { WebhookRow } from '../infra/webhookStore.ts';
 import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById, type QueuedEnvelope } from './queue.ts';
-import { afterFailure, type RetrySchedule } from './schedule.ts';
-import type { Attempt, WebhookSender } from './sender.ts';
+import { afterFailure, Sweeper, type Attempt, type RetrySchedule, type WebhookSender } from '@oan/webhooks';
 
 /** Envelopes read per query; each is still sent and recorded one by one. */
 const PAGE = 50;
@@ -34,38 +33,29 @@ export class WebhookDelivery {
   private readonly draining = new Set<string>();
   private readonly active = new Set<Promise<void>>();
   private lock: Promise<pg.Client> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping = false;
-  private again = false;
-  private stopped = false;
+  private readonly loop: Sweeper;
 
   private readonly deps: WebhookDeliveryDeps;
   constructor(deps: WebhookDeliveryDeps) {
     this.deps = deps;
+    this.loop = new Sweeper(
+      () => this.sweep(),
+      deps.pollMs,
+      (err) => deps.log.warn({ err }, 'webhook sweep failed'),
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.loop.stopped;
   }
 
   start(): void {
-    this.timer = setInterval(() => this.wake(), this.deps.pollMs);
-    this.wake();
+    this.loop.start();
   }
 
   /** Looks for due endpoints now (coalesced: one sweep at a time, one more if woken meanwhile). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.sweeping) {
-      this.again = true;
-      return;
-    }
-    this.sweeping = true;
-    void this.sweep()
-      .catch((err: unknown) => this.deps.log.warn({ err }, 'webhook sweep failed'))
-      .finally(() => {
-        this.sweeping = false;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   private async sweep(): Promise<void> {
@@ -160,8 +150,7 @@ export class WebhookDelivery {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
+    this.loop.stop();
     await Promise.all([...this.active]);
     const lock = await this.lock?.catch(() => undefined);
     await lock?.end().catch(() => undefined);

@@ -1,6 +1,6 @@
 import { transaction, type EntityManager } from '@oan/db';
 import { envelopeOf } from '@oan/projection';
-import { IllegalStateError, NotFoundError } from '../domain/errors.ts';
+import { IllegalStateError, NotFoundError, RejectedError } from '../domain/errors.ts';
 import { holds, type FinishOutcome } from '../domain/lease.ts';
 import {
   claimNext,
@@ -55,8 +55,25 @@ export async function claimOnce(
   worker: string,
 ): Promise<Claimed | null> {
   const runtime = await catchUp(ctx, accountId, runtimeId);
+  if (runtime.endpoint !== null) {
+    throw new IllegalStateError(
+      'RUNTIME_HAS_ENDPOINT',
+      'The jobs of this runtime are pushed to its endpoint; they cannot be claimed',
+    );
+  }
+  return claimFor(ctx, runtime, worker);
+}
+
+/** Claims the runtime's next job for `worker` (a REST worker, or the dispatcher for an endpoint). */
+export async function claimFor(
+  ctx: RuntimesContext,
+  runtime: RuntimeRow,
+  worker: string,
+  opts: { due?: boolean } = {},
+): Promise<Claimed | null> {
+  const accountId = runtime.account_id;
   return transaction(ctx.orm, async (em) => {
-    const job = await claimNext(em, runtime, worker, ctx.now());
+    const job = await claimNext(em, runtime, worker, ctx.now(), opts);
     if (!job) return null;
     const envelope = await envelopeOf(em, accountId, job.event_id);
     // the event table is only ever appended to: a job always has its envelope.
@@ -123,4 +140,28 @@ export async function finishJob<T extends object>(
   ctx.waiters.wake(accountId);
   if (f.outcome !== 'handled') ctx.givenBack?.(accountId, runtimeId);
   return result;
+}
+
+/** A finish as a worker sends it: over REST, or in an endpoint's answer to a push. */
+export interface FinishBody extends FinishInput {
+  reply?: unknown;
+}
+
+/** The finish route and the dispatcher's: one path from a finish body to the recorded answer. */
+export async function finishRequest<T extends object>(
+  ctx: RuntimesContext,
+  accountId: string,
+  runtimeId: string,
+  jobId: string,
+  body: FinishBody,
+  answer: (row: JobRow) => T,
+): Promise<T> {
+  const { outcome, leaseOwner, version } = body;
+  if (body.reply !== undefined) {
+    throw new RejectedError(
+      'OUTCOME_NOT_SUPPORTED',
+      'A reply carried out by the server is not available yet: answer through the event reply path, then finish with handled and no reply',
+    );
+  }
+  return finishJob(ctx, accountId, runtimeId, jobId, { leaseOwner, version, outcome }, answer);
 }

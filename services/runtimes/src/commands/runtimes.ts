@@ -26,9 +26,14 @@ export async function registerRuntime(
   accountId: string,
   name: string,
   policy: Policy,
+  endpoint?: { url: string; secret: string },
 ): Promise<{ created: boolean; row: RuntimeRow }> {
   const result = await transaction(ctx.orm, (em) =>
-    createRuntime(em, { id: ctx.ids(), accountId, name, policy, now: ctx.now() }, MAX_RUNTIMES_PER_ACCOUNT),
+    createRuntime(
+      em,
+      { id: ctx.ids(), accountId, name, policy, now: ctx.now(), endpoint },
+      MAX_RUNTIMES_PER_ACCOUNT,
+    ),
   );
   switch (result.kind) {
     case 'limit':
@@ -37,7 +42,7 @@ export async function registerRuntime(
         `At most ${MAX_RUNTIMES_PER_ACCOUNT} runtimes per account; delete one first`,
       );
     case 'existing':
-      if (!samePolicy(result.row.policy, policy)) {
+      if (!samePolicy(result.row.policy, policy) || result.row.endpoint !== (endpoint?.url ?? null)) {
         throw new IllegalStateError('RUNTIME_EXISTS', 'A runtime of this name exists with other settings');
       }
       return { created: false, row: result.row };

@@ -8,9 +8,18 @@ import * as Kind from '@oan/domain';
 /** Unknown, deleted and another account's runtime: one refusal, so a probe learns nothing. */
 export type NotFoundCode = 'RUNTIME_NOT_FOUND' | 'JOB_NOT_FOUND';
 /** The runtime's or the job's state forbids the request; nothing was written. */
-export type IllegalStateCode = 'RUNTIME_EXISTS' | 'VERSION_CONFLICT' | 'LEASE_LOST' | 'FINISH_CONFLICT';
-/** Refused before anything is read or written. */
-export type RejectedCode = 'RUNTIME_LIMIT_REACHED' | 'OUTCOME_NOT_SUPPORTED';
+export type IllegalStateCode =
+  | 'RUNTIME_EXISTS'
+  | 'VERSION_CONFLICT'
+  | 'LEASE_LOST'
+  | 'FINISH_CONFLICT'
+  | 'RUNTIME_HAS_ENDPOINT'
+  | 'RUNTIME_WITHOUT_ENDPOINT';
+/**
+ * Refused before anything is read or written; a failed verification only records the failure and
+ * leaves the runtime `unverified`.
+ */
+export type RejectedCode = 'RUNTIME_LIMIT_REACHED' | 'OUTCOME_NOT_SUPPORTED' | 'VERIFICATION_FAILED';
 
 export class NotFoundError extends Kind.NotFoundError<NotFoundCode> {}
 

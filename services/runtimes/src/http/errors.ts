@@ -18,6 +18,12 @@ export function toHttpError(err: DomainError): HttpError {
       return new HttpError(409, ErrorCodes.leaseLost, err.message);
     case 'FINISH_CONFLICT':
       return new HttpError(409, ErrorCodes.finishConflict, err.message);
+    case 'RUNTIME_HAS_ENDPOINT':
+      return new HttpError(409, ErrorCodes.runtimeHasEndpoint, err.message);
+    case 'RUNTIME_WITHOUT_ENDPOINT':
+      return new HttpError(409, ErrorCodes.runtimeWithoutEndpoint, err.message);
+    case 'VERIFICATION_FAILED':
+      return new HttpError(422, ErrorCodes.verificationFailed, err.message);
     case 'RUNTIME_LIMIT_REACHED':
       return new HttpError(429, ErrorCodes.runtimeLimitReached, err.message);
     case 'OUTCOME_NOT_SUPPORTED':

@@ -1,14 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
-import { noContent, rateLimited } from '@oan/http';
+import { noContent, rateLimited, validation } from '@oan/http';
 import type { LongPollSlots } from '@oan/projection';
-import { RejectedError } from '../domain/errors.ts';
 import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
-import { catchUp, claimOnce, finishJob, heartbeatJob, type Claimed } from '../commands/jobs.ts';
+import { catchUp, claimOnce, finishRequest, heartbeatJob, type Claimed } from '../commands/jobs.ts';
 import { configureRuntime, registerRuntime, removeRuntime, runtimeNotFound } from '../commands/runtimes.ts';
 import { listJobs } from '../infra/jobStore.ts';
-import { listRuntimes, ownRuntime } from '../infra/runtimeStore.ts';
+import type { Endpoints } from '../dispatch/endpoints.ts';
+import { failuresOf } from '../dispatch/store.ts';
+import { newEndpoint, refuseEndpoint, verifyEndpoint } from '../dispatch/verify.ts';
+import { listRuntimes, ownRuntime, type RuntimeRow } from '../infra/runtimeStore.ts';
 import { rethrowMapped } from './errors.ts';
 import { HeldClaims } from './heldClaims.ts';
 import * as s from './schemas.ts';
@@ -21,6 +23,8 @@ export interface RuntimeRouteDeps {
   recheckMs: number;
   /** The account's places for held claims, over every runtimes process; past the cap a claim is 429. */
   heldClaimSlots: LongPollSlots;
+  /** Verifies the endpoints of runtimes created with one. */
+  endpoints: Endpoints;
 }
 
 const TAGS = ['extension'];
@@ -31,6 +35,8 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
   const { ctx } = deps;
   const auth = requireAuth(deps.authenticator, { mode: 'multi+realm' });
   const heldClaims = new HeldClaims(ctx, deps.recheckMs, deps.heldClaimSlots);
+  const withFailures = async (row: RuntimeRow) =>
+    runtimeView(row, row.endpoint === null ? [] : await failuresOf(ctx.orm.em.fork(), [row.id]));
 
   app.post(
     '/runtimes',
@@ -43,19 +49,29 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         description:
           'Every envelope of the account after the registration that carries a `reply` and matches `policy` becomes ' +
           'one job, handed to exactly one worker by `claim` (docs/runtimes.md). The same name and settings again answer ' +
-          'the same runtime (200); other settings are `409 RUNTIME_EXISTS`; a ninth is `429 RUNTIME_LIMIT_REACHED`.',
+          'the same runtime (200); other settings are `409 RUNTIME_EXISTS`; a ninth is `429 RUNTIME_LIMIT_REACHED`. ' +
+          'With `endpoint` (https, a public address) the jobs are pushed there instead of claimed: the answer carries ' +
+          'the signing `secret` once, and the endpoint is sent a challenge at once; `state` is `active` if it echoed ' +
+          'it, `unverified` otherwise (then `POST /runtimes/{id}/verify`).',
         body: s.runtimeBody,
-        response: { 200: s.runtime, 201: s.runtime },
+        response: { 200: s.runtimeCreated, 201: s.runtimeCreated },
       },
     },
     async (req, reply) => {
+      const url = req.body.endpoint;
+      const refused = url === undefined ? null : refuseEndpoint(deps.endpoints, url);
+      if (refused) throw validation(`endpoint: ${refused}`);
+      const endpoint = url === undefined ? undefined : newEndpoint(url);
       const { created, row } = await registerRuntime(
         ctx,
         principalOf(req).accountId,
         req.body.name,
         normalizePolicy(req.body.policy),
+        endpoint,
       );
-      return reply.status(created ? 201 : 200).send(runtimeView(row));
+      if (!created || !endpoint) return reply.status(created ? 201 : 200).send(await withFailures(row));
+      const checked = await verifyEndpoint(deps.endpoints, ctx, row);
+      return reply.status(201).send({ ...(await withFailures(checked.row)), secret: endpoint.secret });
     },
   );
 
@@ -65,7 +81,15 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
       onRequest: auth,
       schema: { summary: "The account's runtimes", tags: TAGS, response: { 200: s.runtimeList } },
     },
-    async (req) => (await listRuntimes(ctx.orm.em.fork(), principalOf(req).accountId)).map(runtimeView),
+    async (req) => {
+      const em = ctx.orm.em.fork();
+      const rows = await listRuntimes(em, principalOf(req).accountId);
+      const failures = await failuresOf(
+        em,
+        rows.filter((r) => r.endpoint !== null).map((r) => r.id),
+      );
+      return rows.map((r) => runtimeView(r, failures));
+    },
   );
 
   app.get(
@@ -83,7 +107,7 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
     async (req) => {
       const row = await ownRuntime(ctx.orm.em.fork(), principalOf(req).accountId, req.params.runtimeId);
       if (!row) throw runtimeNotFound();
-      return runtimeView(row);
+      return withFailures(row);
     },
   );
 
@@ -143,7 +167,8 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         description:
           'Answers `{job: null}` or the first claimable job in seq order with a new lease (`leaseOwner` = `worker`, a new ' +
           '`version`, `attempts` counted). `event` is the envelope exactly as `GET /events` gives it. With `wait` (0–30 s) ' +
-          'the request is held until a job can be claimed or the time is up; concurrent claims never get the same job.',
+          'the request is held until a job can be claimed or the time is up; concurrent claims never get the same job. ' +
+          'A runtime with an endpoint is `409 RUNTIME_HAS_ENDPOINT` (its jobs are pushed).',
         params: s.runtimeParams,
         body: s.claimBody,
         response: { 200: s.claimAnswer },
@@ -224,23 +249,17 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         response: { 200: s.finishAnswer },
       },
     },
-    async (req) => {
-      const { outcome, leaseOwner, version } = req.body;
-      if (req.body.reply !== undefined) {
-        throw new RejectedError(
-          'OUTCOME_NOT_SUPPORTED',
-          'A reply carried out by the server is not available yet: answer through the event reply path, then finish with handled and no reply',
-        );
-      }
-      return finishJob(
+    async (req) =>
+      finishRequest(
         ctx,
         principalOf(req).accountId,
         req.params.runtimeId,
         req.params.jobId,
-        { leaseOwner, version, outcome },
-        (row) => ({ job: jobView(row) }),
-      );
-    },
+        req.body,
+        (row) => ({
+          job: jobView(row),
+        }),
+      ),
   );
 
   app.get(

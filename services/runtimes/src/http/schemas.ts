@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ENDPOINT_STATES } from '../domain/health.ts';
 import { JOB_STATES } from '../domain/lease.ts';
 import { LEASE_SECONDS, MAX_ATTEMPTS, REPLY_TYPES } from '../domain/policy.ts';
 
@@ -28,6 +29,8 @@ export const runtimeBody = z
       .max(64)
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'name: letters, digits, ".", "_" and "-"'),
     policy,
+    /** An https URL at a public address: the runtime's jobs are pushed there, not claimed (ADR 0033). */
+    endpoint: z.string().max(2048).optional(),
   })
   .strict();
 
@@ -82,10 +85,36 @@ export const runtime = z.object({
     leaseSeconds: z.number(),
   }),
   version: z.number(),
-  state: z.literal('active'),
+  /** `active` for a runtime without an endpoint; its endpoint's health otherwise (docs/runtimes.md). */
+  state: z.enum(ENDPOINT_STATES),
   createdAt: z.string(),
+  endpoint: z.string().optional(),
+  health: z
+    .object({
+      lastSeenAt: z.string().nullable(),
+      verifiedAt: z.string().nullable(),
+      consecutiveFailures: z.number(),
+      recentFailures: z.array(
+        z.object({
+          at: z.string(),
+          kind: z.enum(['verification', 'dispatch']),
+          jobId: z.string().nullable(),
+          statusCode: z.number().nullable(),
+          error: z.string(),
+        }),
+      ),
+    })
+    .optional(),
 });
 export const runtimeList = z.array(runtime);
+
+/** The create answer of a runtime with an endpoint carries its signing secret, this once. */
+export const runtimeCreated = runtime.extend({
+  secret: z
+    .string()
+    .optional()
+    .describe('Standard Webhooks signing secret (`whsec_<base64>`) of the endpoint; shown only when created'),
+});
 
 const leaseFields = {
   attempts: z.number(),

@@ -1,3 +1,4 @@
+import type { FailureRow } from '../dispatch/store.ts';
 import type { JobRow } from '../infra/jobStore.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
 import type * as s from './schemas.ts';
@@ -7,13 +8,33 @@ import type { z } from 'zod';
 const iso = (t: Date | string) => new Date(t).toISOString();
 const isoOrNull = (t: Date | string | null) => (t === null ? null : iso(t));
 
-export const runtimeView = (r: RuntimeRow): z.infer<typeof s.runtime> => ({
+/** A runtime as the API shows it; an endpoint's secret never (only the create answer carries it). */
+export const runtimeView = (r: RuntimeRow, failures: FailureRow[] = []): z.infer<typeof s.runtime> => ({
   runtimeId: r.id,
   name: r.name,
   policy: r.policy,
   version: r.version,
-  state: 'active',
+  state: r.endpoint_state ?? 'active',
   createdAt: iso(r.created_at),
+  ...(r.endpoint === null
+    ? {}
+    : {
+        endpoint: r.endpoint,
+        health: {
+          lastSeenAt: isoOrNull(r.last_seen_at),
+          verifiedAt: isoOrNull(r.verified_at),
+          consecutiveFailures: r.consecutive_failures,
+          recentFailures: failures
+            .filter((f) => f.runtime_id === r.id)
+            .map((f) => ({
+              at: iso(f.at),
+              kind: f.kind,
+              jobId: f.job_id,
+              statusCode: f.status_code,
+              error: f.error,
+            })),
+        },
+      }),
 });
 
 export const jobView = (j: JobRow): z.infer<typeof s.job> => ({
@@ -37,6 +58,11 @@ export const jobView = (j: JobRow): z.infer<typeof s.job> => ({
  * byte-identical to the item `GET /events` serves.
  */
 export function claimText(j: JobRow, envelope: string): string {
+  return `{"job":${jobText(j, envelope)}}`;
+}
+
+/** The claimed job as text (what a claim answers under `job`, and the body of a push). */
+export function jobText(j: JobRow, envelope: string): string {
   const lease = JSON.stringify({
     jobId: j.id,
     attempts: j.attempts,
@@ -44,5 +70,5 @@ export function claimText(j: JobRow, envelope: string): string {
     version: j.version,
     leaseUntil: isoOrNull(j.lease_until),
   });
-  return `{"job":{"event":${envelope},${lease.slice(1)}}`;
+  return `{"event":${envelope},${lease.slice(1)}`;
 }

@@ -133,16 +133,19 @@ export async function claimNext(
   runtime: RuntimeRow,
   worker: string,
   now: Date,
+  /** Endpoint dispatch: a job its endpoint gave back waits until its `dispatch_after`. */
+  opts: { due?: boolean } = {},
 ): Promise<JobRow | null> {
+  const due = opts.due ? 'and (dispatch_after is null or dispatch_after <= ?)' : '';
   for (;;) {
     // One row at a time: a row locked here but not handed out would be skipped by a concurrent
     // claim, which could then answer null while a job waits.
     const candidates = await sql<JobRow>(
       em,
       `select * from runtimes.jobs where runtime_id = ?
-         and (state = 'queued' or (state = 'leased' and lease_until <= ?))
+         and (state = 'queued' or (state = 'leased' and lease_until <= ?)) ${due}
        order by seq limit 1 for update skip locked`,
-      [runtime.id, now],
+      [runtime.id, now, ...(opts.due ? [now] : [])],
     );
     if (candidates.length === 0) return null;
     for (const job of candidates) {

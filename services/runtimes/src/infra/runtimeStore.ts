@@ -1,5 +1,6 @@
 import { sql, type EntityManager } from '@oan/db';
 import { oanEventSql } from '@oan/projection';
+import type { EndpointState } from '../domain/health.ts';
 import type { Policy } from '../domain/policy.ts';
 
 export interface RuntimeRow {
@@ -10,6 +11,14 @@ export interface RuntimeRow {
   version: number;
   cursor_seq: string;
   created_at: Date;
+  /** Set for a runtime whose jobs are pushed (ADR 0033); null for one whose workers claim. */
+  endpoint: string | null;
+  /** The endpoint's signing secret: never logged, never shown after the create answer. */
+  secret: string | null;
+  endpoint_state: EndpointState | null;
+  consecutive_failures: number;
+  last_seen_at: Date | null;
+  verified_at: Date | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -26,7 +35,14 @@ export type CreateResult = { kind: 'created' | 'existing'; row: RuntimeRow } | {
  */
 export async function createRuntime(
   em: EntityManager,
-  r: { id: string; accountId: string; name: string; policy: Policy; now: Date },
+  r: {
+    id: string;
+    accountId: string;
+    name: string;
+    policy: Policy;
+    now: Date;
+    endpoint?: { url: string; secret: string } | undefined;
+  },
   max: number,
 ): Promise<CreateResult> {
   await lockAccount(em, r.accountId);
@@ -44,9 +60,20 @@ export async function createRuntime(
   if ((count?.n ?? 0) >= max) return { kind: 'limit' };
   const [row] = await sql<RuntimeRow>(
     em,
-    `insert into runtimes.runtimes (id, account_id, name, policy, version, cursor_seq, created_at)
-     values (?, ?, ?, ?::jsonb, 1, ${oanEventSql.lastSeqOf('?')}, ?) returning *`,
-    [r.id, r.accountId, r.name, JSON.stringify(r.policy), r.accountId, r.now],
+    `insert into runtimes.runtimes (id, account_id, name, policy, version, cursor_seq, created_at,
+       endpoint, secret, endpoint_state)
+     values (?, ?, ?, ?::jsonb, 1, ${oanEventSql.lastSeqOf('?')}, ?, ?, ?, ?) returning *`,
+    [
+      r.id,
+      r.accountId,
+      r.name,
+      JSON.stringify(r.policy),
+      r.accountId,
+      r.now,
+      r.endpoint?.url ?? null,
+      r.endpoint?.secret ?? null,
+      r.endpoint ? 'unverified' : null,
+    ],
   );
   return { kind: 'created', row: row! };
 }

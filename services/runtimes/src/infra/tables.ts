@@ -55,7 +55,39 @@ class IndexLeaseExpiry extends Migration {
   }
 }
 
+/**
+ * ADR 0033: runtimes with an endpoint. The signing secret is kept to sign (as webhook secrets are)
+ * and never shown again; health is a state and a count of consecutive failures, with the last few
+ * failures for the owner to read; a job given back by its endpoint waits until `dispatch_after`.
+ */
+class AddEndpoints extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table runtimes.runtimes
+      add column if not exists endpoint text,
+      add column if not exists secret text,
+      add column if not exists endpoint_state text,
+      add column if not exists consecutive_failures int not null default 0,
+      add column if not exists last_seen_at timestamptz,
+      add column if not exists verified_at timestamptz`);
+    this.addSql(`create index if not exists runtimes_dispatchable_idx on runtimes.runtimes (id)
+      where endpoint_state in ('active', 'unhealthy')`);
+    this.addSql('alter table runtimes.jobs add column if not exists dispatch_after timestamptz');
+    this.addSql(`create table if not exists runtimes.endpoint_failures (
+      id bigserial primary key,
+      runtime_id uuid not null references runtimes.runtimes (id) on delete cascade,
+      kind text not null,
+      job_id uuid,
+      status_code int,
+      error text not null,
+      at timestamptz not null)`);
+    this.addSql(
+      'create index if not exists endpoint_failures_runtime_idx on runtimes.endpoint_failures (runtime_id, id)',
+    );
+  }
+}
+
 export const runtimesMigrations: MigrationDef[] = [
   { name: 'runtimes-0001-runtimes', class: CreateRuntimes },
   { name: 'runtimes-0002-lease-expiry-index', class: IndexLeaseExpiry },
+  { name: 'runtimes-0003-endpoints', class: AddEndpoints },
 ];

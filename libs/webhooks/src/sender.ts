@@ -4,18 +4,30 @@ import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import { refuseAddress, type UrlPolicy } from './addresses.ts';
 
-/** One POST of one envelope to one endpoint. */
+/** One POST of one signed body to one endpoint. */
 export interface Attempt {
   statusCode: number | null;
   error: string | null;
   latencyMs: number;
+  /** A 2xx came in time. */
   delivered: boolean;
+  /** The response body as text, when asked for (`answerLimitBytes`) and it came complete within the limit. */
+  answer?: string;
+}
+
+export interface SendOptions {
+  /** Keep the response body up to this many bytes (a longer one is an error); otherwise it is discarded. */
+  answerLimitBytes?: number;
+  /** A shorter timeout than the sender's for this request. */
+  timeoutMs?: number;
 }
 
 export interface SenderOptions {
   policy: UrlPolicy;
   /** A 2xx must come within this (10 s by default). */
   timeoutMs: number;
+  /** `OAN-Webhooks/1` unless given. */
+  userAgent?: string;
 }
 
 class RefusedAddress extends Error {
@@ -41,8 +53,9 @@ function guardedLookup(policy: UrlPolicy): LookupFunction {
 }
 
 /**
- * Signs (Standard Webhooks 1.0, with its library) and POSTs envelopes. Redirects are not followed
- * (a 3xx is a failure like any other non-2xx), the response body is discarded.
+ * Signs (Standard Webhooks 1.0, with its library) and POSTs bodies to the URLs the account gave us:
+ * webhook endpoints and runtime endpoints. Redirects are not followed (a 3xx is a failure like any
+ * other non-2xx); the response body is discarded unless the caller reads the answer.
  */
 export class WebhookSender {
   private readonly agent: Agent;
@@ -62,7 +75,9 @@ export class WebhookSender {
     id: string,
     body: string,
     now: Date,
+    opts: SendOptions = {},
   ): Promise<Attempt> {
+    const timeoutMs = Math.min(opts.timeoutMs ?? this.opts.timeoutMs, this.opts.timeoutMs);
     const started = performance.now();
     const latency = () => Math.round(performance.now() - started);
     const host = new URL(endpoint.url).hostname.replace(/^\[|\]$/g, '');
@@ -73,24 +88,34 @@ export class WebhookSender {
       const res = await request(endpoint.url, {
         method: 'POST',
         dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
         headers: {
           'content-type': 'application/json',
-          'user-agent': 'OAN-Webhooks/1',
+          'user-agent': this.opts.userAgent ?? 'OAN-Webhooks/1',
           'webhook-id': id,
           'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
           'webhook-signature': new Webhook(endpoint.secret).sign(id, now, body),
         },
         body,
       });
-      const latencyMs = latency();
-      void res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const delivered = res.statusCode >= 200 && res.statusCode < 300;
-      return { statusCode: res.statusCode, error: null, latencyMs, delivered };
+      if (!delivered || opts.answerLimitBytes === undefined) {
+        void res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+        return { statusCode: res.statusCode, error: null, latencyMs: latency(), delivered };
+      }
+      const answer = await readLimited(res.body, opts.answerLimitBytes);
+      const error = answer === null ? `answer longer than ${opts.answerLimitBytes} bytes` : null;
+      return {
+        statusCode: res.statusCode,
+        error,
+        latencyMs: latency(),
+        delivered: answer !== null,
+        ...(answer === null ? {} : { answer }),
+      };
     } catch (err) {
       return {
         statusCode: null,
-        error: describe(err, this.opts.timeoutMs),
+        error: describe(err, timeoutMs),
         latencyMs: latency(),
         delivered: false,
       };
@@ -100,6 +125,21 @@ export class WebhookSender {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** The body as text, or null past `limit` bytes (the rest is not read). */
+async function readLimited(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function describe(err: unknown, timeoutMs: number): string {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookSender } from '../src/webhooks/sender.ts';
+import { WebhookSender } from '../src/sender.ts';
 
 /** The sender against a real server on loopback, in production mode (no QA switch). */
 let server: Server;
@@ -17,6 +17,8 @@ beforeAll(async () => {
     req.on('end', () => {
       hits.push({ url: req.url ?? '', headers: req.headers, body });
       if (req.url === '/redirect') res.writeHead(302, { location: '/ok' }).end();
+      else if (req.url === '/answer') res.writeHead(200).end('{"outcome":"handled"}');
+      else if (req.url === '/long') res.writeHead(200).end('x'.repeat(5000));
       else res.writeHead(204).end();
     });
   });
@@ -77,6 +79,17 @@ describe('a sender with the QA switch', () => {
     );
     expect(attempt).toMatchObject({ delivered: false, statusCode: 302 });
     expect(hits.length).toBe(before + 1);
+  });
+
+  it('reads the answer when asked, within its limit', async () => {
+    const url = (path: string) => ({ url: `http://127.0.0.1:${port}${path}`, secret });
+    const read = await sender.send(url('/answer'), 'msg_5', body, now, { answerLimitBytes: 1024 });
+    expect(read).toMatchObject({ delivered: true, statusCode: 200, answer: '{"outcome":"handled"}' });
+    const long = await sender.send(url('/long'), 'msg_6', body, now, { answerLimitBytes: 1024 });
+    expect(long).toMatchObject({ delivered: false, statusCode: 200, error: 'answer longer than 1024 bytes' });
+    expect(long.answer).toBeUndefined();
+    const ignored = await sender.send(url('/answer'), 'msg_7', body, now);
+    expect(ignored.answer).toBeUndefined();
   });
 
   it('still refuses private addresses', async () => {
