@@ -5,8 +5,10 @@ import { createLogger } from '@oan/http';
 import { PushTail } from '@oan/projection';
 import { buildApp, createRuntimesContext } from './app.ts';
 import { loadRuntimesConfig } from './config.ts';
+import { ownerNoticeClient } from './infra/ownerNotices.ts';
 import { runtimesMigrations } from './infra/tables.ts';
 import { Waiters } from './infra/wake.ts';
+import { startSweep } from './sweep/takeover.ts';
 
 const config = loadRuntimesConfig();
 const logger = createLogger('runtimes', config.LOG_LEVEL);
@@ -34,12 +36,20 @@ const tail = new PushTail(
 );
 await tail.start();
 await app.listen({ host: config.HOST, port: config.RUNTIMES_PORT });
+// Jobs nobody will handle go to the owner (ADR 0032): auth records the notice with the fleet's internal secret.
+const sweep = startSweep(
+  ctx,
+  ownerNoticeClient(config.AUTH_URL, config.JWT_SECRET),
+  config.RUNTIMES_SWEEP_MS,
+  logger,
+);
 
-// Stop accepting requests first, then the tail, then close what they used.
+// Stop accepting requests first, then the sweep and the tail, then close what they used.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
+  await sweep.stop();
   await tail.stop(); // disconnects its own connection
   await redis.quit();
   await orm.close(true);

@@ -8,7 +8,8 @@ import * as Kind from '@oan/domain';
 /** Unknown, deleted and another account's runtime: one refusal, so a probe learns nothing. */
 export type NotFoundCode = 'RUNTIME_NOT_FOUND' | 'JOB_NOT_FOUND';
 /** The runtime's or the job's state forbids the request; nothing was written. */
-export type IllegalStateCode = 'RUNTIME_EXISTS' | 'VERSION_CONFLICT' | 'LEASE_LOST' | 'FINISH_CONFLICT';
+export type IllegalStateCode =
+  'RUNTIME_EXISTS' | 'VERSION_CONFLICT' | 'LEASE_LOST' | 'FINISH_CONFLICT' | 'JOB_SUPERSEDED';
 /** Refused before anything is read or written. */
 export type RejectedCode = 'RUNTIME_LIMIT_REACHED' | 'OUTCOME_NOT_SUPPORTED';
 

@@ -18,6 +18,8 @@ export function toHttpError(err: DomainError): HttpError {
       return new HttpError(409, ErrorCodes.leaseLost, err.message);
     case 'FINISH_CONFLICT':
       return new HttpError(409, ErrorCodes.finishConflict, err.message);
+    case 'JOB_SUPERSEDED':
+      return new HttpError(409, ErrorCodes.jobSuperseded, err.message);
     case 'RUNTIME_LIMIT_REACHED':
       return new HttpError(429, ErrorCodes.runtimeLimitReached, err.message);
     case 'OUTCOME_NOT_SUPPORTED':

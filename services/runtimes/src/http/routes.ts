@@ -4,14 +4,14 @@ import { noContent, rateLimited } from '@oan/http';
 import { RejectedError } from '../domain/errors.ts';
 import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
-import { catchUp, claimOnce, finishJob, heartbeatJob, type Claimed } from '../commands/jobs.ts';
+import { claimOnce, finishJob, heartbeatJob, type Claimed } from '../commands/jobs.ts';
 import { configureRuntime, registerRuntime, removeRuntime, runtimeNotFound } from '../commands/runtimes.ts';
-import { listJobs } from '../infra/jobStore.ts';
+import { listRuntimeJobs, waitingForOwner } from '../commands/takeover.ts';
 import { listRuntimes, ownRuntime } from '../infra/runtimeStore.ts';
 import { rethrowMapped } from './errors.ts';
 import { HeldClaims } from './heldClaims.ts';
 import * as s from './schemas.ts';
-import { claimText, jobView, runtimeView } from './views.ts';
+import { claimText, jobView, runtimeView, waitingView } from './views.ts';
 
 export interface RuntimeRouteDeps {
   ctx: RuntimesContext;
@@ -254,9 +254,24 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         response: { 200: s.jobList },
       },
     },
-    async (req) => {
-      const runtime = await catchUp(ctx, principalOf(req).accountId, req.params.runtimeId);
-      return (await listJobs(ctx.orm.em.fork(), runtime.id, req.query)).map(jobView);
+    async (req) =>
+      (await listRuntimeJobs(ctx, principalOf(req).accountId, req.params.runtimeId, req.query)).map(jobView),
+  );
+
+  app.get(
+    '/runtimes/waiting',
+    {
+      onRequest: auth,
+      schema: {
+        summary: 'The jobs of every runtime of the account handed to the owner ("Waiting for you")',
+        tags: TAGS,
+        description:
+          'Jobs in state `owner` (attempts used up, or no live worker for the grace), oldest decision first, each ' +
+          'with its runtime and its envelope (where the owner answers it). Answering one by hand (the Gofer chat, the ' +
+          'thread, the match request, the conversation) closes it as `superseded`; it then leaves this list.',
+        response: { 200: s.waitingList },
+      },
     },
+    async (req) => (await waitingForOwner(ctx, principalOf(req).accountId)).map(waitingView),
   );
 };

@@ -18,6 +18,8 @@ export interface JobRow {
   lease_owner: string | null;
   lease_until: Date | null;
   progress: { percent?: number; note?: string } | null;
+  /** Why a job in state `owner` was handed to the owner. */
+  owner_reason: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -126,7 +128,9 @@ async function write(em: EntityManager, id: string, l: lease.JobLease, now: Date
 /**
  * Hands the runtime's first claimable job (seq order) to `worker`, or null. Rows another claim holds
  * are skipped (`skip locked`), so concurrent claims never wait for each other nor take one job
- * twice; a job whose attempts are used up is closed on the way.
+ * twice; a job whose attempts are used up is closed on the way. One row is locked at a time, so a
+burst of claims spreads over the claimable jobs instead of one claim holding them all. (Settled decisions were closed just
+ * before, by `supersedeNextClaimable`.)
  */
 export async function claimNext(
   em: EntityManager,
@@ -139,7 +143,7 @@ export async function claimNext(
       em,
       `select * from runtimes.jobs where runtime_id = ?
          and (state = 'queued' or (state = 'leased' and lease_until <= ?))
-       order by seq limit 10 for update skip locked`,
+       order by seq limit 1 for update skip locked`,
       [runtime.id, now],
     );
     if (candidates.length === 0) return null;

@@ -10,6 +10,8 @@ export interface RuntimeRow {
   version: number;
   cursor_seq: string;
   created_at: Date;
+  /** The last claim or heartbeat of any of its workers; null until the first. */
+  worker_seen_at: Date | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -110,4 +112,17 @@ export async function hasUnread(em: EntityManager, runtimeId: string): Promise<b
     [runtimeId],
   );
   return row?.unread ?? false;
+}
+
+/**
+ * Records that a worker of the runtime is alive (a claim or a heartbeat). At most one write a second
+ * per runtime, in a statement of its own, so racing claims do not queue on the runtime's row.
+ */
+export async function touchWorker(em: EntityManager, id: string, now: Date): Promise<void> {
+  await sql(
+    em,
+    `update runtimes.runtimes set worker_seen_at = ?
+      where id = ? and (worker_seen_at is null or worker_seen_at < ?::timestamptz - interval '1 second')`,
+    [now, id, now],
+  );
 }
