@@ -1557,6 +1557,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1592,6 +1593,7 @@ export interface paths {
                             goferIds?: string[];
                             maxAttempts?: number;
                             leaseSeconds?: number;
+                            graceSeconds?: number;
                         };
                     };
                 };
@@ -1615,6 +1617,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1641,6 +1644,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1699,6 +1703,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1848,6 +1853,7 @@ export interface paths {
                             goferIds?: string[];
                             maxAttempts?: number;
                             leaseSeconds?: number;
+                            graceSeconds?: number;
                         };
                     };
                 };
@@ -1871,6 +1877,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1901,7 +1908,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    state?: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                    state?: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                     after?: string;
                     limit?: string;
                 };
@@ -1930,7 +1937,7 @@ export interface paths {
                             type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
                             goferId?: string;
                             /** @enum {string} */
-                            state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                            state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                             attempts: number;
                             leaseOwner: string | null;
                             version: number;
@@ -1939,6 +1946,8 @@ export interface paths {
                                 percent?: number;
                                 note?: string;
                             } | null;
+                            /** @enum {string} */
+                            ownerReason?: "attempts_exhausted" | "no_live_worker";
                             createdAt: string;
                             updatedAt: string;
                         }[];
@@ -2012,7 +2021,7 @@ export interface paths {
                                 type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
                                 goferId?: string;
                                 /** @enum {string} */
-                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                                 attempts: number;
                                 leaseOwner: string | null;
                                 version: number;
@@ -2021,6 +2030,8 @@ export interface paths {
                                     percent?: number;
                                     note?: string;
                                 } | null;
+                                /** @enum {string} */
+                                ownerReason?: "attempts_exhausted" | "no_live_worker";
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -2096,7 +2107,7 @@ export interface paths {
                                 type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
                                 goferId?: string;
                                 /** @enum {string} */
-                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                                 attempts: number;
                                 leaseOwner: string | null;
                                 version: number;
@@ -2105,6 +2116,8 @@ export interface paths {
                                     percent?: number;
                                     note?: string;
                                 } | null;
+                                /** @enum {string} */
+                                ownerReason?: "attempts_exhausted" | "no_live_worker";
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -2116,6 +2129,75 @@ export interface paths {
                 429: components["responses"]["RateLimited"];
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/waiting": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The jobs of every runtime of the account handed to the owner ("Waiting for you")
+         * @description Jobs in state `owner` (attempts used up, or no live worker for the grace), oldest decision first, each with its runtime and its envelope (where the owner answers it). Answering one by hand (the Gofer chat, the thread, the match request, the conversation) closes it as `superseded`; it then leaves this list.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            seq: string;
+                            eventId: string;
+                            /** @enum {string} */
+                            type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
+                            goferId?: string;
+                            /** @enum {string} */
+                            state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
+                            attempts: number;
+                            leaseOwner: string | null;
+                            version: number;
+                            leaseUntil: string | null;
+                            progress: {
+                                percent?: number;
+                                note?: string;
+                            } | null;
+                            /** @enum {string} */
+                            ownerReason?: "attempts_exhausted" | "no_live_worker";
+                            createdAt: string;
+                            updatedAt: string;
+                            runtimeId: string;
+                            runtimeName: string;
+                            event: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
