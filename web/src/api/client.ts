@@ -38,6 +38,7 @@ export type PairingCard = Json<'/api/v1/gofers/{goferId}/pairings', 'get', 200>[
 export type Thread = Json<'/api/v1/threads/{id}', 'get', 200>;
 export type ConversationMessage = Json<'/api/v1/conversations/{conversationId}/messages', 'get', 200>[number];
 export type ApiKey = Json<'/api/v1/api-keys', 'get', 200>[number];
+export type RuntimeWaitingJob = Json<'/api/v1/runtimes/waiting', 'get', 200>[number];
 
 /** The `{error, code}` body of a refused call as an Error whose message is the server's text. */
 export function need<T>(res: { data?: T; error?: unknown; response: Response }, what: string): T {

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, need, type Envelope, type Gofer } from '../api/client';
 import { ErrorLine } from '../components/Layout';
+import { RuntimeWaiting } from '../components/RuntimeWaiting';
 import { useEventCount, useLive } from '../live';
 import { navigate } from '../router';
 import { ConfirmButton } from '../components/ConfirmButton';
@@ -11,7 +12,10 @@ const STATUS: Record<string, string> = {
   ready_for_pairing: 'Ready for pairing',
 };
 
-/** What waits for the operator (the unresolved digest): open questions and decisions, each linked to its page. */
+/**
+ * What waits for the operator (the unresolved digest): open questions and decisions, each linked to
+ * its page; and the jobs the account's runtimes handed back to it.
+ */
 export function Waiting() {
   const { unresolved } = useLive();
   const { pendingQuestions, goferCount, decisions } = unresolved.summary;
@@ -35,6 +39,7 @@ export function Waiting() {
           </ul>
         </>
       )}
+      <RuntimeWaiting />
     </section>
   );
 }
