@@ -61,7 +61,7 @@ describe('the web frontend, when a runtime hands a job back to the owner', () =>
               worker: 'w1',
             },
           )
-        ).body.job,
+        ).body.job ?? undefined,
       { what: 'the greeting job' },
     );
     const failed = await c.rest('POST', `/runtimes/${runtimeId}/jobs/${job.jobId}/finish`, {

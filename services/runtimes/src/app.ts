@@ -7,6 +7,7 @@ import { OAN_BASE_PATH } from '@oan/protocol';
 import type { RuntimesContext } from './commands/context.ts';
 import type { RuntimesConfig } from './config.ts';
 import { runtimeRoutes } from './http/routes.ts';
+import { waitingRoutes } from './http/waitingRoutes.ts';
 import { Waiters } from './infra/wake.ts';
 
 export interface RuntimesAppDeps {
@@ -56,6 +57,7 @@ export async function buildApp(deps: RuntimesAppDeps) {
       recheckMs: config.RUNTIMES_CLAIM_RECHECK_MS,
       maxHeldClaims: config.RUNTIMES_MAX_HELD_CLAIMS,
     });
+    await app.register(waitingRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
   }
   return app;
 }

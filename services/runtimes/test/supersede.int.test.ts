@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@oan/db';
 import { sweepOnce } from '../src/sweep/takeover.ts';
 import { startRuntimesWorld, type Caller, type RuntimesWorld } from './helpers.ts';
 import { readModels } from './readModels.ts';
@@ -208,10 +209,11 @@ describe('the sweep', () => {
     const result = await sweepOnce(w.ctx, async () => {});
     expect(result.ran).toBe(true);
     expect(result.superseded).toBeGreaterThanOrEqual(1);
-    const [row] = (await w.orm.em
-      .fork()
-      .getConnection()
-      .execute('select state from runtimes.jobs where runtime_id = ?', [id])) as { state: string }[];
+    const [row] = await sql<{ state: string }>(
+      w.orm.em.fork(),
+      'select state from runtimes.jobs where runtime_id = ?',
+      [id],
+    );
     expect(row?.state).toBe('superseded');
   });
 });

@@ -1904,7 +1904,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A runtime's jobs in seq order, with their attempts, leases and progress */
+        /**
+         * A runtime's jobs in seq order, with their attempts, leases and progress
+         * @description Open jobs whose decision was settled elsewhere are closed as `superseded` before the list is read; jobs handed to the owner are `owner` with `ownerReason`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -1975,7 +1978,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a job's lease: done (`handled`), given back (`released`) or a failed attempt (`failed`)
-         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`.
+         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`. A job closed as superseded (its decision settled elsewhere) is `409 JOB_SUPERSEDED`.
          */
         post: {
             parameters: {
@@ -2060,7 +2063,7 @@ export interface paths {
         put?: never;
         /**
          * Extend a job's lease and record its progress
-         * @description Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`.
+         * @description Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`. A job whose decision was settled elsewhere meanwhile is closed and answered `409 JOB_SUPERSEDED`: stop working on it.
          */
         post: {
             parameters: {

@@ -6,12 +6,12 @@ import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
 import { claimOnce, finishJob, heartbeatJob, type Claimed } from '../commands/jobs.ts';
 import { configureRuntime, registerRuntime, removeRuntime, runtimeNotFound } from '../commands/runtimes.ts';
-import { listRuntimeJobs, waitingForOwner } from '../commands/takeover.ts';
+import { listRuntimeJobs } from '../commands/takeover.ts';
 import { listRuntimes, ownRuntime } from '../infra/runtimeStore.ts';
 import { rethrowMapped } from './errors.ts';
 import { HeldClaims } from './heldClaims.ts';
 import * as s from './schemas.ts';
-import { claimText, jobView, runtimeView, waitingView } from './views.ts';
+import { claimText, jobView, runtimeView } from './views.ts';
 
 export interface RuntimeRouteDeps {
   ctx: RuntimesContext;
@@ -188,7 +188,8 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         summary: "Extend a job's lease and record its progress",
         tags: TAGS,
         description:
-          'Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`.',
+          'Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`. A job whose ' +
+          'decision was settled elsewhere meanwhile is closed and answered `409 JOB_SUPERSEDED`: stop working on it.',
         params: s.jobParams,
         body: s.heartbeatBody,
         response: { 200: s.finishAnswer },
@@ -217,7 +218,8 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         description:
           'The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease ' +
           'that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the ' +
-          "event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`.",
+          "event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`. " +
+          'A job closed as superseded (its decision settled elsewhere) is `409 JOB_SUPERSEDED`.',
         params: s.jobParams,
         body: s.finishBody,
         response: { 200: s.finishAnswer },
@@ -249,6 +251,9 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
       schema: {
         summary: "A runtime's jobs in seq order, with their attempts, leases and progress",
         tags: TAGS,
+        description:
+          'Open jobs whose decision was settled elsewhere are closed as `superseded` before the list is read; jobs ' +
+          'handed to the owner are `owner` with `ownerReason`.',
         params: s.runtimeParams,
         querystring: s.jobsQuery,
         response: { 200: s.jobList },
@@ -256,22 +261,5 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
     },
     async (req) =>
       (await listRuntimeJobs(ctx, principalOf(req).accountId, req.params.runtimeId, req.query)).map(jobView),
-  );
-
-  app.get(
-    '/runtimes/waiting',
-    {
-      onRequest: auth,
-      schema: {
-        summary: 'The jobs of every runtime of the account handed to the owner ("Waiting for you")',
-        tags: TAGS,
-        description:
-          'Jobs in state `owner` (attempts used up, or no live worker for the grace), oldest decision first, each ' +
-          'with its runtime and its envelope (where the owner answers it). Answering one by hand (the Gofer chat, the ' +
-          'thread, the match request, the conversation) closes it as `superseded`; it then leaves this list.',
-        response: { 200: s.waitingList },
-      },
-    },
-    async (req) => (await waitingForOwner(ctx, principalOf(req).accountId)).map(waitingView),
   );
 };
