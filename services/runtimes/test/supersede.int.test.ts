@@ -109,6 +109,32 @@ describe('a later user message in the Gofer role-chat', () => {
     expect(await claim(c, id, 'w2')).toBeNull();
   });
 
+  it('closes a job its holder gives back after the decision was settled; a handled finish stays handled', async () => {
+    const c = await w.account();
+    const g = await rm.gofer(c.accountId);
+    const id = await runtime(c, ['gofer_question']);
+    await w.envelope(c.accountId, { type: 'gofer_question', goferId: g });
+    await w.envelope(c.accountId, { type: 'gofer_question', goferId: g });
+    const [a, b] = [(await claim(c, id))!, (await claim(c, id, 'w2'))!];
+    // the holder of a answers through the reply path (a user message), the holder of b does not wait
+    await rm.chatMessage(c.accountId, g, 'user');
+    const finish = (j: Lease, leaseOwner: string, outcome: string) =>
+      w.call(c, 'POST', `/runtimes/${id}/jobs/${j.jobId}/finish`, {
+        leaseOwner,
+        version: j.version,
+        outcome,
+      });
+    const handled = await finish(a, 'w1', 'handled');
+    expect(handled.statusCode).toBe(200);
+    expect(handled.json().job).toMatchObject({ state: 'handled' });
+    for (let i = 0; i < 2; i++) {
+      const failed = await finish(b, 'w2', 'failed');
+      expect(failed.statusCode).toBe(409);
+      expect(failed.json()).toEqual({ error: expect.any(String), code: 'JOB_SUPERSEDED' });
+    }
+    expect((await jobs(c, id)).map((j) => j.state)).toEqual(['handled', 'superseded']);
+  });
+
   it('supersedes the jobs of a deleted Gofer', async () => {
     const c = await w.account();
     const g = await rm.gofer(c.accountId);

@@ -110,6 +110,8 @@ export async function heartbeatJob(
   return result;
 }
 
+const SUPERSEDED = Symbol('superseded');
+
 export interface FinishInput {
   leaseOwner: string;
   version: number;
@@ -140,8 +142,13 @@ export async function finishJob<T extends object>(
     if (job.state === 'superseded') throw jobSuperseded();
     const now = ctx.now();
     if (!holds(leaseOf(job), f.leaseOwner, f.version, now)) throw leaseLost();
+    // a decision settled meanwhile is not given back (released, failed): the job closes instead, and
+    // the refusal is thrown after the commit (ADR 0032); `handled` is the holder's own word
+    if (f.outcome !== 'handled' && (await supersedeAmong(em, accountId, [job], now)).size > 0)
+      return SUPERSEDED;
     return recordFinish(em, job, f, runtime.policy.maxAttempts, now, answer);
   });
+  if (result === SUPERSEDED) throw jobSuperseded();
   // a job given back may be claimed at once by a claim held here.
   ctx.waiters.wake(accountId);
   return result;

@@ -219,7 +219,8 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
           'The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease ' +
           'that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the ' +
           "event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`. " +
-          'A job closed as superseded (its decision settled elsewhere) is `409 JOB_SUPERSEDED`.',
+          'A job closed as superseded (its decision settled elsewhere), and a `released` or `failed` of a decision ' +
+          'settled meanwhile, is `409 JOB_SUPERSEDED`.',
         params: s.jobParams,
         body: s.finishBody,
         response: { 200: s.finishAnswer },
