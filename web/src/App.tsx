@@ -6,6 +6,7 @@ import { ConnectorsPage } from './pages/Connectors';
 import { ConversationPage, ConversationsPage } from './pages/Conversations';
 import { GoferPage } from './pages/Gofer';
 import { HomePage } from './pages/Home';
+import { RuntimePage, RuntimesPage } from './pages/Runtimes';
 import { SignInPage } from './pages/SignIn';
 import { ThreadPage } from './pages/Thread';
 import { param, usePath } from './router';
@@ -30,12 +31,15 @@ export function App({ config }: { config: WebConfig }) {
   const goferId = param(path, '/gofers/');
   const threadId = param(path, '/threads/');
   const conversationId = param(path, '/conversations/');
+  const runtimeId = param(path, '/runtimes/');
   let page;
   if (goferId) page = <GoferPage goferId={goferId} />;
   else if (threadId) page = <ThreadPage threadId={threadId} session={session} />;
   else if (conversationId) page = <ConversationPage conversationId={conversationId} session={session} />;
   else if (path === '/conversations') page = <ConversationsPage />;
   else if (path === '/connectors') page = <ConnectorsPage />;
+  else if (runtimeId) page = <RuntimePage runtimeId={runtimeId} />;
+  else if (path === '/runtimes') page = <RuntimesPage />;
   else page = <HomePage />;
   return (
     <Layout session={session} path={path}>

@@ -71,3 +71,10 @@ export function normalizePlatform(value: unknown): OanConnectorPlatform {
     ? (value as OanConnectorPlatform)
     : 'other';
 }
+
+/**
+ * Runtimes extension (docs/runtimes.md): the Socket.IO event that tells an opted-in socket
+ * (handshake `auth.runtimes: true`) that a runtime of its account has jobs to claim. Not one of the
+ * v1 event types and never sent to a socket that did not opt in.
+ */
+export const OAN_WS_RUNTIME_JOBS = 'runtime_jobs';

@@ -33,6 +33,8 @@ const PAGES = [
   '/conversations',
   '/conversations/*',
   '/connectors',
+  '/runtimes',
+  '/runtimes/*',
 ];
 
 /**

@@ -2,16 +2,16 @@ import type { Redis } from 'ioredis';
 import { createAuthenticator, type Authenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
 import { BODY_LIMITS, createHttpApp } from '@oan/http';
-import { PushTail, WriteTracker } from '@oan/projection';
+import { LongPollSlots, PushTail, WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { GatewayConfig } from './config.ts';
 import { eventRoutes } from './http/events.ts';
 import { LongPolls } from './http/longPoll.ts';
-import { LongPollSlots } from './http/longPollSlots.ts';
 import type { OpenItemsProvider } from './http/openItems.ts';
 import { connectorNoticeClient, type NotifyOutdated } from './infra/connectorNotices.ts';
 import { gatewayMetrics } from './infra/metrics.ts';
 import { Delivery } from './socket/delivery.ts';
+import { RuntimeWakeRelay } from './socket/runtimeWakes.ts';
 import { createSocketServer } from './socket/server.ts';
 
 export interface GatewayDeps {
@@ -62,7 +62,12 @@ export async function buildApp(deps: GatewayDeps) {
       openItems: deps.openItems ?? [],
       writes,
       longPolls,
-      longPollSlots: new LongPollSlots(redis, config.REDIS_PREFIX, config.GATEWAY_MAX_LONG_POLLS_PER_ACCOUNT),
+      longPollSlots: new LongPollSlots(
+        redis,
+        config.REDIS_PREFIX,
+        'long-polls',
+        config.GATEWAY_MAX_LONG_POLLS_PER_ACCOUNT,
+      ),
       ...(deps.ownWritesTimeoutMs === undefined ? {} : { ownWritesTimeoutMs: deps.ownWritesTimeoutMs }),
     });
     await app.register(routes, {
@@ -78,6 +83,8 @@ export async function buildApp(deps: GatewayDeps) {
     credentialCheckMs: config.GATEWAY_CREDENTIAL_CHECK_MS,
     banGraceMs: config.GATEWAY_BAN_GRACE_MS,
   });
+  const runtimeWakes = new RuntimeWakeRelay(redis.duplicate(), config.REDIS_PREFIX);
+  await runtimeWakes.start();
   const io = createSocketServer({
     ...(deps.handshakeTimeoutMs ? { handshakeTimeoutMs: deps.handshakeTimeoutMs } : {}),
     server: app.server,
@@ -85,6 +92,7 @@ export async function buildApp(deps: GatewayDeps) {
     openApi: config.ENABLE_OPEN_API,
     authenticator,
     delivery,
+    runtimeWakes,
     notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, config.JWT_SECRET, app.log),
     connectorReleases: config.OAN_CONNECTOR_RELEASES,
     log: app.log,
@@ -107,6 +115,7 @@ export async function buildApp(deps: GatewayDeps) {
     longPolls.close();
     io.engine.close();
     await tail.stop();
+    runtimeWakes.stop();
     await delivery.close();
     await authenticator.drain();
   });

@@ -3,9 +3,11 @@ import type { Redis } from 'ioredis';
 import { createServiceApp } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
 import { BODY_LIMITS, type Logger } from '@oan/http';
+import { LongPollSlots } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { RuntimesContext } from './commands/context.ts';
 import type { RuntimesConfig } from './config.ts';
+import { JobWakes } from './commands/wakes.ts';
 import { runtimeRoutes } from './http/routes.ts';
 import { waitingRoutes } from './http/waitingRoutes.ts';
 import { Waiters } from './infra/wake.ts';
@@ -17,6 +19,8 @@ export interface RuntimesAppDeps {
   redis: Redis;
   /** Built from the other deps when absent; main.ts shares its waiters with the push tail. */
   ctx?: RuntimesContext;
+  /** Built from the other deps when absent; main.ts feeds it the push tail's envelopes. */
+  wakes?: JobWakes;
   logger?: Logger;
   /** prom-client keeps one registry per process: only one app per process may expose metrics. */
   metrics?: boolean;
@@ -48,6 +52,11 @@ export async function buildApp(deps: RuntimesAppDeps) {
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   const ctx = deps.ctx ?? createRuntimesContext({ orm });
+  const wakes = deps.wakes ?? new JobWakes(ctx, redis, config.REDIS_PREFIX, app.log);
+  ctx.givenBack = (accountId, runtimeId) => wakes.guard(wakes.onGivenBack(accountId, runtimeId));
+  const sweep = setInterval(() => wakes.guard(wakes.sweep()), config.RUNTIMES_WAKE_SWEEP_MS);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
   // with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(runtimeRoutes, {
@@ -55,7 +64,12 @@ export async function buildApp(deps: RuntimesAppDeps) {
       ctx,
       authenticator,
       recheckMs: config.RUNTIMES_CLAIM_RECHECK_MS,
-      maxHeldClaims: config.RUNTIMES_MAX_HELD_CLAIMS,
+      heldClaimSlots: new LongPollSlots(
+        redis,
+        config.REDIS_PREFIX,
+        'held-claims',
+        config.RUNTIMES_MAX_HELD_CLAIMS,
+      ),
     });
     await app.register(waitingRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
   }

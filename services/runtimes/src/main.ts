@@ -2,8 +2,9 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { PushTail } from '@oan/projection';
+import { parseRuntimeWake, PushTail, runtimeWakesChannel } from '@oan/projection';
 import { buildApp, createRuntimesContext } from './app.ts';
+import { JobWakes } from './commands/wakes.ts';
 import { loadRuntimesConfig } from './config.ts';
 import { ownerNoticeClient } from './infra/ownerNotices.ts';
 import { runtimesMigrations } from './infra/tables.ts';
@@ -21,7 +22,8 @@ const orm = await openDatabase({
 const redis = new Redis(config.REDIS_URL);
 const waiters = new Waiters();
 const ctx = createRuntimesContext({ orm, waiters });
-const app = await buildApp({ config, orm, redis, ctx, logger });
+const wakes = new JobWakes(ctx, redis, config.REDIS_PREFIX, logger);
+const app = await buildApp({ config, orm, redis, ctx, wakes, logger });
 
 // A stored envelope wakes the account's held claims (the stream the gateways tail); a blocked
 // XREAD needs a connection of its own.
@@ -30,11 +32,20 @@ const tail = new PushTail(
   tailRedis,
   `${config.REDIS_PREFIX}push`,
   (entry) => {
-    if (entry.t === 'env') waiters.wake(entry.a);
+    if (entry.t !== 'env') return;
+    waiters.wake(entry.a);
+    wakes.guard(wakes.onEnvelope(entry.a, entry.s, entry.e));
   },
   logger,
 );
 await tail.start();
+// A job given back or a lease run out in another replica wakes the claims held here at once.
+const wakeRedis = new Redis(config.REDIS_URL);
+wakeRedis.on('message', (_channel: string, message: string) => {
+  const wake = parseRuntimeWake(message);
+  if (wake) waiters.wake(wake.accountId);
+});
+await wakeRedis.subscribe(runtimeWakesChannel(config.REDIS_PREFIX));
 await app.listen({ host: config.HOST, port: config.RUNTIMES_PORT });
 // Jobs nobody will handle go to the owner (ADR 0032): auth records the notice with the fleet's internal secret.
 const sweep = startSweep(
@@ -51,6 +62,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   await app.close();
   await sweep.stop();
   await tail.stop(); // disconnects its own connection
+  wakeRedis.disconnect();
   await redis.quit();
   await orm.close(true);
 });

@@ -38,6 +38,8 @@ export type PairingCard = Json<'/api/v1/gofers/{goferId}/pairings', 'get', 200>[
 export type Thread = Json<'/api/v1/threads/{id}', 'get', 200>;
 export type ConversationMessage = Json<'/api/v1/conversations/{conversationId}/messages', 'get', 200>[number];
 export type ApiKey = Json<'/api/v1/api-keys', 'get', 200>[number];
+export type Runtime = Json<'/api/v1/runtimes', 'get', 200>[number];
+export type RuntimeJob = Json<'/api/v1/runtimes/{runtimeId}/jobs', 'get', 200>[number];
 export type RuntimeWaitingJob = Json<'/api/v1/runtimes/waiting', 'get', 200>[number];
 
 /** The `{error, code}` body of a refused call as an Error whose message is the server's text. */

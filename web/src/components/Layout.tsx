@@ -7,6 +7,7 @@ const NAV = [
   { href: '/', label: 'Gofers' },
   { href: '/conversations', label: 'Conversations' },
   { href: '/connectors', label: 'Connectors' },
+  { href: '/runtimes', label: 'Runtimes' },
 ];
 
 export function Layout({

@@ -3,11 +3,17 @@ import type { ZodTypeProvider } from '@oan/http';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
 import { rateLimited } from '@oan/http';
-import { awaitOwnWrites, fetchEvents, maxSeq, WRITE_SOURCES, type WriteTracker } from '@oan/projection';
+import {
+  awaitOwnWrites,
+  fetchEvents,
+  maxSeq,
+  WRITE_SOURCES,
+  type LongPollSlots,
+  type WriteTracker,
+} from '@oan/projection';
 import { eventsQuery, PG_BIGINT_MAX } from './schemas.ts';
 import { unresolvedDigest, type OpenItemsProvider } from './openItems.ts';
 import type { LongPolls } from './longPoll.ts';
-import type { LongPollSlots } from './longPollSlots.ts';
 
 export interface EventRoutesDeps {
   orm: MikroORM;

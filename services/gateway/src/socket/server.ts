@@ -6,6 +6,7 @@ import { authenticateSocketToken, type Authenticator } from '@oan/auth';
 import { findOutdatedConnector, OAN_WS_NAMESPACE, WS_ROOM_PREFIX } from '@oan/protocol';
 import type { NotifyOutdated } from '../infra/connectorNotices.ts';
 import type { Delivery } from './delivery.ts';
+import type { RuntimeWakeRelay } from './runtimeWakes.ts';
 import type {
   ClientToServerEvents,
   InterServerEvents,
@@ -20,6 +21,8 @@ export interface SocketServerDeps {
   openApi: boolean;
   authenticator: Authenticator;
   delivery: Delivery;
+  /** Relays runtime wake-ups to the sockets that opted in. */
+  runtimeWakes: RuntimeWakeRelay;
   notifyOutdated: NotifyOutdated;
   /** The connector release registry: latest release per connector package (the gateway's OAN_CONNECTOR_RELEASES). */
   connectorReleases: Readonly<Record<string, string>>;
@@ -94,6 +97,7 @@ export function createSocketServer(deps: SocketServerDeps): OanServer {
     // The room every event of the account goes to.
     void socket.join(`${WS_ROOM_PREFIX}${socket.data.accountId}`);
     deps.delivery.add(socket);
+    deps.runtimeWakes.add(socket);
     void recheckBan(socket);
     cutAtExpiry(socket);
     // An invalid connector declaration (name/version out of bounds) is treated as undeclared, never a rejection.

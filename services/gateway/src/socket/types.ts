@@ -1,9 +1,14 @@
 import type { Namespace, Socket } from 'socket.io';
+import type { RuntimeJobsWake } from '@oan/projection';
 import type { OanEventEnvelope } from '@oan/protocol';
 
-/** The server emits only `oan:event`, one envelope argument; clients emit nothing. */
+/**
+ * The server emits `oan:event`, one envelope argument, and to sockets that opted in (handshake
+ * `auth.runtimes: true`) `runtime_jobs`, the runtimes extension's wake-up; clients emit nothing.
+ */
 export interface ServerToClientEvents {
   'oan:event': (envelope: OanEventEnvelope) => void;
+  runtime_jobs: (wake: RuntimeJobsWake) => void;
 }
 export type ClientToServerEvents = Record<string, never>;
 export type InterServerEvents = Record<string, never>;

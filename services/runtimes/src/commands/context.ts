@@ -1,10 +1,12 @@
 import type { MikroORM } from '@oan/db';
 import type { Waiters } from '../infra/wake.ts';
 
-/** What the runtimes commands need: the database, the clock, and the held claims to wake. */
+/** What the runtimes commands need: the database, the clock, the held claims to wake, and whom to tell of a job given back. */
 export interface RuntimesContext {
   orm: MikroORM;
   now: () => Date;
   ids: () => string;
   waiters: Waiters;
+  /** Told when a finish gives a job back (released, or failed with attempts left): the fleet's wake-ups. */
+  givenBack?: (accountId: string, runtimeId: string) => void;
 }

@@ -149,7 +149,8 @@ export async function finishJob<T extends object>(
     return recordFinish(em, job, f, runtime.policy.maxAttempts, now, answer);
   });
   if (result === SUPERSEDED) throw jobSuperseded();
-  // a job given back may be claimed at once by a claim held here.
+  // a job given back may be claimed at once by a claim held here, or by a worker told over its socket.
   ctx.waiters.wake(accountId);
+  if (f.outcome !== 'handled') ctx.givenBack?.(accountId, runtimeId);
   return result;
 }

@@ -1,20 +1,20 @@
+import type { LongPollSlots } from '@oan/projection';
 import { claimOnce, type Claimed } from '../commands/jobs.ts';
 import type { RuntimesContext } from '../commands/context.ts';
 
 /**
  * Claims held with `wait`: between attempts a held claim holds no database connection, only its
- * place among the waiters, and looks again when woken or every `recheckMs`. One account may hold
- * `max` at once in this process (each costs a connection at the edge).
+ * place among the waiters, and looks again when woken or every `recheckMs`. One account holds at
+ * most the slots' cap at once over every runtimes process (each costs a connection at the edge).
  */
 export class HeldClaims {
-  private readonly held = new Map<string, number>();
   private readonly ctx: RuntimesContext;
   private readonly recheckMs: number;
-  private readonly max: number;
-  constructor(ctx: RuntimesContext, recheckMs: number, max: number) {
+  private readonly slots: LongPollSlots;
+  constructor(ctx: RuntimesContext, recheckMs: number, slots: LongPollSlots) {
     this.ctx = ctx;
     this.recheckMs = recheckMs;
-    this.max = max;
+    this.slots = slots;
   }
 
   /**
@@ -25,9 +25,8 @@ export class HeldClaims {
     q: { accountId: string; runtimeId: string; worker: string; waitSeconds: number },
     signal: AbortSignal,
   ): Promise<Claimed | null | undefined> {
-    const count = this.held.get(q.accountId) ?? 0;
-    if (count >= this.max) return undefined;
-    this.held.set(q.accountId, count + 1);
+    const release = await this.slots.take(q.accountId, q.waitSeconds);
+    if (!release) return undefined;
     try {
       const deadline = Date.now() + q.waitSeconds * 1000;
       let claimed: Claimed | null = null;
@@ -38,9 +37,7 @@ export class HeldClaims {
       }
       return claimed;
     } finally {
-      const left = (this.held.get(q.accountId) ?? 1) - 1;
-      if (left > 0) this.held.set(q.accountId, left);
-      else this.held.delete(q.accountId);
+      await release();
     }
   }
 }

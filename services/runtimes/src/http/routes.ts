@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { noContent, rateLimited } from '@oan/http';
+import type { LongPollSlots } from '@oan/projection';
 import { RejectedError } from '../domain/errors.ts';
 import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
@@ -18,8 +19,8 @@ export interface RuntimeRouteDeps {
   authenticator: Authenticator;
   /** How often a held claim looks again without being woken (a lease running out). */
   recheckMs: number;
-  /** Claims one account may hold at once in this process; more are 429. */
-  maxHeldClaims: number;
+  /** The account's places for held claims, over every runtimes process; past the cap a claim is 429. */
+  heldClaimSlots: LongPollSlots;
 }
 
 const TAGS = ['extension'];
@@ -29,7 +30,7 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
   app.setErrorHandler(rethrowMapped);
   const { ctx } = deps;
   const auth = requireAuth(deps.authenticator, { mode: 'multi+realm' });
-  const heldClaims = new HeldClaims(ctx, deps.recheckMs, deps.maxHeldClaims);
+  const heldClaims = new HeldClaims(ctx, deps.recheckMs, deps.heldClaimSlots);
 
   app.post(
     '/runtimes',

@@ -128,9 +128,8 @@ async function write(em: EntityManager, id: string, l: lease.JobLease, now: Date
 /**
  * Hands the runtime's first claimable job (seq order) to `worker`, or null. Rows another claim holds
  * are skipped (`skip locked`), so concurrent claims never wait for each other nor take one job
- * twice; a job whose attempts are used up is closed on the way. One row is locked at a time, so a
- * burst of claims spreads over the claimable jobs instead of one claim holding them all. (Settled
- * decisions were closed just before, by `supersedeNextClaimable`.)
+ * twice; a job whose attempts are used up is closed on the way. (Settled decisions were closed
+ * just before, by `supersedeNextClaimable`.)
  */
 export async function claimNext(
   em: EntityManager,
@@ -139,6 +138,8 @@ export async function claimNext(
   now: Date,
 ): Promise<JobRow | null> {
   for (;;) {
+    // One row at a time: a row locked here but not handed out would be skipped by a concurrent
+    // claim, which could then answer null while a job waits.
     const candidates = await sql<JobRow>(
       em,
       `select * from runtimes.jobs where runtime_id = ?

@@ -47,6 +47,14 @@ class CreateRuntimes extends Migration {
   }
 }
 
+/** What the wake sweep scans: the leases running out now, not every job of every runtime. */
+class IndexLeaseExpiry extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create index if not exists jobs_lease_until_idx on runtimes.jobs (lease_until)
+      where state = 'leased'`);
+  }
+}
+
 /**
  * ADR 0032: supersession and takeover. A runtime remembers when a worker last claimed or heartbeat
  * (`worker_seen_at`, null until the first); a job handed to the owner keeps why (`owner_reason`). The
@@ -63,5 +71,6 @@ class AddTakeover extends Migration {
 
 export const runtimesMigrations: MigrationDef[] = [
   { name: 'runtimes-0001-runtimes', class: CreateRuntimes },
-  { name: 'runtimes-0002-takeover', class: AddTakeover },
+  { name: 'runtimes-0002-lease-expiry-index', class: IndexLeaseExpiry },
+  { name: 'runtimes-0003-takeover', class: AddTakeover },
 ];

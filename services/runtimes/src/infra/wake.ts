@@ -1,7 +1,8 @@
 /**
  * Held claims waiting for work, by account. Woken by the push stream when an envelope of the
- * account is stored, and by this process when a job is given back; a held claim also looks again
- * on its own every recheck interval (a lease running out, a release in another process).
+ * account is stored, by this process when a job is given back, and by the fleet's runtime wakes (a
+ * release or a lease run out seen by another process); a held claim also looks again on its own
+ * every recheck interval, in case a wake was lost.
  */
 export class Waiters {
   private readonly byAccount = new Map<string, Set<() => void>>();
