@@ -21,6 +21,8 @@ class Live {
   private socket: Socket | null = null;
   private readonly listeners = new Set<() => void>();
   private backfilling: Promise<void> | null = null;
+  /** A backfill was asked for while one ran: it may have read before what the asker knows of. */
+  private backfillAgain = false;
   status: LiveStatus = 'connecting';
   unresolved: Unresolved = { events: [], summary: { pendingQuestions: 0, goferCount: 0, decisions: 0 } };
   version = 0;
@@ -70,15 +72,27 @@ class Live {
     return this.backfill();
   }
 
+  /**
+   * Reads from the cursor to the end. Asked again while it runs (a socket that connected, an event
+   * pushed meanwhile), it reads once more when done: the running read may have passed the end before
+   * an envelope the socket never got (it joined late) was stored.
+   */
   private backfill(): Promise<void> {
-    this.backfilling ??= (async () => {
+    if (this.backfilling) {
+      this.backfillAgain = true;
+      return this.backfilling;
+    }
+    this.backfilling = (async () => {
       try {
-        for (;;) {
-          const page = await getJson<Envelope[]>(`/api/v1/events?since=${this.cursor}&limit=200`);
-          this.add(page, false);
-          if (page.length < 200) break;
-        }
-        this.unresolved = await getJson<Unresolved>('/api/v1/events/unresolved');
+        do {
+          this.backfillAgain = false;
+          for (;;) {
+            const page = await getJson<Envelope[]>(`/api/v1/events?since=${this.cursor}&limit=200`);
+            this.add(page, false);
+            if (page.length < 200) break;
+          }
+          this.unresolved = await getJson<Unresolved>('/api/v1/events/unresolved');
+        } while (this.backfillAgain);
       } catch {
         // Offline or signed out: the next (re)connect backfills again.
       } finally {

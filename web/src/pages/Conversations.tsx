@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, need, type ConversationMessage, type Envelope } from '../api/client';
 import { Composer } from '../components/Composer';
 import { ErrorLine, when } from '../components/Layout';
 import { useEventCount, useLive } from '../live';
+import { useLoad } from '../useLoad';
 import type { Session } from '../session';
 
 interface ConversationRef {
@@ -70,21 +71,22 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
   const ref = conversationsOf(events).find((c) => c.conversationId === conversationId);
   const path = { conversationId };
 
-  const load = async () => {
-    try {
-      setMessages(
-        need(
+  const load = useLoad(
+    async (latest) => {
+      try {
+        const read = need(
           await api.GET('/api/v1/conversations/{conversationId}/messages', {
             params: { path, query: { limit: '200' } },
           }),
           'messages',
-        ),
-      );
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  useEffect(() => void load(), [conversationId, changes]);
+        );
+        if (latest()) setMessages(read);
+      } catch (err) {
+        if (latest()) setError((err as Error).message);
+      }
+    },
+    [conversationId, changes],
+  );
 
   const post = async (content: string) =>
     need(

@@ -3,6 +3,7 @@ import { api, need, type ChatMessage, type Gofer, type PairingCard } from '../ap
 import { Composer } from '../components/Composer';
 import { ErrorLine, when } from '../components/Layout';
 import { useEventCount, useLive } from '../live';
+import { useLoad } from '../useLoad';
 import { loadSession } from '../session';
 import { useSignedUrls } from '../signedUrls';
 import { useAction } from '../useAction';
@@ -17,22 +18,25 @@ export function GoferPage({ goferId }: { goferId: string }) {
   const { unresolved } = useLive();
   const question = unresolved.events.find((e) => e.type === 'gofer_question' && e.goferId === goferId);
 
-  const load = async () => {
-    try {
-      const path = { goferId };
-      const [list, messages, cards] = await Promise.all([
-        api.GET('/api/v1/gofers'),
-        api.GET('/api/v1/gofers/{goferId}/chat/messages', { params: { path } }),
-        api.GET('/api/v1/gofers/{goferId}/pairings', { params: { path } }),
-      ]);
-      setGofer(need(list, 'GET /gofers').find((g) => g.goferId === goferId) ?? null);
-      if (messages.response.ok) setChat(need(messages, 'chat'));
-      if (cards.response.ok) setPairings(need(cards, 'pairings').items);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  useEffect(() => void load(), [goferId, changes]);
+  const load = useLoad(
+    async (latest) => {
+      try {
+        const path = { goferId };
+        const [list, messages, cards] = await Promise.all([
+          api.GET('/api/v1/gofers'),
+          api.GET('/api/v1/gofers/{goferId}/chat/messages', { params: { path } }),
+          api.GET('/api/v1/gofers/{goferId}/pairings', { params: { path } }),
+        ]);
+        if (!latest()) return;
+        setGofer(need(list, 'GET /gofers').find((g) => g.goferId === goferId) ?? null);
+        if (messages.response.ok) setChat(need(messages, 'chat'));
+        if (cards.response.ok) setPairings(need(cards, 'pairings').items);
+      } catch (err) {
+        if (latest()) setError((err as Error).message);
+      }
+    },
+    [goferId, changes],
+  );
 
   if (gofer === undefined) return <h1 tabIndex={-1}>Loading…</h1>;
   if (gofer === null)

@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, need, type Envelope, type Gofer } from '../api/client';
 import { ErrorLine } from '../components/Layout';
 import { RuntimeWaiting } from '../components/RuntimeWaiting';
 import { useEventCount, useLive } from '../live';
+import { useLoad } from '../useLoad';
 import { navigate } from '../router';
 import { ConfirmButton } from '../components/ConfirmButton';
 import { useAction } from '../useAction';
@@ -72,14 +73,17 @@ export function HomePage() {
   const { busy, error, setError, run } = useAction();
   const changes = useEventCount(() => true);
 
-  const load = async () => {
-    try {
-      setGofers(need(await api.GET('/api/v1/gofers'), 'GET /gofers'));
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  useEffect(() => void load(), [changes]);
+  const load = useLoad(
+    async (latest) => {
+      try {
+        const read = need(await api.GET('/api/v1/gofers'), 'GET /gofers');
+        if (latest()) setGofers(read);
+      } catch (err) {
+        if (latest()) setError((err as Error).message);
+      }
+    },
+    [changes],
+  );
 
   const create = () =>
     run(async () => {

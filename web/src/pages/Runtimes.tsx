@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, need, type Runtime, type RuntimeJob } from '../api/client';
 import { ErrorLine, when } from '../components/Layout';
 import { useEventCount } from '../live';
+import { useLoad } from '../useLoad';
 
 const STATES = ['queued', 'leased', 'handled', 'exhausted', 'dropped', 'superseded', 'owner'] as const;
 type JobState = (typeof STATES)[number];
@@ -104,18 +105,20 @@ export function RuntimePage({ runtimeId }: { runtimeId: string }) {
     })();
   }, [runtimeId]);
 
-  useEffect(() => {
-    void (async () => {
+  useLoad(
+    async (latest) => {
       try {
         const first = await page('0');
+        if (!latest()) return;
         setJobs(first);
         setMore(first.length === PAGE);
         setError(null);
       } catch (err) {
-        setError((err as Error).message);
+        if (latest()) setError((err as Error).message);
       }
-    })();
-  }, [runtimeId, state, decisions, refreshed]);
+    },
+    [runtimeId, state, decisions, refreshed],
+  );
 
   const showMore = async () => {
     if (!jobs?.length) return;

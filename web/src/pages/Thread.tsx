@@ -2,10 +2,11 @@
  * Longer than most pages on purpose: one thread's page shows its pairing card, the session, the
  * pair confirmation and the match request, each of which changes live with the same event stream.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, need, type Envelope, type PairingCard, type Thread } from '../api/client';
 import { ErrorLine, when } from '../components/Layout';
 import { live, useEventCount, useLive } from '../live';
+import { useLoad } from '../useLoad';
 import type { Session } from '../session';
 import { useSignedUrls } from '../signedUrls';
 import { useAction } from '../useAction';
@@ -32,22 +33,28 @@ export function ThreadPage({ threadId, session: _session }: { threadId: string; 
   const { events, unresolved } = useLive();
   const changes = useEventCount((e) => e.threadId === threadId);
 
-  const load = async () => {
-    try {
-      const t = need(await api.GET('/api/v1/threads/{id}', { params: { path: { id: threadId } } }), 'thread');
-      setThread(t);
-      const mine = t.participants.find((p) => p.isMine);
-      if (mine) {
-        const res = await api.GET('/api/v1/gofers/{goferId}/pairings/{threadId}', {
-          params: { path: { goferId: mine.roleId, threadId } },
-        });
-        setCard(res.response.ok ? (res.data ?? null) : null);
+  const load = useLoad(
+    async (latest) => {
+      try {
+        const t = need(
+          await api.GET('/api/v1/threads/{id}', { params: { path: { id: threadId } } }),
+          'thread',
+        );
+        if (!latest()) return;
+        setThread(t);
+        const mine = t.participants.find((p) => p.isMine);
+        if (mine) {
+          const res = await api.GET('/api/v1/gofers/{goferId}/pairings/{threadId}', {
+            params: { path: { goferId: mine.roleId, threadId } },
+          });
+          if (latest()) setCard(res.response.ok ? (res.data ?? null) : null);
+        }
+      } catch (err) {
+        if (latest()) setError((err as Error).message);
       }
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
-  useEffect(() => void load(), [threadId, changes]);
+    },
+    [threadId, changes],
+  );
 
   if (!thread)
     return (
