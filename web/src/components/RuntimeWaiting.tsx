@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, need, type RuntimeWaitingJob } from '../api/client';
 import { useEventCount } from '../live';
+import { useLoad } from '../useLoad';
 
 const REASON: Record<string, string> = {
   attempts_exhausted: 'its worker gave up',
@@ -46,20 +47,17 @@ function describe(j: RuntimeWaitingJob): string {
 export function RuntimeWaiting() {
   const [jobs, setJobs] = useState<RuntimeWaitingJob[]>([]);
   const changes = useEventCount(() => true);
-  useEffect(() => {
-    let gone = false;
-    void (async () => {
+  useLoad(
+    async (latest) => {
       try {
         const list = need(await api.GET('/api/v1/runtimes/waiting'), 'GET /runtimes/waiting');
-        if (!gone) setJobs(list);
+        if (latest()) setJobs(list);
       } catch {
         // an extra to the digest above: unreadable now, it is read again at the next event
       }
-    })();
-    return () => {
-      gone = true;
-    };
-  }, [changes]);
+    },
+    [changes],
+  );
   if (jobs.length === 0) return null;
   return (
     <div aria-labelledby="runtime-waiting">
