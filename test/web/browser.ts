@@ -9,13 +9,15 @@ import { buildWeb } from '../../infra/web.ts';
 
 /**
  * The processes the pages use (a fleet started with these only): the whole v1 fleet behind the edge.
- * A process added to the fleet later (not needed by the pages) is not started for the browser tests.
+ * A process added to the fleet later (not needed by the pages) is not started for the browser tests;
+ * runtimes are: the home page lists the jobs they handed back.
  */
 export const WEB_FLEET: ProcessName[] = [
   'auth',
   'gofers',
   'matching',
   'conversations',
+  'runtimes',
   'outbox',
   'projector',
   'gateway1',

@@ -33,6 +33,8 @@ export const ErrorCodes = {
   leaseLost: 'LEASE_LOST',
   /** A lease finished once, finished again with another body (409). */
   finishConflict: 'FINISH_CONFLICT',
+  /** A runtime job whose decision was settled elsewhere (ADR 0032): nothing more to do. */
+  jobSuperseded: 'JOB_SUPERSEDED',
   /** A finish outcome the server does not carry out yet (501). */
   outcomeNotSupported: 'OUTCOME_NOT_SUPPORTED',
   /** A claim on a runtime whose jobs are pushed to its endpoint (409). */

@@ -54,7 +54,13 @@ export {
   type DiscoverySeedRow,
   type ThreadLoadRow,
 } from './discovery.ts';
-export { openDecisionEnvelopes, openQuestionEnvelopes, type OpenEnvelopeRow } from './digest.ts';
+export {
+  openDecisionEnvelopes,
+  openQuestionEnvelopes,
+  settledEventIds,
+  settledSql,
+  type OpenEnvelopeRow,
+} from './digest.ts';
 export { onlineAgent, onlineAgents, type AgentRow } from './agents/index.ts';
 
 /** Every context's projection. */

@@ -13,12 +13,13 @@ const spec = projectionSpec(authProjection, {
 });
 
 describe('the account notices', () => {
-  it('sends a system_notice to the account for a ban, an outdated connector and a disabled webhook', async () => {
+  it('sends a system_notice to the account for a ban, an outdated connector, a disabled webhook and a waiting runtime job', async () => {
     const notes = await spec.when(
       auth.AccountRegistered(),
       auth.AccountBanned(),
       auth.ConnectorOutdatedNoticed(),
       auth.WebhookDisabled(),
+      auth.RuntimeJobWaitingNoticed(),
     );
     expect(notes).toEqual([
       {
@@ -47,6 +48,23 @@ describe('the account notices', () => {
         },
         createdAt: T0,
       },
+      {
+        recipient: accountId,
+        type: 'system_notice',
+        source: 'platform',
+        payload: {
+          kind: 'runtime_job_waiting',
+          runtimeId: 'r1',
+          runtimeName: 'agent',
+          jobId: 'j1',
+          eventId: 'e1',
+          eventSeq: '7',
+          eventType: 'gofer_question',
+          goferId: 'g1',
+          reason: 'attempts_exhausted',
+        },
+        createdAt: T0,
+      },
     ]);
   });
 
@@ -67,6 +85,7 @@ describe('the account notices', () => {
     AccountBanned: { event: () => auth.AccountBanned() },
     ConnectorOutdatedNoticed: { event: () => auth.ConnectorOutdatedNoticed() },
     WebhookDisabled: { event: () => auth.WebhookDisabled() },
+    RuntimeJobWaitingNoticed: { event: () => auth.RuntimeJobWaitingNoticed() },
     PairingCodeIssued: { event: () => auth.PairingCodeIssued() },
     PairingCodeRedeemed: { event: () => auth.PairingCodeRedeemed() },
   });

@@ -159,8 +159,12 @@ export async function planFleet(
       ...storage,
     }),
     // Runtimes read the envelopes from read.oan_event and wake held claims from the push stream;
-    // they verify credentials, so they get the key.
-    svc('runtimes', 'runtimes', ports.runtimes, { RUNTIMES_PORT: String(ports.runtimes) }),
+    // they verify credentials, so they get the key, which also signs their internal call to auth
+    // (the `runtime_job_waiting` notice of the takeover sweep).
+    svc('runtimes', 'runtimes', ports.runtimes, {
+      RUNTIMES_PORT: String(ports.runtimes),
+      AUTH_URL: url(ports.auth),
+    }),
     svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }, keyless),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }, keyless),
     svc('gateway1', 'gateway', ports.gateway1, {

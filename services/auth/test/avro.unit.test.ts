@@ -70,6 +70,21 @@ const samples: AuthEvent[] = [
       disabledAt: now,
     },
   },
+  ...(['g1', null] as const).map((goferId) => ({
+    type: 'RuntimeJobWaitingNoticed' as const,
+    data: {
+      accountId: 'a',
+      runtimeId: '0b9a3c52-6c55-4d0e-9d3f-2f8f7d1c9e12',
+      runtimeName: 'agent',
+      jobId: '0b9a3c52-6c55-5d0e-9d3f-2f8f7d1c9e13',
+      eventId: '0b9a3c52-6c55-4d0e-9d3f-2f8f7d1c9e14',
+      eventSeq: '42',
+      eventType: 'relay_message',
+      goferId,
+      reason: 'no_live_worker',
+      noticedAt: now,
+    },
+  })),
   { type: 'PairingCodeIssued', data: { codeHash: 'c', accountId: 'a', issuedAt: now, expiresAt: now } },
   { type: 'PairingCodeRedeemed', data: { codeHash: 'c', accountId: 'a', apiKeyId: 'k', redeemedAt: now } },
 ];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
 import { body, expectError } from '@oan/testing';
@@ -90,5 +91,56 @@ describe('a connector-outdated notice without the internal credential', () => {
       expectError(res, 401, 'UNAUTHORIZED');
     }
     expect(await count()).toBe(before);
+  });
+});
+
+describe('a runtime-job-waiting notice (the runtimes takeover sweep)', () => {
+  const job = (accountId: string, jobId = randomUUID()) => ({
+    accountId,
+    runtimeId: randomUUID(),
+    runtimeName: 'desk',
+    jobId,
+    eventId: randomUUID(),
+    eventSeq: '12',
+    eventType: 'gofer_question',
+    goferId: 'g1',
+    reason: 'attempts_exhausted',
+  });
+  const post = (payload: unknown, headers: Record<string, string> = internalCallHeaders(JWT_SECRET)) =>
+    fleet.app.inject({
+      method: 'POST',
+      url: '/internal/runtime-notices',
+      headers,
+      payload: payload as object,
+    });
+  const recorded = (accountId: string) =>
+    sql<{ data: Record<string, unknown> }>(
+      fleet.orm.em.fork(),
+      `select data from auth.events where stream_id = ? and type = 'RuntimeJobWaitingNoticed'`,
+      [`account-${accountId}`],
+    );
+
+  it('is recorded once per job, however often it is asked or raced', async () => {
+    const { user } = await join(fleet);
+    const first = job(user.id);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(first)));
+    expect((await Promise.all(answers.map(notified))).filter(Boolean)).toHaveLength(1);
+    expect(await notified(await post(first))).toBe(false);
+    expect(await notified(await post({ ...job(user.id), goferId: null, reason: 'no_live_worker' }))).toBe(
+      true,
+    );
+    const events = await recorded(user.id);
+    expect(events.map((e) => e.data)).toEqual([
+      { ...first, noticedAt: expect.any(String) },
+      expect.objectContaining({ goferId: null, reason: 'no_live_worker' }),
+    ]);
+  });
+
+  it('is a 401 without the internal credential and a 400 for a malformed body, recording nothing', async () => {
+    const { user } = await join(fleet);
+    expectError(await post(job(user.id), {}), 401, 'UNAUTHORIZED');
+    expectError(await post({ ...job(user.id), reason: 'bored' }), 400, 'VALIDATION_ERROR');
+    expectError(await post({ ...job(user.id), extra: 1 }), 400, 'VALIDATION_ERROR');
+    expect(await recorded(user.id)).toEqual([]);
   });
 });

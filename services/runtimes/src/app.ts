@@ -11,6 +11,7 @@ import { JobWakes } from './commands/wakes.ts';
 import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
 import { endpointRoutes } from './http/endpointRoutes.ts';
 import { runtimeRoutes } from './http/routes.ts';
+import { waitingRoutes } from './http/waitingRoutes.ts';
 import { Waiters } from './infra/wake.ts';
 
 export interface RuntimesAppDeps {
@@ -78,6 +79,7 @@ export async function buildApp(deps: RuntimesAppDeps) {
       endpoints,
     });
     await app.register(endpointRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, endpoints });
+    await app.register(waitingRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
   }
   return app;
 }

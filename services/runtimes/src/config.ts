@@ -3,7 +3,7 @@ import { commonEnv, envBool, envPort, loadConfig, z } from '@oan/config';
 const ms = (min: number, max: number, fallback: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
-/** The runtimes process: the common variables, its port, how held claims look again, and HTTP dispatch. */
+/** The runtimes process: the common variables, its port, how held claims look again, the takeover sweep and HTTP dispatch. */
 export const runtimesEnv = commonEnv
   .extend({
     RUNTIMES_PORT: envPort(8196),
@@ -13,6 +13,14 @@ export const runtimesEnv = commonEnv
     RUNTIMES_MAX_HELD_CLAIMS: z.coerce.number().int().min(1).max(1000).default(32),
     /** How often leases that ran out are looked for, to wake workers (`runtime_jobs`, held claims elsewhere). */
     RUNTIMES_WAKE_SWEEP_MS: ms(50, 60_000, 1000),
+    /** How often the takeover sweep runs (ADR 0032); one replica at a time does the work. */
+    RUNTIMES_SWEEP_MS: ms(100, 600_000, 5000),
+    /** Auth service base URL, for `POST /internal/runtime-notices` (the `runtime_job_waiting` notice). */
+    AUTH_URL: z
+      .string()
+      .url()
+      .default('http://127.0.0.1:8181')
+      .transform((u) => u.replace(/\/+$/, '')),
     // Dispatch to endpoint runtimes (ADR 0033): every runtimes process pushes jobs unless switched off.
     RUNTIMES_DISPATCH: z
       .enum(['on', 'off'])

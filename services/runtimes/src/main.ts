@@ -8,8 +8,10 @@ import { JobWakes } from './commands/wakes.ts';
 import { loadRuntimesConfig } from './config.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
+import { ownerNoticeClient } from './infra/ownerNotices.ts';
 import { runtimesMigrations } from './infra/tables.ts';
 import { Waiters } from './infra/wake.ts';
+import { startSweep } from './sweep/takeover.ts';
 
 const config = loadRuntimesConfig();
 const logger = createLogger('runtimes', config.LOG_LEVEL);
@@ -59,13 +61,22 @@ wakeRedis.on('message', (_channel: string, message: string) => {
 });
 await wakeRedis.subscribe(runtimeWakesChannel(config.REDIS_PREFIX));
 await app.listen({ host: config.HOST, port: config.RUNTIMES_PORT });
+// Jobs nobody will handle go to the owner (ADR 0032): auth records the notice with the fleet's internal secret.
+const sweep = startSweep(
+  ctx,
+  ownerNoticeClient(config.AUTH_URL, config.JWT_SECRET),
+  config.RUNTIMES_SWEEP_MS,
+  logger,
+);
+
 dispatcher?.start();
 
-// Stop accepting requests first, then the tail and the pushes in flight, then close what they used.
+// Stop accepting requests first, then the sweep, the tail and the pushes in flight, then close what they used.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
+  await sweep.stop();
   await tail.stop(); // disconnects its own connection
   wakeRedis.disconnect();
   await dispatcher?.stop();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type MikroORM } from '@oan/db';
-import { oanEventMigration } from '@oan/projection';
+import { readModelMigrations } from '@oan/readmodels';
 import { startInProcessFleet, type InProcessStores } from '@oan/testing';
 import { buildApp, createRuntimesContext } from '../src/app.ts';
 import type { RuntimesContext } from '../src/commands/context.ts';
@@ -42,7 +42,14 @@ export interface RuntimesWorld {
    */
   envelope(
     accountId: string,
-    e: { type: string; goferId?: string; reply?: boolean },
+    e: {
+      type: string;
+      goferId?: string;
+      reply?: boolean;
+      /** More top-level fields (threadId, conversationId) and payload fields (requestId, messageId). */
+      top?: Record<string, unknown>;
+      payload?: Record<string, unknown>;
+    },
   ): Promise<{ seq: string; eventId: string; text: string }>;
   close(): Promise<void>;
 }
@@ -53,7 +60,8 @@ export async function startRuntimesWorld(env: Record<string, string> = {}): Prom
     name: 'runtimes',
     stores: [
       { schema: 'runtimes', migrations: runtimesMigrations },
-      { schema: 'projector', migrations: [oanEventMigration] },
+      // every read model: supersession reads the ones a decision concerns
+      { schema: 'projector', migrations: readModelMigrations },
     ],
     env,
   });
@@ -99,11 +107,17 @@ export async function startRuntimesWorld(env: Record<string, string> = {}): Prom
           eventId,
           type: e.type,
           ...(e.goferId ? { goferId: e.goferId, chatId: e.goferId } : {}),
+          ...e.top,
           source: 'own_gofer',
           ...(e.reply === false
             ? {}
             : { reply: { method: 'POST', path: `/api/v1/gofers/${e.goferId ?? 'x'}/chat/messages` } }),
-          payload: { messageId: randomUUID(), content: 'Which city?', createdAt: new Date().toISOString() },
+          payload: {
+            messageId: randomUUID(),
+            content: 'Which city?',
+            createdAt: new Date().toISOString(),
+            ...e.payload,
+          },
           createdAt: new Date().toISOString(),
         });
         await sql(

@@ -56,6 +56,7 @@ describe('a policy', () => {
       goferIds: ['a', 'b'],
       maxAttempts: 3,
       leaseSeconds: 60,
+      graceSeconds: 300,
     });
     expect(
       samePolicy(
@@ -64,6 +65,10 @@ describe('a policy', () => {
       ),
     ).toBe(true);
     expect(samePolicy(a, normalizePolicy({ types: ['gofer_message', 'gofer_question'] }))).toBe(false);
+    // a policy stored before the grace existed means the one with the default grace
+    const { graceSeconds: _grace, ...stored } = a;
+    expect(samePolicy(stored as typeof a, a)).toBe(true);
+    expect(samePolicy(stored as typeof a, { ...a, graceSeconds: 60 })).toBe(false);
   });
   it('wants a decision of its types and Gofers that carries a reply', () => {
     const p = normalizePolicy({ types: ['match_request'], goferIds: ['g1'] });

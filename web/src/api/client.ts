@@ -40,6 +40,7 @@ export type ConversationMessage = Json<'/api/v1/conversations/{conversationId}/m
 export type ApiKey = Json<'/api/v1/api-keys', 'get', 200>[number];
 export type Runtime = Json<'/api/v1/runtimes', 'get', 200>[number];
 export type RuntimeJob = Json<'/api/v1/runtimes/{runtimeId}/jobs', 'get', 200>[number];
+export type RuntimeWaitingJob = Json<'/api/v1/runtimes/waiting', 'get', 200>[number];
 
 /** The `{error, code}` body of a refused call as an Error whose message is the server's text. */
 export function need<T>(res: { data?: T; error?: unknown; response: Response }, what: string): T {

@@ -1557,6 +1557,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1606,6 +1607,7 @@ export interface paths {
                             goferIds?: string[];
                             maxAttempts?: number;
                             leaseSeconds?: number;
+                            graceSeconds?: number;
                         };
                         endpoint?: string;
                     };
@@ -1630,6 +1632,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1672,6 +1675,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1746,6 +1750,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1909,6 +1914,7 @@ export interface paths {
                             goferIds?: string[];
                             maxAttempts?: number;
                             leaseSeconds?: number;
+                            graceSeconds?: number;
                         };
                     };
                 };
@@ -1932,6 +1938,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -1972,11 +1979,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A runtime's jobs in seq order, with their attempts, leases and progress */
+        /**
+         * A runtime's jobs in seq order, with their attempts, leases and progress
+         * @description Open jobs whose decision was settled elsewhere are closed as `superseded` before the list is read; jobs handed to the owner are `owner` with `ownerReason`.
+         */
         get: {
             parameters: {
                 query?: {
-                    state?: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                    state?: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                     after?: string;
                     limit?: string;
                 };
@@ -2005,7 +2015,7 @@ export interface paths {
                             type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
                             goferId?: string;
                             /** @enum {string} */
-                            state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                            state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                             attempts: number;
                             leaseOwner: string | null;
                             version: number;
@@ -2014,6 +2024,8 @@ export interface paths {
                                 percent?: number;
                                 note?: string;
                             } | null;
+                            /** @enum {string} */
+                            ownerReason?: "attempts_exhausted" | "no_live_worker";
                             createdAt: string;
                             updatedAt: string;
                         }[];
@@ -2041,7 +2053,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a job's lease: done (`handled`), given back (`released`) or a failed attempt (`failed`)
-         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`.
+         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`. A job closed as superseded (its decision settled elsewhere), and a `released` or `failed` of a decision settled meanwhile, is `409 JOB_SUPERSEDED`.
          */
         post: {
             parameters: {
@@ -2087,7 +2099,7 @@ export interface paths {
                                 type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
                                 goferId?: string;
                                 /** @enum {string} */
-                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                                 attempts: number;
                                 leaseOwner: string | null;
                                 version: number;
@@ -2096,6 +2108,8 @@ export interface paths {
                                     percent?: number;
                                     note?: string;
                                 } | null;
+                                /** @enum {string} */
+                                ownerReason?: "attempts_exhausted" | "no_live_worker";
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -2124,7 +2138,7 @@ export interface paths {
         put?: never;
         /**
          * Extend a job's lease and record its progress
-         * @description Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`.
+         * @description Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`. A job whose decision was settled elsewhere meanwhile is closed and answered `409 JOB_SUPERSEDED`: stop working on it.
          */
         post: {
             parameters: {
@@ -2171,7 +2185,7 @@ export interface paths {
                                 type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
                                 goferId?: string;
                                 /** @enum {string} */
-                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped";
+                                state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
                                 attempts: number;
                                 leaseOwner: string | null;
                                 version: number;
@@ -2180,6 +2194,8 @@ export interface paths {
                                     percent?: number;
                                     note?: string;
                                 } | null;
+                                /** @enum {string} */
+                                ownerReason?: "attempts_exhausted" | "no_live_worker";
                                 createdAt: string;
                                 updatedAt: string;
                             };
@@ -2242,6 +2258,7 @@ export interface paths {
                                 goferIds?: string[];
                                 maxAttempts: number;
                                 leaseSeconds: number;
+                                graceSeconds: number;
                             };
                             version: number;
                             /** @enum {string} */
@@ -2269,6 +2286,75 @@ export interface paths {
                 429: components["responses"]["RateLimited"];
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runtimes/waiting": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The jobs of every runtime of the account handed to the owner ("Waiting for you")
+         * @description Jobs in state `owner` (attempts used up, or no live worker for the grace), oldest decision first, each with its runtime and its envelope (where the owner answers it). Answering one by hand (the Gofer chat, the thread, the match request, the conversation) closes it as `superseded`; it then leaves this list.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            seq: string;
+                            eventId: string;
+                            /** @enum {string} */
+                            type: "gofer_message" | "gofer_question" | "pair_proposed" | "match_request" | "relay_message";
+                            goferId?: string;
+                            /** @enum {string} */
+                            state: "queued" | "leased" | "handled" | "exhausted" | "dropped" | "superseded" | "owner";
+                            attempts: number;
+                            leaseOwner: string | null;
+                            version: number;
+                            leaseUntil: string | null;
+                            progress: {
+                                percent?: number;
+                                note?: string;
+                            } | null;
+                            /** @enum {string} */
+                            ownerReason?: "attempts_exhausted" | "no_live_worker";
+                            createdAt: string;
+                            updatedAt: string;
+                            runtimeId: string;
+                            runtimeName: string;
+                            event: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

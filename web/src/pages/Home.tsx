@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, need, type Envelope, type Gofer } from '../api/client';
 import { ErrorLine } from '../components/Layout';
+import { RuntimeWaiting } from '../components/RuntimeWaiting';
 import { useEventCount, useLive } from '../live';
 import { useLoad } from '../useLoad';
 import { navigate } from '../router';
@@ -12,7 +13,10 @@ const STATUS: Record<string, string> = {
   ready_for_pairing: 'Ready for pairing',
 };
 
-/** What waits for the operator (the unresolved digest): open questions and decisions, each linked to its page. */
+/**
+ * What waits for the operator (the unresolved digest): open questions and decisions, each linked to
+ * its page; and the jobs the account's runtimes handed back to it.
+ */
 export function Waiting() {
   const { unresolved } = useLive();
   const { pendingQuestions, goferCount, decisions } = unresolved.summary;
@@ -36,6 +40,7 @@ export function Waiting() {
           </ul>
         </>
       )}
+      <RuntimeWaiting />
     </section>
   );
 }

@@ -4,7 +4,7 @@ import { ErrorLine, when } from '../components/Layout';
 import { useEventCount } from '../live';
 import { useLoad } from '../useLoad';
 
-const STATES = ['queued', 'leased', 'handled', 'exhausted', 'dropped'] as const;
+const STATES = ['queued', 'leased', 'handled', 'exhausted', 'dropped', 'superseded', 'owner'] as const;
 type JobState = (typeof STATES)[number];
 /** Jobs read per page (the route's largest). */
 const PAGE = 200;

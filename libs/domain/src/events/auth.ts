@@ -55,13 +55,34 @@ export interface WebhookDisabled {
   data: { accountId: string; webhookId: string; url: string; reason: string; disabledAt: string };
 }
 
+/**
+ * A runtime's job went to the owner (attempts used up, or no live worker for the grace, ADR 0032);
+ * the account is told once per job with a `system_notice` (`runtime_job_waiting`).
+ */
+export interface RuntimeJobWaitingNoticed {
+  type: 'RuntimeJobWaitingNoticed';
+  data: {
+    accountId: string;
+    runtimeId: string;
+    runtimeName: string;
+    jobId: string;
+    eventId: string;
+    eventSeq: string;
+    eventType: string;
+    goferId: string | null;
+    reason: string;
+    noticedAt: string;
+  };
+}
+
 export type AccountEvent =
   | AccountRegistered
   | ApiKeyIssued
   | ApiKeyRevoked
   | AccountBanned
   | ConnectorOutdatedNoticed
-  | WebhookDisabled;
+  | WebhookDisabled
+  | RuntimeJobWaitingNoticed;
 
 export interface PairingCodeIssued {
   type: 'PairingCodeIssued';
@@ -84,6 +105,7 @@ export const AUTH_EVENT_TYPES = [
   'AccountBanned',
   'ConnectorOutdatedNoticed',
   'WebhookDisabled',
+  'RuntimeJobWaitingNoticed',
   'PairingCodeIssued',
   'PairingCodeRedeemed',
 ] as const satisfies readonly AuthEvent['type'][];

@@ -23,6 +23,23 @@ export const connectorOutdated = (event: Event<'ConnectorOutdatedNoticed'>) =>
     latest: event.data.latest,
   });
 
+/**
+ * A runtime job went to the owner (ADR 0032): payload {kind, runtimeId, runtimeName, jobId, eventId,
+ * eventSeq, eventType, goferId?, reason}.
+ */
+export const runtimeJobWaiting = ({ data: d, ...event }: Event<'RuntimeJobWaitingNoticed'>) =>
+  notice(event, {
+    kind: 'runtime_job_waiting',
+    runtimeId: d.runtimeId,
+    runtimeName: d.runtimeName,
+    jobId: d.jobId,
+    eventId: d.eventId,
+    eventSeq: d.eventSeq,
+    eventType: d.eventType,
+    ...(d.goferId === null ? {} : { goferId: d.goferId }),
+    reason: d.reason,
+  });
+
 /** A webhook that kept failing was disabled: payload {kind, webhookId, url, reason}. */
 export const webhookDisabled = ({ data: d, ...event }: Event<'WebhookDisabled'>) =>
   notice(event, { kind: 'webhook_disabled', webhookId: d.webhookId, url: d.url, reason: d.reason });

@@ -40,6 +40,18 @@ export async function noticeOutdatedConnector(
 }
 
 /**
+ * Records the `runtime_job_waiting` notice of a runtime job handed to the owner (ADR 0032), unless
+ * the account was told about that job already: one notice per job however often it is asked.
+ */
+export async function noticeRuntimeJobWaiting(
+  ctx: AuthContext,
+  input: { accountId: string } & Extract<AccountCommand, { type: 'NoticeRuntimeJobWaiting' }>['data'],
+): Promise<{ notified: boolean }> {
+  const { accountId, ...data } = input;
+  return { notified: await run(ctx, accountId, { type: 'NoticeRuntimeJobWaiting', data }) };
+}
+
+/**
  * Disables a webhook endpoint that failed for the whole give-up period. The event's inline
  * projection sets `auth.webhooks.disabled_at` in the append's transaction; the projector turns it into
  * the account's `webhook_disabled` notice. `disabled` is false when it was disabled already.

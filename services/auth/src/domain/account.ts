@@ -26,7 +26,14 @@ export type AccountCommand =
   | { type: 'RevokeApiKey'; data: { apiKeyId: string } }
   | { type: 'BanAccount'; data: { reason: string | null } }
   | { type: 'NoticeOutdatedConnector'; data: { connector: string; installed: string; latest: string } }
-  | { type: 'DisableWebhook'; data: { webhookId: string; url: string; reason: string } };
+  | { type: 'DisableWebhook'; data: { webhookId: string; url: string; reason: string } }
+  | {
+      type: 'NoticeRuntimeJobWaiting';
+      data: Omit<
+        Extract<AccountEvent, { type: 'RuntimeJobWaitingNoticed' }>['data'],
+        'accountId' | 'noticedAt'
+      >;
+    };
 
 type Data<T extends AccountCommand['type']> = Extract<AccountCommand, { type: T }>['data'];
 
@@ -102,6 +109,17 @@ export function disableWebhook(state: AccountState, d: Data<'DisableWebhook'>, n
   return [{ type: 'WebhookDisabled', data: { accountId: state.accountId, ...d, disabledAt: now } }];
 }
 
+export function noticeRuntimeJobWaiting(
+  state: AccountState,
+  d: Data<'NoticeRuntimeJobWaiting'>,
+  now: string,
+): AccountEvent[] {
+  if (state.status === 'unregistered') throw notFound();
+  // Once per job, decided here on the write side: a retried or racing sweep records nothing new.
+  if (state.waitingJobs.includes(d.jobId)) return [];
+  return [{ type: 'RuntimeJobWaitingNoticed', data: { accountId: state.accountId, ...d, noticedAt: now } }];
+}
+
 export function decideAccount(command: Timed<AccountCommand>, state: AccountState): AccountEvent[] {
   const now = command.metadata.now;
   switch (command.type) {
@@ -117,6 +135,8 @@ export function decideAccount(command: Timed<AccountCommand>, state: AccountStat
       return noticeOutdatedConnector(state, command.data, now);
     case 'DisableWebhook':
       return disableWebhook(state, command.data, now);
+    case 'NoticeRuntimeJobWaiting':
+      return noticeRuntimeJobWaiting(state, command.data, now);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);

@@ -20,6 +20,8 @@ interface Registered {
   notices: readonly string[];
   /** Webhook endpoints already disabled (each is told once). */
   disabledWebhooks: readonly string[];
+  /** Runtime jobs the owner was already told about (each is told once). */
+  waitingJobs: readonly string[];
 }
 
 export type AccountState =
@@ -44,6 +46,7 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
         apiKeys: {},
         notices: [],
         disabledWebhooks: [],
+        waitingJobs: [],
       };
     case 'ApiKeyIssued':
       if (state.status === 'unregistered') return state;
@@ -68,6 +71,9 @@ export function evolveAccount(state: AccountState, event: AccountEvent): Account
     case 'WebhookDisabled':
       if (state.status === 'unregistered') return state;
       return { ...state, disabledWebhooks: [...state.disabledWebhooks, event.data.webhookId] };
+    case 'RuntimeJobWaitingNoticed':
+      if (state.status === 'unregistered') return state;
+      return { ...state, waitingJobs: [...state.waitingJobs, event.data.jobId] };
     default: {
       const unexpected: never = event;
       return unexpected;

@@ -10,7 +10,7 @@ import {
 import { clientKey, noContent, unauthorized } from '@oan/http';
 import { normalizePlatform } from '@oan/protocol';
 import { listApiKeys, revokeApiKey } from '../commands/apiKeys.ts';
-import { noticeOutdatedConnector } from '../commands/accountAdmin.ts';
+import { noticeOutdatedConnector, noticeRuntimeJobWaiting } from '../commands/accountAdmin.ts';
 import type { AuthContext } from '../commands/context.ts';
 import { checkEmailCode, requestEmailCode, type EmailSignInDeps } from '../commands/emailSignIn.ts';
 import { issuePairingCode, redeemPairingCode } from '../commands/pairingCodes.ts';
@@ -158,7 +158,7 @@ export const openApiRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps)
 };
 
 /**
- * Gateway → auth, on the internal network only (the edge does not route `/internal`), and not
+ * Gateway and runtimes → auth, on the internal network only (the edge does not route `/internal`), and not
  * behind ENABLE_OPEN_API: the gateway decides whether a connector is outdated, auth records the notice once.
  * The caller proves it is a service of the fleet with the internal secret (derived from JWT_SECRET),
  * checked before the body: any other process that can reach auth's port gets a 401.
@@ -177,5 +177,16 @@ export const internalRoutes: FastifyPluginAsyncZod<{ ctx: AuthContext; jwtSecret
       schema: { body: s.connectorNoticeBody, response: { 200: s.connectorNoticeResponse } },
     },
     async (req) => noticeOutdatedConnector(ctx, req.body),
+  );
+  // runtimes → auth: a runtime job handed to the owner (ADR 0032), told once per job.
+  app.post(
+    '/internal/runtime-notices',
+    {
+      onRequest: async (req) => {
+        if (!isInternalCall(jwtSecret, req.headers[INTERNAL_CALL_HEADER])) throw unauthorized();
+      },
+      schema: { body: s.runtimeNoticeBody, response: { 200: s.connectorNoticeResponse } },
+    },
+    async (req) => noticeRuntimeJobWaiting(ctx, req.body),
   );
 };

@@ -62,6 +62,21 @@ export const connectorNoticeBody = z
   });
 export const connectorNoticeResponse = z.object({ notified: z.boolean() });
 
+/** The runtimes process's `runtime_job_waiting` notice (ADR 0032): one per job. */
+export const runtimeNoticeBody = z
+  .object({
+    accountId: text(128),
+    runtimeId: z.uuid(),
+    runtimeName: text(64),
+    jobId: z.uuid(),
+    eventId: z.uuid(),
+    eventSeq: z.string().regex(/^\d{1,18}$/),
+    eventType: text(64),
+    goferId: text(128).nullable(),
+    reason: z.enum(['attempts_exhausted', 'no_live_worker']),
+  })
+  .strict();
+
 // Webhooks (ADR 0018).
 export const webhookBody = z.object({
   url: z.string().min(1).max(2048).pipe(z.url()),

@@ -59,6 +59,7 @@ export async function projectCredentials(em: EntityManager, appended: StoredEven
         ]);
         break;
       case 'ConnectorOutdatedNoticed':
+      case 'RuntimeJobWaitingNoticed':
       case 'PairingCodeIssued':
       case 'PairingCodeRedeemed':
         break; // not part of the credential view

@@ -12,12 +12,20 @@ import {
   recordFinish,
   type JobRow,
 } from '../infra/jobStore.ts';
-import { hasUnread, ownRuntime, type RuntimeRow } from '../infra/runtimeStore.ts';
+import { hasUnread, ownRuntime, touchWorker, type RuntimeRow } from '../infra/runtimeStore.ts';
+import { supersedeAmong, supersedeNextClaimable } from '../infra/supersede.ts';
 import type { RuntimesContext } from './context.ts';
 import { runtimeNotFound } from './runtimes.ts';
 
 const leaseLost = () =>
   new IllegalStateError('LEASE_LOST', 'The lease is no longer yours (it ran out or was taken over)');
+
+/** ADR 0032: the decision was settled elsewhere (perhaps by this worker's own answer); nothing to do. */
+export const jobSuperseded = () =>
+  new IllegalStateError(
+    'JOB_SUPERSEDED',
+    'The decision of this job was settled elsewhere; it is closed and needs nothing more',
+  );
 
 async function runtimeOf(em: EntityManager, accountId: string, id: string, lock = false) {
   const row = await ownRuntime(em, accountId, id, lock);
@@ -72,6 +80,12 @@ export async function claimFor(
   opts: { due?: boolean } = {},
 ): Promise<Claimed | null> {
   const accountId = runtime.account_id;
+  // a claim, even one that finds nothing, shows the runtime has a live worker (ADR 0032)
+  await touchWorker(ctx.orm.em.fork(), runtime.id, ctx.now());
+  // decisions settled elsewhere are closed before one is handed out (a page at a time)
+  for (let i = 0; i < 20; i++) {
+    if ((await supersedeNextClaimable(ctx.orm.em.fork(), runtime, ctx.now(), 10)) < 10) break;
+  }
   return transaction(ctx.orm, async (em) => {
     const job = await claimNext(em, runtime, worker, ctx.now(), opts);
     if (!job) return null;
@@ -95,15 +109,25 @@ export async function heartbeatJob(
   jobId: string,
   h: HeartbeatInput,
 ): Promise<JobRow> {
-  return transaction(ctx.orm, async (em) => {
+  const result = await transaction(ctx.orm, async (em) => {
     const runtime = await runtimeOf(em, accountId, runtimeId);
     const job = await jobOf(em, runtime.id, jobId, true);
     if (!job) throw new NotFoundError('JOB_NOT_FOUND', 'Job not found');
-    const row = await extendLease(em, job, h, runtime.policy.leaseSeconds, ctx.now());
-    if (!row) throw leaseLost();
-    return row;
+    if (job.state === 'superseded') throw jobSuperseded();
+    const now = ctx.now();
+    if (!holds(leaseOf(job), h.leaseOwner, h.version, now)) throw leaseLost();
+    // the holder learns at its next heartbeat that the decision was settled meanwhile; the close is
+    // committed, so the answer is a value here and the refusal is thrown after the commit
+    if ((await supersedeAmong(em, accountId, [job], now)).size > 0) return 'superseded' as const;
+    return (await extendLease(em, job, h, runtime.policy.leaseSeconds, now))!;
   });
+  if (result === 'superseded') throw jobSuperseded();
+  // after the commit: the runtime's row is never locked while a job's is (configure locks them the other way)
+  await touchWorker(ctx.orm.em.fork(), result.runtime_id, ctx.now());
+  return result;
 }
+
+const SUPERSEDED = Symbol('superseded');
 
 export interface FinishInput {
   leaseOwner: string;
@@ -132,10 +156,16 @@ export async function finishJob<T extends object>(
       if (done.lease_owner === f.leaseOwner && done.outcome === f.outcome) return done.answer as T;
       throw new IllegalStateError('FINISH_CONFLICT', 'This lease was finished with another body');
     }
+    if (job.state === 'superseded') throw jobSuperseded();
     const now = ctx.now();
     if (!holds(leaseOf(job), f.leaseOwner, f.version, now)) throw leaseLost();
+    // a decision settled meanwhile is not given back (released, failed): the job closes instead, and
+    // the refusal is thrown after the commit (ADR 0032); `handled` is the holder's own word
+    if (f.outcome !== 'handled' && (await supersedeAmong(em, accountId, [job], now)).size > 0)
+      return SUPERSEDED;
     return recordFinish(em, job, f, runtime.policy.maxAttempts, now, answer);
   });
+  if (result === SUPERSEDED) throw jobSuperseded();
   // a job given back may be claimed at once by a claim held here, or by a worker told over its socket.
   ctx.waiters.wake(accountId);
   if (f.outcome !== 'handled') ctx.givenBack?.(accountId, runtimeId);

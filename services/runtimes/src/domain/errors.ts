@@ -14,7 +14,8 @@ export type IllegalStateCode =
   | 'LEASE_LOST'
   | 'FINISH_CONFLICT'
   | 'RUNTIME_HAS_ENDPOINT'
-  | 'RUNTIME_WITHOUT_ENDPOINT';
+  | 'RUNTIME_WITHOUT_ENDPOINT'
+  | 'JOB_SUPERSEDED';
 /**
  * Refused before anything is read or written; a failed verification only records the failure and
  * leaves the runtime `unverified`.

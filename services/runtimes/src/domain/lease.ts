@@ -6,10 +6,21 @@
 
 /**
  * `queued`: waiting for a claim (new, released, failed, or its lease ran out); `leased`: held by a
- * worker; `handled`: done, the worker answered through the event's own reply path; `exhausted`: `maxAttempts` used up, never handed out again; `dropped`: no longer wanted by
- * the runtime's policy (re-evaluated by configure before it was claimed).
+ * worker; `handled`: done, the worker answered through the event's own reply path; `exhausted`:
+ * `maxAttempts` used up, never handed out again (the takeover sweep hands it to the owner);
+ * `dropped`: no longer wanted by the runtime's policy (re-evaluated by configure before it was
+ * claimed); `superseded`: its decision was settled elsewhere (ADR 0032), never handed out again;
+ * `owner`: handed to the account's owner (attempts used up, or no live worker for the grace).
  */
-export const JOB_STATES = ['queued', 'leased', 'handled', 'exhausted', 'dropped'] as const;
+export const JOB_STATES = [
+  'queued',
+  'leased',
+  'handled',
+  'exhausted',
+  'dropped',
+  'superseded',
+  'owner',
+] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /**

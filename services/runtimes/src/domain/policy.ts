@@ -15,6 +15,8 @@ export type ReplyType = (typeof REPLY_TYPES)[number];
 
 export const LEASE_SECONDS = { min: 5, max: 3600, default: 60 } as const;
 export const MAX_ATTEMPTS = { min: 1, max: 20, default: 3 } as const;
+/** How long a runtime may go without a live worker (a claim or heartbeat) before its jobs go to the owner. */
+export const GRACE_SECONDS = { min: 30, max: 86_400, default: 300 } as const;
 
 export interface Policy {
   types: ReplyType[];
@@ -22,6 +24,7 @@ export interface Policy {
   goferIds?: string[];
   maxAttempts: number;
   leaseSeconds: number;
+  graceSeconds: number;
 }
 
 export interface PolicyInput {
@@ -29,6 +32,7 @@ export interface PolicyInput {
   goferIds?: string[] | undefined;
   maxAttempts?: number | undefined;
   leaseSeconds?: number | undefined;
+  graceSeconds?: number | undefined;
 }
 
 const sortedUnique = <T extends string>(xs: readonly T[]): T[] => [...new Set(xs)].sort();
@@ -40,6 +44,8 @@ export function normalizePolicy(input: PolicyInput): Policy {
     ...(input.goferIds === undefined ? {} : { goferIds: sortedUnique(input.goferIds) }),
     maxAttempts: input.maxAttempts ?? MAX_ATTEMPTS.default,
     leaseSeconds: input.leaseSeconds ?? LEASE_SECONDS.default,
+    // a runtime stored before the grace existed reads with the default
+    graceSeconds: input.graceSeconds ?? GRACE_SECONDS.default,
   };
 }
 

@@ -24,6 +24,8 @@ export function toHttpError(err: DomainError): HttpError {
       return new HttpError(409, ErrorCodes.runtimeWithoutEndpoint, err.message);
     case 'VERIFICATION_FAILED':
       return new HttpError(422, ErrorCodes.verificationFailed, err.message);
+    case 'JOB_SUPERSEDED':
+      return new HttpError(409, ErrorCodes.jobSuperseded, err.message);
     case 'RUNTIME_LIMIT_REACHED':
       return new HttpError(429, ErrorCodes.runtimeLimitReached, err.message);
     case 'OUTCOME_NOT_SUPPORTED':

@@ -4,9 +4,9 @@ import { noContent, rateLimited, validation } from '@oan/http';
 import type { LongPollSlots } from '@oan/projection';
 import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
-import { catchUp, claimOnce, finishRequest, heartbeatJob, type Claimed } from '../commands/jobs.ts';
+import { claimOnce, finishRequest, heartbeatJob, type Claimed } from '../commands/jobs.ts';
 import { configureRuntime, registerRuntime, removeRuntime, runtimeNotFound } from '../commands/runtimes.ts';
-import { listJobs } from '../infra/jobStore.ts';
+import { listRuntimeJobs } from '../commands/takeover.ts';
 import type { Endpoints } from '../dispatch/endpoints.ts';
 import { failuresOf } from '../dispatch/store.ts';
 import { newEndpoint, refuseEndpoint, verifyEndpoint } from '../dispatch/verify.ts';
@@ -214,7 +214,8 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         summary: "Extend a job's lease and record its progress",
         tags: TAGS,
         description:
-          'Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`.',
+          'Only the lease holder (`leaseOwner`, `version`) before `leaseUntil`; otherwise `409 LEASE_LOST`. A job whose ' +
+          'decision was settled elsewhere meanwhile is closed and answered `409 JOB_SUPERSEDED`: stop working on it.',
         params: s.jobParams,
         body: s.heartbeatBody,
         response: { 200: s.finishAnswer },
@@ -243,7 +244,9 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         description:
           'The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease ' +
           'that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the ' +
-          "event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`.",
+          "event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`. " +
+          'A job closed as superseded (its decision settled elsewhere), and a `released` or `failed` of a decision ' +
+          'settled meanwhile, is `409 JOB_SUPERSEDED`.',
         params: s.jobParams,
         body: s.finishBody,
         response: { 200: s.finishAnswer },
@@ -269,14 +272,15 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
       schema: {
         summary: "A runtime's jobs in seq order, with their attempts, leases and progress",
         tags: TAGS,
+        description:
+          'Open jobs whose decision was settled elsewhere are closed as `superseded` before the list is read; jobs ' +
+          'handed to the owner are `owner` with `ownerReason`.',
         params: s.runtimeParams,
         querystring: s.jobsQuery,
         response: { 200: s.jobList },
       },
     },
-    async (req) => {
-      const runtime = await catchUp(ctx, principalOf(req).accountId, req.params.runtimeId);
-      return (await listJobs(ctx.orm.em.fork(), runtime.id, req.query)).map(jobView);
-    },
+    async (req) =>
+      (await listRuntimeJobs(ctx, principalOf(req).accountId, req.params.runtimeId, req.query)).map(jobView),
   );
 };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ENDPOINT_STATES } from '../domain/health.ts';
 import { JOB_STATES } from '../domain/lease.ts';
-import { LEASE_SECONDS, MAX_ATTEMPTS, REPLY_TYPES } from '../domain/policy.ts';
+import { GRACE_SECONDS, LEASE_SECONDS, MAX_ATTEMPTS, REPLY_TYPES } from '../domain/policy.ts';
 
 /** A malformed id is answered like an unknown one (404), never with a 400 that tells them apart. */
 export const runtimeParams = z.object({ runtimeId: z.string() });
@@ -18,6 +18,7 @@ export const policy = z
     goferIds: z.array(id).min(1).max(100).optional(),
     maxAttempts: z.number().int().min(MAX_ATTEMPTS.min).max(MAX_ATTEMPTS.max).optional(),
     leaseSeconds: z.number().int().min(LEASE_SECONDS.min).max(LEASE_SECONDS.max).optional(),
+    graceSeconds: z.number().int().min(GRACE_SECONDS.min).max(GRACE_SECONDS.max).optional(),
   })
   .strict();
 
@@ -83,6 +84,7 @@ export const runtime = z.object({
     goferIds: z.array(z.string()).optional(),
     maxAttempts: z.number(),
     leaseSeconds: z.number(),
+    graceSeconds: z.number(),
   }),
   version: z.number(),
   /** `active` for a runtime without an endpoint; its endpoint's health otherwise (docs/runtimes.md). */
@@ -132,10 +134,20 @@ export const job = z.object({
   state: z.enum(JOB_STATES),
   ...leaseFields,
   progress: progress.nullable(),
+  /** Only in state `owner`: why the job was handed to the owner. */
+  ownerReason: z.enum(['attempts_exhausted', 'no_live_worker']).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export const jobList = z.array(job);
+
+/** A job handed to the owner, with its runtime and the envelope (where the owner answers it). */
+export const waitingJob = job.extend({
+  runtimeId: z.string(),
+  runtimeName: z.string(),
+  event: z.record(z.string(), z.unknown()),
+});
+export const waitingList = z.array(waitingJob);
 
 /** A claimed job: `event` is the OAN envelope exactly as `GET /events` serves it. */
 export const claimAnswer = z.object({

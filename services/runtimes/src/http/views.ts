@@ -1,6 +1,8 @@
 import type { FailureRow } from '../dispatch/store.ts';
 import type { JobRow } from '../infra/jobStore.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
+import type { WaitingRow } from '../commands/takeover.ts';
+import { normalizePolicy } from '../domain/policy.ts';
 import type * as s from './schemas.ts';
 import type { z } from 'zod';
 
@@ -12,7 +14,8 @@ const isoOrNull = (t: Date | string | null) => (t === null ? null : iso(t));
 export const runtimeView = (r: RuntimeRow, failures: FailureRow[] = []): z.infer<typeof s.runtime> => ({
   runtimeId: r.id,
   name: r.name,
-  policy: r.policy,
+  // a policy stored before a setting existed reads with its default
+  policy: normalizePolicy(r.policy),
   version: r.version,
   state: r.endpoint_state ?? 'active',
   createdAt: iso(r.created_at),
@@ -49,8 +52,18 @@ export const jobView = (j: JobRow): z.infer<typeof s.job> => ({
   version: j.version,
   leaseUntil: isoOrNull(j.lease_until),
   progress: j.progress,
+  ...(j.state === 'owner' && j.owner_reason !== null
+    ? { ownerReason: j.owner_reason as 'attempts_exhausted' | 'no_live_worker' }
+    : {}),
   createdAt: iso(j.created_at),
   updatedAt: iso(j.updated_at),
+});
+
+export const waitingView = (w: WaitingRow): z.infer<typeof s.waitingJob> => ({
+  ...jobView(w),
+  runtimeId: w.runtime_id,
+  runtimeName: w.runtime_name,
+  event: JSON.parse(w.envelope) as Record<string, unknown>,
 });
 
 /**

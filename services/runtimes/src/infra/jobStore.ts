@@ -18,6 +18,8 @@ export interface JobRow {
   lease_owner: string | null;
   lease_until: Date | null;
   progress: { percent?: number; note?: string } | null;
+  /** Why a job in state `owner` was handed to the owner. */
+  owner_reason: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -126,7 +128,8 @@ async function write(em: EntityManager, id: string, l: lease.JobLease, now: Date
 /**
  * Hands the runtime's first claimable job (seq order) to `worker`, or null. Rows another claim holds
  * are skipped (`skip locked`), so concurrent claims never wait for each other nor take one job
- * twice; a job whose attempts are used up is closed on the way.
+ * twice; a job whose attempts are used up is closed on the way. (Settled decisions were closed
+ * just before, by `supersedeNextClaimable`.)
  */
 export async function claimNext(
   em: EntityManager,

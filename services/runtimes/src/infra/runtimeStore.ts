@@ -19,6 +19,8 @@ export interface RuntimeRow {
   consecutive_failures: number;
   last_seen_at: Date | null;
   verified_at: Date | null;
+  /** The last claim or heartbeat of any of its workers; null until the first. */
+  worker_seen_at: Date | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -137,4 +139,17 @@ export async function hasUnread(em: EntityManager, runtimeId: string): Promise<b
     [runtimeId],
   );
   return row?.unread ?? false;
+}
+
+/**
+ * Records that a worker of the runtime is alive (a claim or a heartbeat). At most one write a second
+ * per runtime, in a statement of its own, so racing claims do not queue on the runtime's row.
+ */
+export async function touchWorker(em: EntityManager, id: string, now: Date): Promise<void> {
+  await sql(
+    em,
+    `update runtimes.runtimes set worker_seen_at = ?
+      where id = ? and (worker_seen_at is null or worker_seen_at < ?::timestamptz - interval '1 second')`,
+    [now, id, now],
+  );
 }

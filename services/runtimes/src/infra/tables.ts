@@ -86,8 +86,23 @@ class AddEndpoints extends Migration {
   }
 }
 
+/**
+ * ADR 0032: supersession and takeover. A runtime remembers when a worker last claimed or heartbeat
+ * (`worker_seen_at`, null until the first); a job handed to the owner keeps why (`owner_reason`). The
+ * open jobs (what supersession and the takeover sweep look at) have an index of their own.
+ */
+class AddTakeover extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table runtimes.runtimes add column if not exists worker_seen_at timestamptz');
+    this.addSql('alter table runtimes.jobs add column if not exists owner_reason text');
+    this.addSql(`create index if not exists jobs_open_idx on runtimes.jobs (runtime_id, seq)
+      where state in ('queued', 'leased', 'exhausted', 'owner')`);
+  }
+}
+
 export const runtimesMigrations: MigrationDef[] = [
   { name: 'runtimes-0001-runtimes', class: CreateRuntimes },
   { name: 'runtimes-0002-lease-expiry-index', class: IndexLeaseExpiry },
   { name: 'runtimes-0003-endpoints', class: AddEndpoints },
+  { name: 'runtimes-0004-takeover', class: AddTakeover },
 ];

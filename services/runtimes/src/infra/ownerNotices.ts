@@ -1,0 +1,39 @@
+import { internalCallHeaders } from '@oan/auth';
+
+export type TakeoverReason = 'attempts_exhausted' | 'no_live_worker';
+
+/** What the owner is told about one job handed to them (the `runtime_job_waiting` notice). */
+export interface JobWaitingNotice {
+  accountId: string;
+  runtimeId: string;
+  runtimeName: string;
+  jobId: string;
+  eventId: string;
+  eventSeq: string;
+  eventType: string;
+  goferId: string | null;
+  reason: TakeoverReason;
+}
+
+/** Records the notice; resolves once auth has it (recorded now or before), rejects otherwise. */
+export type NotifyOwner = (notice: JobWaitingNotice) => Promise<void>;
+
+/**
+ * Asks auth (`POST /internal/runtime-notices`, with the fleet's internal secret) to record the
+ * `runtime_job_waiting` notice on the account's stream. Auth records one per job however often it
+ * is asked, so a retry after a timeout or a racing sweep changes nothing.
+ */
+export function ownerNoticeClient(authUrl: string, jwtSecret: string, timeoutMs = 5000): NotifyOwner {
+  const url = `${authUrl}/internal/runtime-notices`;
+  const headers = { 'content-type': 'application/json', ...internalCallHeaders(jwtSecret) };
+  return async (notice) => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(notice),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await res.body?.cancel();
+    if (!res.ok) throw new Error(`runtime notice refused: ${res.status}`);
+  };
+}
