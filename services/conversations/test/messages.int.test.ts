@@ -4,13 +4,7 @@ import { internalCommandHeaders } from '@oan/auth';
 import { sql } from '@oan/db';
 import { body, expectError, waitFor } from '@oan/testing';
 import { rebuildWriteState } from '../src/infra/store.ts';
-import {
-  JWT_SECRET,
-  startConversationFleet,
-  type ConversationFleet,
-  type Match,
-  type Res,
-} from './helpers.ts';
+import { startConversationFleet, type ConversationFleet, type Match, type Res } from './helpers.ts';
 
 interface Message {
   id: string;

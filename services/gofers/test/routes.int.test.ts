@@ -268,11 +268,12 @@ describe('a chat message sent by an internal call with a command id', () => {
     const g = await newGofer(headers);
     const before = await eventCount();
     const url = `/gofers/${g.goferId}/chat/messages`;
-    for (const extra of [
+    const tries: Headers[] = [
       { 'x-oan-command-id': 'runtimes:x:1' },
       { 'x-oan-command-id': 'runtimes:x:1', 'x-oan-internal': 'guess' },
       { 'x-oan-command-id': 'runtimes:x:1', ...internalCallHeaders('another-secret-another-secret-00') },
-    ]) {
+    ];
+    for (const extra of tries) {
       const res = await api(fleet.app, 'POST', url, { ...headers, ...extra }, { content: 'hi' });
       expect(res.statusCode).toBe(401);
       expect(body(res)).toEqual({ error: expect.any(String), code: 'UNAUTHORIZED' });
