@@ -7,6 +7,7 @@ import { OAN_BASE_PATH } from '@oan/protocol';
 import type { RuntimesContext } from './commands/context.ts';
 import type { RuntimesConfig } from './config.ts';
 import { runtimeRoutes } from './http/routes.ts';
+import { replyClient } from './infra/replyClient.ts';
 import { Waiters } from './infra/wake.ts';
 
 export interface RuntimesAppDeps {
@@ -25,12 +26,33 @@ export function createRuntimesContext(deps: {
   orm: MikroORM;
   now?: () => Date;
   waiters?: Waiters;
+  /** The owning services' URLs and the secret to call them with; absent: replies are 501. */
+  config?: Pick<
+    RuntimesConfig,
+    | 'JWT_SECRET'
+    | 'GOFERS_URL'
+    | 'MATCHING_URL'
+    | 'CONVERSATIONS_URL'
+    | 'RUNTIMES_REPLY_TIMEOUT_MS'
+    | 'RUNTIMES_FAULT'
+  >;
 }): RuntimesContext {
+  const c = deps.config;
   return {
     orm: deps.orm,
     now: deps.now ?? (() => new Date()),
     ids: randomUUID,
     waiters: deps.waiters ?? new Waiters(),
+    ...(c
+      ? {
+          replies: replyClient({
+            urls: { gofers: c.GOFERS_URL, matching: c.MATCHING_URL, conversations: c.CONVERSATIONS_URL },
+            jwtSecret: c.JWT_SECRET,
+            timeoutMs: c.RUNTIMES_REPLY_TIMEOUT_MS,
+            exitAfterReply: c.RUNTIMES_FAULT === 'exit-after-reply',
+          }),
+        }
+      : {}),
   };
 }
 
@@ -46,7 +68,7 @@ export async function buildApp(deps: RuntimesAppDeps) {
     metrics: deps.metrics,
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
-  const ctx = deps.ctx ?? createRuntimesContext({ orm });
+  const ctx = deps.ctx ?? createRuntimesContext({ orm, config });
   // with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(runtimeRoutes, {

@@ -112,7 +112,9 @@ export async function finishJob<T extends object>(
     if (!job) throw new NotFoundError('JOB_NOT_FOUND', 'Job not found');
     const done = await finishOf(em, job.id, f.version);
     if (done) {
-      if (done.lease_owner === f.leaseOwner && done.outcome === f.outcome) return done.answer as T;
+      // a finish that carried a reply (recorded or pending) is another body
+      const same = done.lease_owner === f.leaseOwner && done.outcome === f.outcome && done.reply === null;
+      if (same) return done.answer as T;
       throw new IllegalStateError('FINISH_CONFLICT', 'This lease was finished with another body');
     }
     const now = ctx.now();

@@ -1,17 +1,18 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
-import { noContent, rateLimited } from '@oan/http';
-import { RejectedError } from '../domain/errors.ts';
+import { noContent, rateLimited, validation } from '@oan/http';
+import type { ApiKeyPermission } from '@oan/protocol';
 import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
 import { catchUp, claimOnce, finishJob, heartbeatJob, type Claimed } from '../commands/jobs.ts';
+import { finishWithReply } from '../commands/replies.ts';
 import { configureRuntime, registerRuntime, removeRuntime, runtimeNotFound } from '../commands/runtimes.ts';
 import { listJobs } from '../infra/jobStore.ts';
 import { listRuntimes, ownRuntime } from '../infra/runtimeStore.ts';
 import { rethrowMapped } from './errors.ts';
 import { HeldClaims } from './heldClaims.ts';
 import * as s from './schemas.ts';
-import { claimText, jobView, runtimeView } from './views.ts';
+import { claimText, jobView, replyAnswerText, runtimeView } from './views.ts';
 
 export interface RuntimeRouteDeps {
   ctx: RuntimesContext;
@@ -216,20 +217,33 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         tags: TAGS,
         description:
           'The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease ' +
-          'that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the ' +
-          "event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`.",
+          'that ran out or was taken over is `409 LEASE_LOST`. `handled` without `reply`: the worker answered through the ' +
+          "event's reply path itself. `handled` with `reply` (the body of that route): the server carries it out through " +
+          'the owning service exactly once and answers `{job, reply: {status, body}}`; a refusal of the owning service ' +
+          'is answered as it gave it and leaves the lease as it was; `503` means recorded, not carried out yet.',
         params: s.jobParams,
         body: s.finishBody,
         response: { 200: s.finishAnswer },
       },
     },
-    async (req) => {
-      const { outcome, leaseOwner, version } = req.body;
-      if (req.body.reply !== undefined) {
-        throw new RejectedError(
-          'OUTCOME_NOT_SUPPORTED',
-          'A reply carried out by the server is not available yet: answer through the event reply path, then finish with handled and no reply',
+    async (req, reply) => {
+      const { outcome, leaseOwner, version, reply: replyBody } = req.body;
+      if (replyBody !== undefined) {
+        if (outcome !== 'handled') throw validation('reply: only with outcome handled');
+        const principal = principalOf(req);
+        const may = (permission: ApiKeyPermission) =>
+          principal.via !== 'apiKey' || principal.permissions.includes(permission);
+        const text = await finishWithReply(
+          ctx,
+          principal.accountId,
+          req.params.runtimeId,
+          req.params.jobId,
+          { leaseOwner, version, reply: replyBody },
+          may,
+          replyAnswerText,
         );
+        // kept text, sent as it is (never re-serialized): a retry answers the same bytes
+        return reply.type('application/json; charset=utf-8').send(text as unknown as s.FinishAnswer);
       }
       return finishJob(
         ctx,

@@ -33,6 +33,21 @@ export const jobView = (j: JobRow): z.infer<typeof s.job> => ({
 });
 
 /**
+ * A reply finish's answer as text: the job, and the owning service's status and body as it sent them
+ * (kept and served byte for byte on a retry).
+ */
+export function replyAnswerText(j: JobRow, sent: { status: number; text: string }): string {
+  let body = 'null';
+  try {
+    JSON.parse(sent.text);
+    body = sent.text;
+  } catch {
+    // an empty or non-JSON body is answered as null
+  }
+  return `{"job":${JSON.stringify(jobView(j))},"reply":{"status":${sent.status},"body":${body}}}`;
+}
+
+/**
  * The claim answer as text, with the stored envelope spliced in unchanged, so `event` is
  * byte-identical to the item `GET /events` serves.
  */

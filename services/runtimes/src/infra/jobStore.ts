@@ -3,6 +3,7 @@ import { sql, type EntityManager } from '@oan/db';
 import { fetchEventsWithIds } from '@oan/projection';
 import * as lease from '../domain/lease.ts';
 import { wants, type Policy } from '../domain/policy.ts';
+import type { ReplyCall } from '../domain/reply.ts';
 import { advanceCursor, type RuntimeRow } from './runtimeStore.ts';
 
 export interface JobRow {
@@ -126,7 +127,8 @@ async function write(em: EntityManager, id: string, l: lease.JobLease, now: Date
 /**
  * Hands the runtime's first claimable job (seq order) to `worker`, or null. Rows another claim holds
  * are skipped (`skip locked`), so concurrent claims never wait for each other nor take one job
- * twice; a job whose attempts are used up is closed on the way.
+ * twice; each locks one row at a time, so racing claims never hide from one another the rows they
+ * will not take. A job whose attempts are used up is closed on the way.
  */
 export async function claimNext(
   em: EntityManager,
@@ -135,11 +137,13 @@ export async function claimNext(
   now: Date,
 ): Promise<JobRow | null> {
   for (;;) {
+    // a job whose reply is being carried out stays with its lease until that ends (ADR 0031)
     const candidates = await sql<JobRow>(
       em,
-      `select * from runtimes.jobs where runtime_id = ?
+      `select * from runtimes.jobs j where runtime_id = ?
          and (state = 'queued' or (state = 'leased' and lease_until <= ?))
-       order by seq limit 10 for update skip locked`,
+         and not exists (select 1 from runtimes.job_finishes f where f.job_id = j.id and f.state = 'pending')
+       order by seq limit 1 for update skip locked`,
       [runtime.id, now],
     );
     if (candidates.length === 0) return null;
@@ -162,6 +166,12 @@ export async function jobOf(em: EntityManager, runtimeId: string, jobId: string,
   return row ?? null;
 }
 
+/** A job by its id alone, locked (a pending reply names its job, not its runtime). */
+export async function lockedJob(em: EntityManager, jobId: string): Promise<JobRow | null> {
+  const [row] = await sql<JobRow>(em, 'select * from runtimes.jobs where id = ? for update', [jobId]);
+  return row ?? null;
+}
+
 /** Extends the lease of the holder (null when it does not hold it: nothing is written). */
 export async function heartbeat(
   em: EntityManager,
@@ -176,9 +186,17 @@ export async function heartbeat(
 }
 
 export interface FinishRecord {
+  job_id: string;
+  version: number;
   lease_owner: string;
   outcome: string;
-  answer: object;
+  /** `pending`: a reply recorded, not carried out yet; `done`: answered. */
+  state: 'pending' | 'done';
+  /** The null of a finish without a reply. */
+  reply: Record<string, unknown> | null;
+  call: ReplyCall | null;
+  answer: object | null;
+  answer_text: string | null;
 }
 
 /** The recorded finish of a lease (job, version), or null. */
@@ -189,11 +207,66 @@ export async function finishOf(
 ): Promise<FinishRecord | null> {
   const [row] = await sql<FinishRecord>(
     em,
-    'select lease_owner, outcome, answer from runtimes.job_finishes where job_id = ? and version = ?',
+    'select * from runtimes.job_finishes where job_id = ? and version = ?',
     [jobId, version],
   );
   return row ?? null;
 }
+
+/** Records a holder's reply as pending, with the call that carries it out (the job keeps its lease). */
+export async function recordPendingReply(
+  em: EntityManager,
+  job: JobRow,
+  f: { leaseOwner: string; version: number },
+  reply: Record<string, unknown>,
+  call: ReplyCall,
+  now: Date,
+): Promise<FinishRecord> {
+  const [row] = await sql<FinishRecord>(
+    em,
+    `insert into runtimes.job_finishes (job_id, version, lease_owner, outcome, state, reply, call, created_at)
+     values (?, ?, ?, 'handled', 'pending', ?::jsonb, ?::jsonb, ?) returning *`,
+    [job.id, f.version, f.leaseOwner, JSON.stringify(reply), JSON.stringify(call), now],
+  );
+  return row!;
+}
+
+/** The reply was carried out: the job is handled, and the answer kept as the text it is served as. */
+export async function completeReply(
+  em: EntityManager,
+  job: JobRow,
+  version: number,
+  now: Date,
+  answer: (row: JobRow) => string,
+): Promise<string> {
+  const row = await write(em, job.id, lease.finish(leaseOf(job), 'handled', 0), now);
+  const text = answer(row);
+  await sql(
+    em,
+    `update runtimes.job_finishes set state = 'done', answer = ?::jsonb, answer_text = ?
+      where job_id = ? and version = ?`,
+    [text, text, job.id, version],
+  );
+  return text;
+}
+
+/** The owning service refused the reply: it is forgotten, and the lease goes on as it was. */
+export async function dropPendingReply(em: EntityManager, jobId: string, version: number): Promise<void> {
+  await sql(em, `delete from runtimes.job_finishes where job_id = ? and version = ? and state = 'pending'`, [
+    jobId,
+    version,
+  ]);
+}
+
+/** Pending replies recorded before `before`, oldest first, with their account (for the sweep). */
+export const pendingReplies = (em: EntityManager, before: Date, limit: number) =>
+  sql<FinishRecord & { account_id: string; runtime_id: string }>(
+    em,
+    `select f.*, r.account_id, r.id as runtime_id from runtimes.job_finishes f
+       join runtimes.jobs j on j.id = f.job_id join runtimes.runtimes r on r.id = j.runtime_id
+      where f.state = 'pending' and f.created_at < ? order by f.created_at limit ?`,
+    [before, limit],
+  );
 
 /** Applies a finish of the holder and records its answer under (job, version) for retries. */
 export async function recordFinish<T extends object>(
