@@ -159,8 +159,13 @@ export async function planFleet(
       ...storage,
     }),
     // Runtimes read the envelopes from read.oan_event and wake held claims from the push stream;
-    // they verify credentials, so they get the key.
-    svc('runtimes', 'runtimes', ports.runtimes, { RUNTIMES_PORT: String(ports.runtimes) }),
+    // they verify credentials, so they get the key, and carry out replies through the owning services.
+    svc('runtimes', 'runtimes', ports.runtimes, {
+      RUNTIMES_PORT: String(ports.runtimes),
+      GOFERS_URL: url(ports.gofers),
+      MATCHING_URL: url(ports.matching),
+      CONVERSATIONS_URL: url(ports.conversations),
+    }),
     svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }, keyless),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }, keyless),
     svc('gateway1', 'gateway', ports.gateway1, {
