@@ -1966,7 +1966,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a job's lease: done (`handled`), given back (`released`) or a failed attempt (`failed`)
-         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`.
+         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` without `reply`: the worker answered through the event's reply path itself. `handled` with `reply` (the body of that route): the server carries it out through the owning service exactly once and answers `{job, reply: {status, body}}`; a refusal of the owning service is answered as it gave it and leaves the lease as it was; `503` means recorded, not carried out yet.
          */
         post: {
             parameters: {
@@ -1988,7 +1988,9 @@ export interface paths {
                         version: number;
                         /** @enum {string} */
                         outcome: "handled" | "released" | "failed";
-                        reply?: unknown;
+                        reply?: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -2023,6 +2025,10 @@ export interface paths {
                                 } | null;
                                 createdAt: string;
                                 updatedAt: string;
+                            };
+                            reply?: {
+                                status: number;
+                                body: unknown;
                             };
                         };
                     };
@@ -2107,6 +2113,10 @@ export interface paths {
                                 } | null;
                                 createdAt: string;
                                 updatedAt: string;
+                            };
+                            reply?: {
+                                status: number;
+                                body: unknown;
                             };
                         };
                     };
