@@ -134,11 +134,7 @@ describe('a multi-stream command with a command id', () => {
     const results = await Promise.all([run(), run(), run()]);
     expect(await streamLength(a)).toBe(1);
     expect(await streamLength(b)).toBe(1);
-    expect(results.map((r) => r.result)).toEqual([
-      results[0]!.result,
-      results[0]!.result,
-      results[0]!.result,
-    ]);
+    expect(results.map((r) => r.result)).toEqual([results[0].result, results[0].result, results[0].result]);
     expect(results.filter((r) => r.repeated)).toHaveLength(2);
     expect(results.every((r) => r.appended.length === 2)).toBe(true);
   });

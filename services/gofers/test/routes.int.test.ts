@@ -257,7 +257,7 @@ describe('a chat message sent by an internal call with a command id', () => {
     const again = await api(fleet.app, 'POST', url, once, { content: 'yes, go ahead' });
     for (const res of [...answers, again]) {
       expect(res.statusCode).toBe(202);
-      expect(res.body).toBe(answers[0]!.body);
+      expect(res.body).toBe(answers[0].body);
     }
     const users = (await history(headers, g.goferId)).filter((i) => i.role === 'user');
     expect(users.map((i) => i.content)).toEqual(['yes, go ahead']);

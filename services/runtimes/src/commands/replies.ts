@@ -13,18 +13,14 @@ import {
   type EnvelopeIds,
   type ReplyCall,
 } from '../domain/reply.ts';
+import { finishOf, jobOf, leaseOf, type FinishRecord, type JobRow } from '../infra/jobStore.ts';
 import {
   completeReply,
   dropPendingReply,
-  finishOf,
-  jobOf,
-  leaseOf,
   lockedJob,
   pendingReplies,
   recordPendingReply,
-  type FinishRecord,
-  type JobRow,
-} from '../infra/jobStore.ts';
+} from '../infra/replyStore.ts';
 import { ownRuntime } from '../infra/runtimeStore.ts';
 import type { ReplyAnswer } from '../infra/replyClient.ts';
 import type { RuntimesContext } from './context.ts';

@@ -1,18 +1,17 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
-import { noContent, rateLimited, validation } from '@oan/http';
-import type { ApiKeyPermission } from '@oan/protocol';
+import { noContent, rateLimited } from '@oan/http';
 import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
-import { catchUp, claimOnce, finishJob, heartbeatJob, type Claimed } from '../commands/jobs.ts';
-import { finishWithReply } from '../commands/replies.ts';
+import { catchUp, claimOnce, heartbeatJob, type Claimed } from '../commands/jobs.ts';
 import { configureRuntime, registerRuntime, removeRuntime, runtimeNotFound } from '../commands/runtimes.ts';
 import { listJobs } from '../infra/jobStore.ts';
 import { listRuntimes, ownRuntime } from '../infra/runtimeStore.ts';
 import { rethrowMapped } from './errors.ts';
 import { HeldClaims } from './heldClaims.ts';
 import * as s from './schemas.ts';
-import { claimText, jobView, replyAnswerText, runtimeView } from './views.ts';
+import { finish } from './finish.ts';
+import { claimText, jobView, runtimeView } from './views.ts';
 
 export interface RuntimeRouteDeps {
   ctx: RuntimesContext;
@@ -226,34 +225,7 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         response: { 200: s.finishAnswer },
       },
     },
-    async (req, reply) => {
-      const { outcome, leaseOwner, version, reply: replyBody } = req.body;
-      if (replyBody !== undefined) {
-        if (outcome !== 'handled') throw validation('reply: only with outcome handled');
-        const principal = principalOf(req);
-        const may = (permission: ApiKeyPermission) =>
-          principal.via !== 'apiKey' || principal.permissions.includes(permission);
-        const text = await finishWithReply(
-          ctx,
-          principal.accountId,
-          req.params.runtimeId,
-          req.params.jobId,
-          { leaseOwner, version, reply: replyBody },
-          may,
-          replyAnswerText,
-        );
-        // kept text, sent as it is (never re-serialized): a retry answers the same bytes
-        return reply.type('application/json; charset=utf-8').send(text as unknown as s.FinishAnswer);
-      }
-      return finishJob(
-        ctx,
-        principalOf(req).accountId,
-        req.params.runtimeId,
-        req.params.jobId,
-        { leaseOwner, version, outcome },
-        (row) => ({ job: jobView(row) }),
-      );
-    },
+    async (req, reply) => finish(ctx, principalOf(req), req.params, req.body, reply),
   );
 
   app.get(

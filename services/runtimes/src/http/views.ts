@@ -1,3 +1,5 @@
+import type { AuthenticatedPrincipal } from '@oan/auth';
+import type { ApiKeyPermission } from '@oan/protocol';
 import type { JobRow } from '../infra/jobStore.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
 import type * as s from './schemas.ts';
@@ -61,3 +63,7 @@ export function claimText(j: JobRow, envelope: string): string {
   });
   return `{"job":{"event":${envelope},${lease.slice(1)}}`;
 }
+
+/** Whether the caller may act on a route needing `permission` (an OAN JWT acts as the account itself). */
+export const keyMay = (p: AuthenticatedPrincipal) => (permission: ApiKeyPermission) =>
+  p.via !== 'apiKey' || p.permissions.includes(permission);
