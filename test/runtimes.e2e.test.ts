@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, TestConnector, TestFleet } from '@oan/testing';
+import { chat, goferQuestionJob } from './runtimeJobs.ts';
 
 /**
  * Runtimes through the edge (docs/runtimes.md): a connector registers a runtime, its Gofer's
@@ -137,5 +138,74 @@ describe('a v1 connector that registers no runtime', () => {
     const jobs = await other.rest<unknown[]>('GET', `/runtimes/${runtimeId}/jobs`);
     expect(jobs.body).toEqual([]);
     expect(await v1.rest('GET', '/runtimes')).toMatchObject({ status: 200, body: [] });
+  });
+});
+
+describe('a worker that finishes a gofer_question with a reply', () => {
+  it('has the server answer the Gofer once; the same body again is the same bytes, another is 409', async () => {
+    const c = await connector();
+    const { runtimeId, goferId, job } = await goferQuestionJob(c, 'w1');
+    const finish = `/runtimes/${runtimeId}/jobs/${job.jobId}/finish`;
+    const lease = { leaseOwner: 'w1', version: job.version, outcome: 'handled' };
+
+    // a field the chat route does not take is refused here, and nothing is recorded
+    const odd = await c.rest('POST', finish, { ...lease, reply: { content: 'yes', mood: 'happy' } });
+    expect(odd.status).toBe(400);
+    expect(odd.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+    // the owning service's own refusal reaches the worker as it gave it; the lease goes on
+    const empty = await c.rest<{ code: string }>('POST', finish, { ...lease, reply: {} });
+    expect(empty.status).toBe(400);
+    expect(empty.body).toEqual({ error: expect.any(String), code: expect.any(String) });
+    const held = await c.rest<{ state: string; leaseOwner: string }[]>('GET', `/runtimes/${runtimeId}/jobs`);
+    expect(held.body).toMatchObject([{ jobId: job.jobId, state: 'leased', leaseOwner: 'w1' }]);
+
+    const body = { ...lease, reply: { content: 'yes, start' } };
+    const done = await c.rest<{ job: { state: string }; reply: { status: number; body: unknown } }>(
+      'POST',
+      finish,
+      body,
+    );
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({
+      job: { jobId: job.jobId, state: 'handled', leaseOwner: null },
+      reply: { status: 202, body: { accepted: true } },
+    });
+    const again = await Promise.all([c.rest('POST', finish, body), c.rest('POST', finish, body)]);
+    for (const res of again) {
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(done.text);
+    }
+    const other = await c.rest('POST', finish, { ...lease, reply: { content: 'no' } });
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({ error: expect.any(String), code: 'FINISH_CONFLICT' });
+    const plain = await c.rest('POST', finish, lease);
+    expect(plain.status).toBe(409);
+
+    const users = (await chat(c, goferId)).filter((m) => m.role === 'user' && m.content === 'yes, start');
+    expect(users).toHaveLength(1);
+    expect((await c.rest('POST', `/runtimes/${runtimeId}/claim`, { worker: 'w2' })).body).toEqual({
+      job: null,
+    });
+  });
+
+  it('writes nothing for a fenced worker (409 LEASE_LOST)', async () => {
+    const c = await connector();
+    const { runtimeId, goferId, job } = await goferQuestionJob(c, 'w1');
+    const finish = `/runtimes/${runtimeId}/jobs/${job.jobId}/finish`;
+    const released = await c.rest('POST', finish, {
+      leaseOwner: 'w1',
+      version: job.version,
+      outcome: 'released',
+    });
+    expect(released.status).toBe(200);
+    const late = await c.rest('POST', finish, {
+      leaseOwner: 'w1',
+      version: job.version + 1,
+      outcome: 'handled',
+      reply: { content: 'too late' },
+    });
+    expect(late.status).toBe(409);
+    expect(late.body).toEqual({ error: expect.any(String), code: 'LEASE_LOST' });
+    expect((await chat(c, goferId)).filter((m) => m.content === 'too late')).toEqual([]);
   });
 });

@@ -29,5 +29,11 @@ export {
   type AuthMode,
   type RequireAuthOptions,
 } from './hooks.ts';
-export { createServiceApp, type ServiceAppOptions } from './serviceApp.ts';
-export { INTERNAL_CALL_HEADER, internalCallHeaders, isInternalCall } from './internalCall.ts';
+export { commandIdOf, createServiceApp, type ServiceAppOptions } from './serviceApp.ts';
+export {
+  COMMAND_ID_HEADER,
+  INTERNAL_CALL_HEADER,
+  internalCallHeaders,
+  internalCommandHeaders,
+  isInternalCall,
+} from './internalCall.ts';

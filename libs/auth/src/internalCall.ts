@@ -22,3 +22,15 @@ export function isInternalCall(jwtSecret: string, header: string | string[] | un
   const given = Buffer.from(header);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/**
+ * The header of an internal call that asks for a command to run exactly once under this id (the
+ * runtimes service carrying out a worker's reply). Honoured only beside the internal secret.
+ */
+export const COMMAND_ID_HEADER = 'x-oan-command-id';
+
+/** The headers of an internal call that carries a command id. */
+export const internalCommandHeaders = (jwtSecret: string, commandId: string): Record<string, string> => ({
+  ...internalCallHeaders(jwtSecret),
+  [COMMAND_ID_HEADER]: commandId,
+});

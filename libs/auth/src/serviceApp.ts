@@ -1,6 +1,20 @@
+import type { FastifyRequest } from 'fastify';
 import { sql, type MikroORM } from '@oan/db';
-import { createHttpApp, type Logger } from '@oan/http';
+import { createHttpApp, unauthorized, type Logger } from '@oan/http';
 import { createAuthenticator, type Authenticator } from './authenticator.ts';
+import { COMMAND_ID_HEADER, INTERNAL_CALL_HEADER, isInternalCall } from './internalCall.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** An internal call's command id (`x-oan-command-id` beside the internal secret); else absent. */
+    commandId?: string;
+  }
+}
+
+const COMMAND_ID = /^[A-Za-z0-9:._/-]{1,200}$/;
+
+/** The command id of the request, when an internal call sent one (see `createServiceApp`). */
+export const commandIdOf = (req: FastifyRequest): string | undefined => req.commandId;
 
 export interface ServiceAppOptions {
   /** The service's name (logs, metrics) and its OpenAPI title `OAN <name>`. */
@@ -43,5 +57,16 @@ export async function createServiceApp(
     onBackgroundError: (err) => app.log.warn({ err }, 'could not record API key last use'),
   });
   app.addHook('onClose', () => authenticator.drain());
+  // A command id makes a command exactly-once for a fleet process that may send it again (runtimes);
+  // anyone else sending one is refused rather than ignored, and the edge never passes it on.
+  app.addHook('onRequest', async (req) => {
+    const header = req.headers[COMMAND_ID_HEADER];
+    if (header === undefined) return;
+    if (!isInternalCall(opts.config.JWT_SECRET, req.headers[INTERNAL_CALL_HEADER]))
+      throw unauthorized('Unauthorized: a command id is for internal calls');
+    if (typeof header !== 'string' || !COMMAND_ID.test(header))
+      throw unauthorized('Unauthorized: malformed command id');
+    req.commandId = header;
+  });
   return { app, authenticator };
 }

@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@oan/db';
 import type { Decider, Timed } from '@oan/domain';
+import { recordCommand, recordedEvents, takeCommandId } from './commandIds.ts';
 import type { EventStore } from './store.ts';
 import { ConcurrencyError, type NewEvent, type StoredEvent } from './types.ts';
 
@@ -9,6 +10,11 @@ export type Fold<State, Event> = Pick<Decider<State, Event, never>, 'initialStat
 export interface CommandResult<State> {
   state: State;
   appended: StoredEvent[];
+  /**
+   * The command id was recorded before: nothing was decided or appended now, `appended` are the
+   * events the first run appended and `state` the stream's state now.
+   */
+  repeated?: true;
 }
 
 /**
@@ -52,11 +58,18 @@ export async function handleCommand<State, Event extends { type: string; data: u
      * that exists after all fails it with ConcurrencyError, like any conflict.
      */
     newStream?: boolean;
+    /**
+     * Exactly once: the command's id, recorded in the append's transaction (`<schema>.commands`,
+     * `commandIdsMigration`). An id recorded before appends nothing and answers the events it
+     * appended then (`repeated`), even after a crash between the caller's steps.
+     */
+    commandId?: string;
   } = {},
 ): Promise<CommandResult<State>> {
   const fold = (state: State, events: readonly StoredEvent[]) =>
     events.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as Event), state);
-  if (opts.newStream && !opts.inline && !opts.snapshot) {
+  const { commandId } = opts;
+  if (opts.newStream && !opts.inline && !opts.snapshot && commandId === undefined) {
     const state = decider.initialState();
     const em = orm.em.fork();
     const events = await decide(state, em);
@@ -73,7 +86,12 @@ export async function handleCommand<State, Event extends { type: string; data: u
   const retries = opts.retries ?? 5;
   for (let attempt = 0; ; attempt++) {
     try {
-      const result = await orm.em.fork().transactional(async (em) => {
+      const result = await orm.em.fork().transactional(async (em): Promise<CommandResult<State>> => {
+        const recorded = commandId === undefined ? null : await takeCommandId(em, store, commandId);
+        if (recorded) {
+          const appended = await recordedEvents(em, store, recorded);
+          return { state: (await load(em)).state, appended, repeated: true };
+        }
         const { state, version } = await load(em);
         const events = await decide(state, em);
         const appended = await store.append(em, [
@@ -83,9 +101,10 @@ export async function handleCommand<State, Event extends { type: string; data: u
         const last = appended.at(-1);
         if (opts.snapshot && last) await opts.snapshot.save(em, next, last.streamVersion, appended);
         if (opts.inline) await opts.inline(em, appended, next);
+        if (commandId !== undefined) await recordCommand(em, store, commandId, appended);
         return { state: next, appended };
       });
-      if (result.appended.length > 0) store.committed(orm);
+      if (result.appended.length > 0 && !result.repeated) store.committed(orm);
       return result;
     } catch (err) {
       if (err instanceof ConcurrencyError && attempt < retries) continue;
@@ -116,12 +135,23 @@ export async function handleMultiStreamCommand<Result>(
   opts: {
     retries?: number;
     inline?: (em: EntityManager, appended: StoredEvent[]) => Promise<void>;
+    /**
+     * Exactly once, as `handleCommand`'s: an id recorded before appends nothing and answers the
+     * recorded `result` (so it must be JSON) and events, with `repeated`.
+     */
+    commandId?: string;
   } = {},
-): Promise<{ result: Result; appended: StoredEvent[] }> {
+): Promise<{ result: Result; appended: StoredEvent[]; repeated?: true }> {
   const retries = opts.retries ?? 5;
+  const { commandId } = opts;
   for (let attempt = 0; ; attempt++) {
     try {
       const outcome = await orm.em.fork().transactional(async (em) => {
+        const recorded = commandId === undefined ? null : await takeCommandId(em, store, commandId);
+        if (recorded) {
+          const appended = await recordedEvents(em, store, recorded);
+          return { result: recorded.result as Result, appended, repeated: true as const };
+        }
         const versions = new Map<string, number>();
         const load: LoadStream = async (streamId, decider) => {
           const history = await store.readStream(em, streamId);
@@ -143,9 +173,10 @@ export async function handleMultiStreamCommand<Result>(
           }),
         );
         if (opts.inline) await opts.inline(em, appended);
+        if (commandId !== undefined) await recordCommand(em, store, commandId, appended, result ?? null);
         return { result, appended };
       });
-      if (outcome.appended.length > 0) store.committed(orm);
+      if (outcome.appended.length > 0 && !('repeated' in outcome)) store.committed(orm);
       return outcome;
     } catch (err) {
       if (err instanceof ConcurrencyError && attempt < retries) continue;
@@ -166,6 +197,8 @@ export interface CommandOptions<State> {
   callers?: readonly string[];
   /** Load the state from this row instead of folding the stream (see `Snapshot`). */
   snapshot?: Snapshot<State>;
+  /** Exactly once under this id (see `handleCommand`'s `commandId`). */
+  commandId?: string;
 }
 
 /** A command, or one built in the command's transaction from the state and rows it reads there. */
@@ -221,6 +254,7 @@ export function commandHandler<State, Event extends { type: string; data: unknow
         ...(deps.retries !== undefined ? { retries: deps.retries } : {}),
         ...(options.newStream ? { newStream: true } : {}),
         ...(options.snapshot ? { snapshot: options.snapshot } : {}),
+        ...(options.commandId !== undefined ? { commandId: options.commandId } : {}),
         ...(inlines.length > 0
           ? {
               inline: async (em: EntityManager, appended: StoredEvent[], state: State) => {
@@ -231,6 +265,7 @@ export function commandHandler<State, Event extends { type: string; data: unknow
       },
     );
     const last = result.appended.at(-1);
+    // a repeated command decided nothing now (`command` unset): its caller's read waits for nothing new.
     if (last && deps.remember && command !== undefined)
       await deps.remember(last, options.callers ?? [], command);
     return result;

@@ -3,3 +3,4 @@ export * from './store.ts';
 export * from './command.ts';
 export * from './outbox.ts';
 export * from './keyedId.ts';
+export * from './commandIds.ts';

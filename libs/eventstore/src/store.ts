@@ -66,6 +66,19 @@ export class EventStore {
     return rows.map((r) => toStored<T>(r));
   }
 
+  /** The events with these ids, in position order. */
+  async readEvents<T = unknown>(em: EntityManager, eventIds: readonly string[]): Promise<StoredEvent<T>[]> {
+    if (eventIds.length === 0) return [];
+    const rows = await sql<EventRow>(
+      em,
+      `select position, event_id, stream_id, stream_version, type, version, account_id, data, occurred_at
+         from "${this.schema}".events where event_id in (select jsonb_array_elements_text(?::jsonb)::uuid)
+        order by position`,
+      [JSON.stringify(eventIds)],
+    );
+    return rows.map((r) => toStored<T>(r));
+  }
+
   /**
    * Appends to several streams atomically, inside `em`'s transaction (the caller's), in ONE statement:
    * every event and its outbox row. A stream whose version moved since it was read fails the whole

@@ -160,10 +160,14 @@ export async function planFleet(
     }),
     // Runtimes read the envelopes from read.oan_event and wake held claims from the push stream;
     // they verify credentials, so they get the key, which also signs their internal call to auth
-    // (the `runtime_job_waiting` notice of the takeover sweep).
+    // (the `runtime_job_waiting` notice of the takeover sweep); they carry out replies through the
+    // owning services.
     svc('runtimes', 'runtimes', ports.runtimes, {
       RUNTIMES_PORT: String(ports.runtimes),
       AUTH_URL: url(ports.auth),
+      GOFERS_URL: url(ports.gofers),
+      MATCHING_URL: url(ports.matching),
+      CONVERSATIONS_URL: url(ports.conversations),
     }),
     svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }, keyless),
     svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }, keyless),

@@ -97,8 +97,9 @@ export class TestFleet {
     return this.plan.env;
   }
 
-  private launch(name: ProcessName): RunningProcess {
-    const spec = this.plan.processes.find((p) => p.name === name)!;
+  private launch(name: ProcessName, env: Record<string, string> = {}): RunningProcess {
+    const planned = this.plan.processes.find((p) => p.name === name)!;
+    const spec = { ...planned, env: { ...planned.env, ...env } };
     const p = startProcess(spec, this.logDir, (line) => this.lines.push(line));
     this.running.set(name, p);
     return p;
@@ -113,9 +114,10 @@ export class TestFleet {
     this.running.delete(name);
   }
 
-  async restart(name: ProcessName): Promise<void> {
+  /** kill -9 and start again; `env` is added to the plan's for this start only (a fault switch). */
+  async restart(name: ProcessName, env: Record<string, string> = {}): Promise<void> {
     await this.kill(name);
-    const p = this.launch(name);
+    const p = this.launch(name, env);
     await waitReady(p);
   }
 

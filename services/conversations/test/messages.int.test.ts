@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { internalCommandHeaders } from '@oan/auth';
 import { sql } from '@oan/db';
 import { body, expectError, waitFor } from '@oan/testing';
 import { rebuildWriteState } from '../src/infra/store.ts';
@@ -116,6 +117,28 @@ describe('POST /conversations/:id/messages', () => {
       JSON.stringify({ messageId: sent.id, content: 'for b only', createdAt: sent.createdAt }),
     );
     expect(await f.envelopes(m.a.accountId)).toEqual([]);
+  });
+});
+
+describe('a message sent by an internal call with a command id', () => {
+  it('is sent once however often it is sent, answered with the same message', async () => {
+    const m = await f.match();
+    const headers = {
+      ...m.a.headers,
+      ...internalCommandHeaders(f.config.JWT_SECRET, `runtimes:${randomUUID()}:1`),
+    };
+    const sent = () => send(m, { headers }, { content: 'Once only' });
+    const answers = [...(await Promise.all([sent(), sent()])), await sent()];
+    for (const res of answers) {
+      expect(res.statusCode).toBe(201);
+      expect(res.body).toBe(answers[0]!.body);
+    }
+    const page = await waitFor(async () => {
+      const rows = body<Message[]>(await history(m, m.b));
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(page.map((r) => r.content)).toEqual(['Once only']);
+    expect(body<Message>(await send(m, m.b, { content: 'next' })).changeSequence).toBe('2');
   });
 });
 

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import httpProxy, { type FastifyHttpProxyOptions } from '@fastify/http-proxy';
+import { COMMAND_ID_HEADER, INTERNAL_CALL_HEADER } from '@oan/auth';
 import { ErrorCodes } from '@oan/protocol';
 import { TOO_LARGE, isBodyTooLarge, limitedBody, refuseDeclaredOverLimit } from './bodyLimit.ts';
 import { Agent } from 'undici';
@@ -51,8 +52,15 @@ type AnyRequest = Parameters<NonNullable<ReplyOptions['getUpstream']>>[0];
  * codes, the relay's lookups) and a client must not write the hop they believe.
  */
 function forwarded<H extends Headers>(req: AnyRequest, headers: H): H {
-  return { ...headers, 'x-request-id': req.id, 'x-forwarded-for': req.ip };
+  const out = { ...headers, 'x-request-id': req.id, 'x-forwarded-for': req.ip };
+  // The fleet's own call headers never come from outside (a stranger cannot know the internal
+  // secret, but the edge does not even pass the attempt on).
+  for (const name of FLEET_ONLY) delete out[name];
+  return out;
 }
+
+/** Headers only the fleet's processes send one another (libs/auth internalCall.ts). */
+const FLEET_ONLY = [INTERNAL_CALL_HEADER, COMMAND_ID_HEADER] as const;
 
 /**
  * Hop-by-hop fields (RFC 9110 §7.6.1) the edge does not pass on: undici refuses to send `expect`,

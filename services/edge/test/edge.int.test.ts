@@ -32,6 +32,9 @@ async function stubAuth(): Promise<{ app: FastifyInstance; url: string }> {
     url: req.url,
     requestId: req.headers['x-request-id'],
     forwardedFor: req.headers['x-forwarded-for'],
+    ...(req.headers['x-oan-internal'] || req.headers['x-oan-command-id']
+      ? { fleetOnly: [req.headers['x-oan-internal'], req.headers['x-oan-command-id']] }
+      : {}),
     body: req.body ?? null,
   });
   app.post('/api/v1/auth/oan/email/request-code', echo);
@@ -166,6 +169,21 @@ describe('the public origin', () => {
       body: JSON.stringify({ email: 'a@example.test' }),
     });
     expect(await res.json()).toMatchObject({ forwardedFor: '127.0.0.1' });
+  });
+
+  it('never passes on the headers only the fleet sends one another', async () => {
+    const res = await fetch(`${edge.url}/api/v1/auth/oan/email/request-code`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-oan-internal': 'a guess',
+        'x-oan-command-id': 'runtimes/x/1',
+      },
+      body: JSON.stringify({ email: 'a@example.test' }),
+    });
+    const echoed = (await res.json()) as Record<string, unknown>;
+    expect(echoed).toMatchObject({ upstream: 'auth' });
+    expect(echoed).not.toHaveProperty('fleetOnly');
   });
 
   it.each(['/api/v1/nope', '/api/v1/gofers', '/api/v1/eventsx', '/api/v2/events'])(

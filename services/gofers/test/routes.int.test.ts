@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signOanJwt } from '@oan/auth';
+import { internalCallHeaders, internalCommandHeaders, signOanJwt } from '@oan/auth';
 import { observeStatements, sql } from '@oan/db';
 import type { ObjectStorage } from '@oan/storage';
 import { body, expectError, waitFor } from '@oan/testing';
@@ -241,6 +241,44 @@ describe('listing Gofers', () => {
     const closed = await fleet.buildAnother({ ENABLE_OPEN_API: 'false' });
     const { headers } = await fleet.account();
     expect((await api(closed, 'GET', '/gofers', headers)).statusCode).toBe(404);
+  });
+});
+
+describe('a chat message sent by an internal call with a command id', () => {
+  it('is posted once however often it is sent, each time answered alike', async () => {
+    const { headers } = await fleet.account();
+    const g = await newGofer(headers);
+    const once = { ...headers, ...internalCommandHeaders(JWT_SECRET, `runtimes:${randomUUID()}:1`) };
+    const url = `/gofers/${g.goferId}/chat/messages`;
+    const answers = await Promise.all([
+      api(fleet.app, 'POST', url, once, { content: 'yes, go ahead' }),
+      api(fleet.app, 'POST', url, once, { content: 'yes, go ahead' }),
+    ]);
+    const again = await api(fleet.app, 'POST', url, once, { content: 'yes, go ahead' });
+    for (const res of [...answers, again]) {
+      expect(res.statusCode).toBe(202);
+      expect(res.body).toBe(answers[0].body);
+    }
+    const users = (await history(headers, g.goferId)).filter((i) => i.role === 'user');
+    expect(users.map((i) => i.content)).toEqual(['yes, go ahead']);
+  });
+
+  it('refuses a command id without the internal secret (401), appending nothing', async () => {
+    const { headers } = await fleet.account();
+    const g = await newGofer(headers);
+    const before = await eventCount();
+    const url = `/gofers/${g.goferId}/chat/messages`;
+    const tries: Headers[] = [
+      { 'x-oan-command-id': 'runtimes:x:1' },
+      { 'x-oan-command-id': 'runtimes:x:1', 'x-oan-internal': 'guess' },
+      { 'x-oan-command-id': 'runtimes:x:1', ...internalCallHeaders('another-secret-another-secret-00') },
+    ];
+    for (const extra of tries) {
+      const res = await api(fleet.app, 'POST', url, { ...headers, ...extra }, { content: 'hi' });
+      expect(res.statusCode).toBe(401);
+      expect(body(res)).toEqual({ error: expect.any(String), code: 'UNAUTHORIZED' });
+    }
+    expect(await eventCount()).toBe(before);
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signOanJwt } from '@oan/auth';
+import { internalCommandHeaders, signOanJwt } from '@oan/auth';
 import { sql } from '@oan/db';
 import { API_KEY_PERMISSIONS } from '@oan/protocol';
 import { runThreadCommand } from '../src/commands/context.ts';
@@ -116,6 +116,43 @@ describe('pair/confirm: the literal not-waiting 400 and the {ok, threadId, accep
       type: 'ThreadClosed',
       data: { reason: 'rejected', goferId: b.goferId, accountId: b.accountId },
     });
+  });
+});
+
+describe('pair/confirm and a decision sent by an internal call with a command id', () => {
+  const once = (h: Headers) => ({
+    ...h,
+    ...internalCommandHeaders(JWT_SECRET, `runtimes:${randomUUID()}:1`),
+  });
+
+  it('confirms once however often it is sent, answering alike (a second plain confirm is the 400)', async () => {
+    const { threadId, a } = await fleet.pair('confirm');
+    const headers = once(a.headers);
+    const sent = () =>
+      api('POST', `/threads/${threadId}/pair/confirm`, headers, { roleId: a.goferId, accepted: true });
+    const answers = [...(await Promise.all([sent(), sent()])), await sent()];
+    for (const res of answers) {
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toBe(answers[0]!.body);
+    }
+    expect(body(await confirm(threadId, a))).toEqual(NOT_WAITING);
+    expect((await fleet.events(threadId)).map((e) => e.type)).toEqual(['ThreadProposed', 'PairingConfirmed']);
+  });
+
+  it('decides a match request once however often it is sent, answering alike', async () => {
+    const { threadId, a, b } = await activeThread();
+    const requestId = body<MatchStatus>(await requestMatch(threadId, a)).pendingRequestId!;
+    const headers = once(b.headers);
+    const sent = () => api('POST', `/match-requests/${requestId}/decision`, headers, { accept: true });
+    const answers = [...(await Promise.all([sent(), sent()])), await sent()];
+    for (const res of answers) {
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toBe(answers[0]!.body);
+    }
+    expect(body(answers[0]!)).toMatchObject({ ok: true, status: 'accepted' });
+    expect(
+      (await fleet.events(threadId)).map((e) => e.type).filter((t) => t === 'MatchRequestDecided'),
+    ).toHaveLength(1);
   });
 });
 

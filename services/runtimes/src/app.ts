@@ -12,6 +12,7 @@ import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
 import { endpointRoutes } from './http/endpointRoutes.ts';
 import { runtimeRoutes } from './http/routes.ts';
 import { waitingRoutes } from './http/waitingRoutes.ts';
+import { replyClient } from './infra/replyClient.ts';
 import { Waiters } from './infra/wake.ts';
 
 export interface RuntimesAppDeps {
@@ -34,12 +35,33 @@ export function createRuntimesContext(deps: {
   orm: MikroORM;
   now?: () => Date;
   waiters?: Waiters;
+  /** The owning services' URLs and the secret to call them with; absent: replies are 501. */
+  config?: Pick<
+    RuntimesConfig,
+    | 'JWT_SECRET'
+    | 'GOFERS_URL'
+    | 'MATCHING_URL'
+    | 'CONVERSATIONS_URL'
+    | 'RUNTIMES_REPLY_TIMEOUT_MS'
+    | 'RUNTIMES_FAULT'
+  >;
 }): RuntimesContext {
+  const c = deps.config;
   return {
     orm: deps.orm,
     now: deps.now ?? (() => new Date()),
     ids: randomUUID,
     waiters: deps.waiters ?? new Waiters(),
+    ...(c
+      ? {
+          replies: replyClient({
+            urls: { gofers: c.GOFERS_URL, matching: c.MATCHING_URL, conversations: c.CONVERSATIONS_URL },
+            jwtSecret: c.JWT_SECRET,
+            timeoutMs: c.RUNTIMES_REPLY_TIMEOUT_MS,
+            exitAfterReply: c.RUNTIMES_FAULT === 'exit-after-reply',
+          }),
+        }
+      : {}),
   };
 }
 
@@ -55,7 +77,7 @@ export async function buildApp(deps: RuntimesAppDeps) {
     metrics: deps.metrics,
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
-  const ctx = deps.ctx ?? createRuntimesContext({ orm });
+  const ctx = deps.ctx ?? createRuntimesContext({ orm, config });
   const wakes = deps.wakes ?? new JobWakes(ctx, redis, config.REDIS_PREFIX, app.log);
   ctx.givenBack = (accountId, runtimeId) => wakes.guard(wakes.onGivenBack(accountId, runtimeId));
   const sweep = setInterval(() => wakes.guard(wakes.sweep()), config.RUNTIMES_WAKE_SWEEP_MS);

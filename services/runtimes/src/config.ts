@@ -1,9 +1,12 @@
-import { commonEnv, envBool, envPort, loadConfig, z } from '@oan/config';
+import { commonEnv, envBool, envHttpUrl, envOptional, envPort, loadConfig, z } from '@oan/config';
 
 const ms = (min: number, max: number, fallback: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
-/** The runtimes process: the common variables, its port, how held claims look again, the takeover sweep and HTTP dispatch. */
+/**
+ * The runtimes process: the common variables, its port, how held claims look again, the takeover
+ * sweep, HTTP dispatch and the reply services.
+ */
 export const runtimesEnv = commonEnv
   .extend({
     RUNTIMES_PORT: envPort(8196),
@@ -40,8 +43,28 @@ export const runtimesEnv = commonEnv
     /** Consecutive failed pushes after which an endpoint is `unhealthy` (one job at a time), then `disabled`. */
     RUNTIMES_UNHEALTHY_AFTER: z.coerce.number().int().min(1).max(1000).default(3),
     RUNTIMES_DISABLE_AFTER: z.coerce.number().int().min(1).max(10_000).default(10),
+    /**
+     * The services a `handled` finish's `reply` is carried out through (ADR 0031), called directly;
+     * a reply whose service is unset is `501 OUTCOME_NOT_SUPPORTED`.
+     */
+    GOFERS_URL: envOptional(envHttpUrl),
+    MATCHING_URL: envOptional(envHttpUrl),
+    CONVERSATIONS_URL: envOptional(envHttpUrl),
+    /** How long one reply call to an owning service may take before it counts as not known yet. */
+    RUNTIMES_REPLY_TIMEOUT_MS: ms(100, 60_000, 10_000),
+    /** How often replies left pending (a crash, a service down) are carried out again; also at start. */
+    RUNTIMES_REPLY_SWEEP_MS: ms(100, 600_000, 5_000),
+    /**
+     * QA only, refused in production: `exit-after-reply` makes the process SIGKILL itself right after
+     * an owning service carried out a reply, before it is recorded (test/faults/runtimes.e2e.test.ts).
+     */
+    RUNTIMES_FAULT: envOptional(z.enum(['exit-after-reply'])),
   })
   .superRefine((env, ctx) => {
+    // STYLE habit 7: the only behaviour keyed on NODE_ENV is refusing QA-only settings.
+    if (env.NODE_ENV === 'production' && env.RUNTIMES_FAULT !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['RUNTIMES_FAULT'], message: 'must not be set in production' });
+    }
     if (env.NODE_ENV === 'production' && env.RUNTIMES_ALLOW_LOOPBACK) {
       ctx.addIssue({
         code: 'custom',

@@ -9,6 +9,8 @@ import { loadRuntimesConfig } from './config.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
 import { ownerNoticeClient } from './infra/ownerNotices.ts';
+import { startReplySweep } from './commands/sweep.ts';
+import { replyAnswerText } from './http/views.ts';
 import { runtimesMigrations } from './infra/tables.ts';
 import { Waiters } from './infra/wake.ts';
 import { startSweep } from './sweep/takeover.ts';
@@ -23,7 +25,7 @@ const orm = await openDatabase({
 });
 const redis = new Redis(config.REDIS_URL);
 const waiters = new Waiters();
-const ctx = createRuntimesContext({ orm, waiters });
+const ctx = createRuntimesContext({ orm, waiters, config });
 const wakes = new JobWakes(ctx, redis, config.REDIS_PREFIX, logger);
 const endpoints = new Endpoints(endpointSettings(config));
 const app = await buildApp({ config, orm, redis, ctx, wakes, endpoints, logger });
@@ -68,15 +70,18 @@ const sweep = startSweep(
   config.RUNTIMES_SWEEP_MS,
   logger,
 );
+// Replies a previous process recorded but did not finish are carried out now, then periodically.
+const replySweep = startReplySweep(ctx, config.RUNTIMES_REPLY_SWEEP_MS, replyAnswerText, logger);
 
 dispatcher?.start();
 
-// Stop accepting requests first, then the sweep, the tail and the pushes in flight, then close what they used.
+// Stop accepting requests first, then the sweeps, the tail and the pushes in flight, then close what they used.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
   await sweep.stop();
+  await replySweep.stop();
   await tail.stop(); // disconnects its own connection
   wakeRedis.disconnect();
   await dispatcher?.stop();

@@ -257,7 +257,7 @@ describe('a leased job', () => {
     expect(await jobs(c, id)).toMatchObject([{ state: 'exhausted', attempts: 1, leaseOwner: null }]);
   });
 
-  it('closes with handled (no reply), and refuses a reply for the server to carry out (501)', async () => {
+  it('closes with handled (no reply), and refuses a reply whose owning service is not configured (501)', async () => {
     const { c, id, at } = await leased();
     const withReply = await w.call(c, 'POST', at('finish'), {
       leaseOwner: 'w1',

@@ -2053,7 +2053,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a job's lease: done (`handled`), given back (`released`) or a failed attempt (`failed`)
-         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`. A job closed as superseded (its decision settled elsewhere), and a `released` or `failed` of a decision settled meanwhile, is `409 JOB_SUPERSEDED`.
+         * @description The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease that ran out or was taken over is `409 LEASE_LOST`. `handled` without `reply`: the worker answered through the event's reply path itself. `handled` with `reply` (the body of that route): the server carries it out through the owning service exactly once and answers `{job, reply: {status, body}}`; a refusal of the owning service is answered as it gave it and leaves the lease as it was; `503` means recorded, not carried out yet. A job closed as superseded (its decision settled elsewhere), and a `released` or `failed` of a decision settled meanwhile, is `409 JOB_SUPERSEDED`.
          */
         post: {
             parameters: {
@@ -2075,7 +2075,9 @@ export interface paths {
                         version: number;
                         /** @enum {string} */
                         outcome: "handled" | "released" | "failed";
-                        reply?: unknown;
+                        reply?: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -2112,6 +2114,10 @@ export interface paths {
                                 ownerReason?: "attempts_exhausted" | "no_live_worker";
                                 createdAt: string;
                                 updatedAt: string;
+                            };
+                            reply?: {
+                                status: number;
+                                body: unknown;
                             };
                         };
                     };
@@ -2198,6 +2204,10 @@ export interface paths {
                                 ownerReason?: "attempts_exhausted" | "no_live_worker";
                                 createdAt: string;
                                 updatedAt: string;
+                            };
+                            reply?: {
+                                status: number;
+                                body: unknown;
                             };
                         };
                     };

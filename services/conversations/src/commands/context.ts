@@ -94,14 +94,20 @@ const conversationCommands = (
  * One command on `conversation-<conversationId>` (`conversationCommands`). With `openFirst`, a
  * conversation not opened yet throws `Unopened` before anything is decided.
  */
-function decideOn(ctx: ConversationContext, conversationId: string, command: CommandOn, openFirst: boolean) {
+function decideOn(
+  ctx: ConversationContext,
+  conversationId: string,
+  command: CommandOn,
+  openFirst: boolean,
+  commandId?: string,
+) {
   return conversationCommands(ctx)(
     conversationStreamId(conversationId),
     async (state, em) => {
       if (openFirst && state.status === 'none') throw new Unopened();
       return command(em, state);
     },
-    { snapshot: conversationSnapshot(conversationId) },
+    { snapshot: conversationSnapshot(conversationId), ...(commandId === undefined ? {} : { commandId }) },
   );
 }
 
@@ -114,12 +120,13 @@ export async function runConversationCommand(
   ctx: ConversationContext,
   conversationId: string,
   command: CommandOn,
-  opts: { openFor?: string } = {},
+  /** `commandId`: an internal caller's, so the command runs once however often it is sent. */
+  opts: { openFor?: string; commandId?: string | undefined } = {},
 ): Promise<{ state: ConversationState; appended: StoredEvent[] }> {
   if (!plausibleId(conversationId)) throw conversationForbidden();
   let result: Awaited<ReturnType<typeof decideOn>>;
   try {
-    result = await decideOn(ctx, conversationId, command, opts.openFor !== undefined);
+    result = await decideOn(ctx, conversationId, command, opts.openFor !== undefined, opts.commandId);
   } catch (err) {
     if (!(err instanceof Unopened)) throw err;
     // With `openFor` (the caller's account): a conversation this service has not opened yet (its
@@ -127,7 +134,7 @@ export async function runConversationCommand(
     // command runs — found missing inside the command's own transaction, so a command on an open
     // conversation reads it once.
     await ensureConversation(ctx, conversationId, opts.openFor);
-    result = await decideOn(ctx, conversationId, command, false);
+    result = await decideOn(ctx, conversationId, command, false, opts.commandId);
   }
   return result;
 }

@@ -9,6 +9,8 @@ export async function sendMessage(
   ctx: ConversationContext,
   conversationId: string,
   input: Omit<SendMessage, 'messageId' | 'attachments'>,
+  /** An internal caller's command id: the message is sent once however often it is sent. */
+  commandId?: string,
 ): Promise<ConversationMessageSent> {
   const messageId = ctx.ids();
   const { appended } = await runConversationCommand(
@@ -20,7 +22,7 @@ export async function sendMessage(
         state.status === 'open' ? await loadAttachments(em, state.id, input.attachmentIds ?? []) : [];
       return { type: 'SendMessage', data: { ...input, messageId, attachments } };
     },
-    { openFor: input.accountId },
+    { openFor: input.accountId, commandId },
   );
   return only(appended).data as ConversationMessageSent;
 }

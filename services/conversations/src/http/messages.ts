@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
+import { commandIdOf, principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { noContent } from '@oan/http';
 import { awaitOwnWrites } from '@oan/projection';
 import { conversationHistoryPage, type ConversationMessageRow } from '@oan/readmodels';
@@ -66,7 +66,12 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
     },
     async (req, reply) => {
       const accountId = principalOf(req).accountId;
-      const sent = await sendMessage(ctx, req.params.conversationId, { accountId, ...req.body });
+      const sent = await sendMessage(
+        ctx,
+        req.params.conversationId,
+        { accountId, ...req.body },
+        commandIdOf(req),
+      );
       return reply.status(201).send({
         id: sent.messageId,
         senderUserId: sent.senderAccountId,

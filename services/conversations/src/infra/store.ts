@@ -4,7 +4,7 @@
  * in one file keeps each column beside the statement that writes it.
  */
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
-import { EventStore, type Snapshot, type StoredEvent } from '@oan/eventstore';
+import { commandIdsMigration, EventStore, type Snapshot, type StoredEvent } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import {
   evolveConversation,
@@ -56,6 +56,7 @@ class CreateWriteState extends Migration {
 
 export const conversationMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
+  commandIdsMigration(store),
   { name: 'conversations-0001-write-state', class: CreateWriteState },
 ];
 

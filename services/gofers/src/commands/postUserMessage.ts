@@ -9,6 +9,8 @@ export interface PostUserMessageInput {
   attachmentIds?: string[];
   /** False when no object-storage adapter is configured. */
   attachmentsEnabled: boolean;
+  /** An internal caller's command id: the message is posted once however often it is sent. */
+  commandId?: string | undefined;
 }
 
 /**
@@ -21,15 +23,19 @@ export async function postUserMessage(
 ): Promise<{ messageId: string }> {
   if (!plausibleGoferId(input.goferId)) throw new ForbiddenError('GOFER_FORBIDDEN', 'Forbidden');
   const messageId = ctx.ids();
-  await goferCommands(ctx)(goferStreamId(input.goferId), {
-    type: 'PostUserMessage',
-    data: {
-      accountId: input.accountId,
-      messageId,
-      content: input.content ?? '',
-      attachmentIds: input.attachmentIds ?? [],
-      attachmentsEnabled: input.attachmentsEnabled,
+  await goferCommands(ctx)(
+    goferStreamId(input.goferId),
+    {
+      type: 'PostUserMessage',
+      data: {
+        accountId: input.accountId,
+        messageId,
+        content: input.content ?? '',
+        attachmentIds: input.attachmentIds ?? [],
+        attachmentsEnabled: input.attachmentsEnabled,
+      },
     },
-  });
+    input.commandId === undefined ? {} : { commandId: input.commandId },
+  );
   return { messageId };
 }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { principalOf, requireAuth } from '@oan/auth';
+import { commandIdOf, principalOf, requireAuth } from '@oan/auth';
 import type { EntityManager } from '@oan/db';
 import { awaitOwnWrites } from '@oan/projection';
 import { goferMessagesSince, goferName, recentGoferMessages, type GoferMessageRow } from '@oan/readmodels';
@@ -110,6 +110,7 @@ export const chatRoutes: FastifyPluginAsyncZod<GoferRouteDeps> = async (app, dep
         goferId: req.params.goferId,
         ...req.body,
         attachmentsEnabled: deps.storage !== null,
+        commandId: commandIdOf(req),
       });
       return reply.status(202).send({ accepted: true as const });
     },

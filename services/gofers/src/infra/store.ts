@@ -1,5 +1,5 @@
 import { Migration, type MigrationDef } from '@oan/db';
-import { EventStore } from '@oan/eventstore';
+import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { DECIDING_TYPES } from './relayView.ts';
 
@@ -45,6 +45,7 @@ class IndexRelayDeciding extends Migration {
  */
 export const goferMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
+  commandIdsMigration(store),
   { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
   { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
 ];

@@ -90,6 +90,8 @@ export async function runThreadCommand(
   threadId: string,
   command: ThreadCommand,
   accountIds: readonly string[] = [],
+  /** An internal caller's command id: the command runs once however often it is sent. */
+  commandId?: string,
 ): Promise<{ state: ThreadState; appended: StoredEvent[] }> {
   if (command.type === 'ProposePairing') {
     // The proposal names its thread: it must be the stream it is appended to (proposePairing
@@ -99,7 +101,10 @@ export async function runThreadCommand(
     // An id that cannot exist is unknown; it never reaches a query (or a stream name).
     throw threadNotFound();
   }
-  return threadCommands(ctx)(threadStreamId(threadId), command, { callers: accountIds });
+  return threadCommands(ctx)(threadStreamId(threadId), command, {
+    callers: accountIds,
+    ...(commandId === undefined ? {} : { commandId }),
+  });
 }
 
 /**

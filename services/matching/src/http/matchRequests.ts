@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
+import { commandIdOf, principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import { sql } from '@oan/db';
 import type { ApiKeyPermission } from '@oan/protocol';
 import { plausibleId, runThreadCommand, type MatchingContext } from '../commands/context.ts';
@@ -76,6 +76,7 @@ export const matchRequestRoutes: FastifyPluginAsyncZod<MatchRequestRouteDeps> = 
         row.thread_id,
         { type: 'DecideMatchRequest', data: { requestId, accountId, accept: req.body.accept } },
         [accountId],
+        commandIdOf(req),
       );
       const request =
         state.status === 'none' ? undefined : state.match.requests.find((r) => r.requestId === requestId);

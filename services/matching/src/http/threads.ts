@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { principalOf, requireAuth, type Authenticator } from '@oan/auth';
+import { commandIdOf, principalOf, requireAuth, type Authenticator } from '@oan/auth';
 import type { ApiKeyPermission } from '@oan/protocol';
 import {
   loadAccountThreads,
@@ -126,6 +126,7 @@ export const threadRoutes: FastifyPluginAsyncZod<ThreadRouteDeps> = async (app, 
         threadId,
         { type: 'ConfirmPairing', data: { goferId: roleId, accountId, accepted } },
         [accountId],
+        commandIdOf(req),
       );
       return { ok: true as const, threadId, accepted };
     },

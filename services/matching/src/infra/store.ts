@@ -1,5 +1,5 @@
 import { Migration, type MigrationDef } from '@oan/db';
-import { EventStore } from '@oan/eventstore';
+import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 
 /** The matching event store (`matching.events`, `matching.outbox`); every event is checked against its Avro schema. */
@@ -33,5 +33,6 @@ class CreateLookups extends Migration {
 /** Schema `matching`: the event store, then the inline lookups. */
 export const matchingMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
+  commandIdsMigration(store),
   { name: 'matching-0001-lookups', class: CreateLookups },
 ];

@@ -1,6 +1,6 @@
 import { transaction, type EntityManager } from '@oan/db';
 import { envelopeOf } from '@oan/projection';
-import { IllegalStateError, NotFoundError, RejectedError } from '../domain/errors.ts';
+import { IllegalStateError, NotFoundError } from '../domain/errors.ts';
 import { holds, type FinishOutcome } from '../domain/lease.ts';
 import {
   claimNext,
@@ -153,7 +153,9 @@ export async function finishJob<T extends object>(
     if (!job) throw new NotFoundError('JOB_NOT_FOUND', 'Job not found');
     const done = await finishOf(em, job.id, f.version);
     if (done) {
-      if (done.lease_owner === f.leaseOwner && done.outcome === f.outcome) return done.answer as T;
+      // a finish that carried a reply (recorded or pending) is another body
+      const same = done.lease_owner === f.leaseOwner && done.outcome === f.outcome && done.reply === null;
+      if (same) return done.answer as T;
       throw new IllegalStateError('FINISH_CONFLICT', 'This lease was finished with another body');
     }
     if (job.state === 'superseded') throw jobSuperseded();
@@ -170,28 +172,4 @@ export async function finishJob<T extends object>(
   ctx.waiters.wake(accountId);
   if (f.outcome !== 'handled') ctx.givenBack?.(accountId, runtimeId);
   return result;
-}
-
-/** A finish as a worker sends it: over REST, or in an endpoint's answer to a push. */
-export interface FinishBody extends FinishInput {
-  reply?: unknown;
-}
-
-/** The finish route and the dispatcher's: one path from a finish body to the recorded answer. */
-export async function finishRequest<T extends object>(
-  ctx: RuntimesContext,
-  accountId: string,
-  runtimeId: string,
-  jobId: string,
-  body: FinishBody,
-  answer: (row: JobRow) => T,
-): Promise<T> {
-  const { outcome, leaseOwner, version } = body;
-  if (body.reply !== undefined) {
-    throw new RejectedError(
-      'OUTCOME_NOT_SUPPORTED',
-      'A reply carried out by the server is not available yet: answer through the event reply path, then finish with handled and no reply',
-    );
-  }
-  return finishJob(ctx, accountId, runtimeId, jobId, { leaseOwner, version, outcome }, answer);
 }

@@ -2,10 +2,12 @@ import { retryDelayMs } from '@oan/webhooks';
 import { z } from 'zod';
 import { transaction } from '@oan/db';
 import type { RuntimesContext } from '../commands/context.ts';
-import { finishJob, finishRequest, type Claimed } from '../commands/jobs.ts';
+import { HttpError } from '@oan/http';
+import { finishRequest } from '../commands/finish.ts';
+import { finishJob, type Claimed } from '../commands/jobs.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { pushAnswered, pushFailed } from '../domain/health.ts';
-import { jobText, jobView } from '../http/views.ts';
+import { jobText, jobView, replyAnswerText } from '../http/views.ts';
 import type { JobRow } from '../infra/jobStore.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
 import type { Endpoints } from './endpoints.ts';
@@ -23,7 +25,7 @@ const LEASE_MARGIN_MS = 1000;
 /** What a 2xx must carry: a finish body without the lease fields, which the fleet fills in. */
 const endpointAnswer = z.object({
   outcome: z.enum(['handled', 'released', 'failed']),
-  reply: z.unknown().optional(),
+  reply: z.record(z.string(), z.unknown()).optional(),
 });
 type EndpointAnswer = z.infer<typeof endpointAnswer>;
 
@@ -41,6 +43,7 @@ const gone = (err: unknown) =>
   isDomainError(err) &&
   (err.code === 'LEASE_LOST' ||
     err.code === 'FINISH_CONFLICT' ||
+    err.code === 'JOB_SUPERSEDED' ||
     err.code === 'RUNTIME_NOT_FOUND' ||
     err.code === 'JOB_NOT_FOUND');
 
@@ -98,13 +101,28 @@ export async function pushJob(
   if (answer) {
     if (answer.outcome !== 'handled') await defer();
     try {
-      await finishRequest(ctx, runtime.account_id, runtime.id, job.id, { ...lease, ...answer }, answerView);
+      // the owner set the endpoint up to answer its decisions: every reply route is the endpoint's
+      await finishRequest(
+        ctx,
+        runtime.account_id,
+        runtime.id,
+        job.id,
+        { ...lease, ...answer },
+        {
+          answer: answerView,
+          answerText: replyAnswerText,
+          may: () => true,
+        },
+      );
       finished = true;
     } catch (err) {
       if (gone(err)) return undefined;
-      if (!isDomainError(err) || err.code !== 'OUTCOME_NOT_SUPPORTED') throw err;
-      // the endpoint answered; what it asked for is not carried out yet: a failed attempt.
-      error = `OUTCOME_NOT_SUPPORTED: ${err.message}`;
+      // recorded, not carried out yet (the owning service was unreachable): the reply sweep ends it
+      if (err instanceof HttpError && err.statusCode === 503) return undefined;
+      if (err instanceof HttpError) error = `reply refused: ${err.statusCode} ${err.code}: ${err.message}`;
+      else if (isDomainError(err) && err.code === 'OUTCOME_NOT_SUPPORTED')
+        error = `OUTCOME_NOT_SUPPORTED: ${err.message}`;
+      else throw err;
     }
   } else {
     error = attempt.delivered ? 'the answer is not a finish body' : describeAttempt(attempt);

@@ -4,7 +4,7 @@ import { noContent, rateLimited, validation } from '@oan/http';
 import type { LongPollSlots } from '@oan/projection';
 import { normalizePolicy } from '../domain/policy.ts';
 import type { RuntimesContext } from '../commands/context.ts';
-import { claimOnce, finishRequest, heartbeatJob, type Claimed } from '../commands/jobs.ts';
+import { claimOnce, heartbeatJob, type Claimed } from '../commands/jobs.ts';
 import { configureRuntime, registerRuntime, removeRuntime, runtimeNotFound } from '../commands/runtimes.ts';
 import { listRuntimeJobs } from '../commands/takeover.ts';
 import type { Endpoints } from '../dispatch/endpoints.ts';
@@ -14,6 +14,7 @@ import { listRuntimes, ownRuntime, type RuntimeRow } from '../infra/runtimeStore
 import { rethrowMapped } from './errors.ts';
 import { HeldClaims } from './heldClaims.ts';
 import * as s from './schemas.ts';
+import { finish } from './finish.ts';
 import { claimText, jobView, runtimeView } from './views.ts';
 
 export interface RuntimeRouteDeps {
@@ -243,8 +244,10 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         tags: TAGS,
         description:
           'The same body again answers the same result; another body for that lease is `409 FINISH_CONFLICT`; a lease ' +
-          'that ran out or was taken over is `409 LEASE_LOST`. `handled` means the worker answered through the ' +
-          "event's reply path itself; a `reply` for the server to carry out is not built yet: `501 OUTCOME_NOT_SUPPORTED`. " +
+          'that ran out or was taken over is `409 LEASE_LOST`. `handled` without `reply`: the worker answered through the ' +
+          "event's reply path itself. `handled` with `reply` (the body of that route): the server carries it out through " +
+          'the owning service exactly once and answers `{job, reply: {status, body}}`; a refusal of the owning service ' +
+          'is answered as it gave it and leaves the lease as it was; `503` means recorded, not carried out yet. ' +
           'A job closed as superseded (its decision settled elsewhere), and a `released` or `failed` of a decision ' +
           'settled meanwhile, is `409 JOB_SUPERSEDED`.',
         params: s.jobParams,
@@ -252,17 +255,7 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app
         response: { 200: s.finishAnswer },
       },
     },
-    async (req) =>
-      finishRequest(
-        ctx,
-        principalOf(req).accountId,
-        req.params.runtimeId,
-        req.params.jobId,
-        req.body,
-        (row) => ({
-          job: jobView(row),
-        }),
-      ),
+    async (req, reply) => finish(ctx, principalOf(req), req.params, req.body, reply),
   );
 
   app.get(

@@ -58,7 +58,8 @@ export const finishBody = z
     leaseOwner: id,
     version: z.number().int().min(1),
     outcome: z.enum(['handled', 'released', 'failed']),
-    reply: z.unknown().optional(),
+    /** With `handled`: the body of the event's own reply route, carried out by the server once. */
+    reply: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 
@@ -156,5 +157,9 @@ export const claimAnswer = z.object({
 
 export type ClaimAnswer = z.infer<typeof claimAnswer>;
 
-export const finishAnswer = z.object({ job });
+export const finishAnswer = z.object({
+  job,
+  /** A finish with a `reply`: the owning service's answer to it. */
+  reply: z.object({ status: z.number(), body: z.unknown() }).optional(),
+});
 export type FinishAnswer = z.infer<typeof finishAnswer>;

@@ -1,4 +1,6 @@
 import type { FailureRow } from '../dispatch/store.ts';
+import type { AuthenticatedPrincipal } from '@oan/auth';
+import type { ApiKeyPermission } from '@oan/protocol';
 import type { JobRow } from '../infra/jobStore.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
 import type { WaitingRow } from '../commands/takeover.ts';
@@ -67,6 +69,21 @@ export const waitingView = (w: WaitingRow): z.infer<typeof s.waitingJob> => ({
 });
 
 /**
+ * A reply finish's answer as text: the job, and the owning service's status and body as it sent them
+ * (kept and served byte for byte on a retry).
+ */
+export function replyAnswerText(j: JobRow, sent: { status: number; text: string }): string {
+  let body = 'null';
+  try {
+    JSON.parse(sent.text);
+    body = sent.text;
+  } catch {
+    // an empty or non-JSON body is answered as null
+  }
+  return `{"job":${JSON.stringify(jobView(j))},"reply":{"status":${sent.status},"body":${body}}}`;
+}
+
+/**
  * The claim answer as text, with the stored envelope spliced in unchanged, so `event` is
  * byte-identical to the item `GET /events` serves.
  */
@@ -85,3 +102,7 @@ export function jobText(j: JobRow, envelope: string): string {
   });
   return `{"event":${envelope},${lease.slice(1)}`;
 }
+
+/** Whether the caller may act on a route needing `permission` (an OAN JWT acts as the account itself). */
+export const keyMay = (p: AuthenticatedPrincipal) => (permission: ApiKeyPermission) =>
+  p.via !== 'apiKey' || p.permissions.includes(permission);

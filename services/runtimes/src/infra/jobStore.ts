@@ -3,6 +3,7 @@ import { sql, type EntityManager } from '@oan/db';
 import { fetchEventsWithIds } from '@oan/projection';
 import * as lease from '../domain/lease.ts';
 import { wants, type Policy } from '../domain/policy.ts';
+import type { ReplyCall } from '../domain/reply.ts';
 import { advanceCursor, type RuntimeRow } from './runtimeStore.ts';
 
 export interface JobRow {
@@ -106,7 +107,8 @@ export const leaseOf = (j: JobRow): lease.JobLease => ({
   leaseUntil: j.lease_until === null ? null : new Date(j.lease_until),
 });
 
-async function write(em: EntityManager, id: string, l: lease.JobLease, now: Date, progress?: unknown) {
+/** Writes a job's lease (and progress when given) and returns the row. */
+export async function write(em: EntityManager, id: string, l: lease.JobLease, now: Date, progress?: unknown) {
   const [row] = await sql<JobRow>(
     em,
     `update runtimes.jobs set state = ?, attempts = ?, version = ?, lease_owner = ?, lease_until = ?,
@@ -126,10 +128,18 @@ async function write(em: EntityManager, id: string, l: lease.JobLease, now: Date
 }
 
 /**
+ * A job whose `handled` reply is recorded but not yet carried out (ADR 0031) stays with its lease
+ * holder until the reply ends, even past the lease: no claim, supersession or takeover touches it.
+ */
+export const NO_PENDING_REPLY = (t: string): string =>
+  `not exists (select 1 from runtimes.job_finishes f where f.job_id = ${t}.id and f.state = 'pending')`;
+
+/**
  * Hands the runtime's first claimable job (seq order) to `worker`, or null. Rows another claim holds
  * are skipped (`skip locked`), so concurrent claims never wait for each other nor take one job
- * twice; a job whose attempts are used up is closed on the way. (Settled decisions were closed
- * just before, by `supersedeNextClaimable`.)
+ * twice; each locks one row at a time, so racing claims never hide from one another the rows they
+ * will not take. A job whose attempts are used up is closed on the way. (Settled decisions were
+ * closed just before, by `supersedeNextClaimable`.)
  */
 export async function claimNext(
   em: EntityManager,
@@ -141,12 +151,12 @@ export async function claimNext(
 ): Promise<JobRow | null> {
   const due = opts.due ? 'and (dispatch_after is null or dispatch_after <= ?)' : '';
   for (;;) {
-    // One row at a time: a row locked here but not handed out would be skipped by a concurrent
-    // claim, which could then answer null while a job waits.
+    // a job whose reply is being carried out stays with its lease until that ends (ADR 0031)
     const candidates = await sql<JobRow>(
       em,
-      `select * from runtimes.jobs where runtime_id = ?
+      `select * from runtimes.jobs j where runtime_id = ?
          and (state = 'queued' or (state = 'leased' and lease_until <= ?)) ${due}
+         and ${NO_PENDING_REPLY('j')}
        order by seq limit 1 for update skip locked`,
       [runtime.id, now, ...(opts.due ? [now] : [])],
     );
@@ -184,9 +194,17 @@ export async function heartbeat(
 }
 
 export interface FinishRecord {
+  job_id: string;
+  version: number;
   lease_owner: string;
   outcome: string;
-  answer: object;
+  /** `pending`: a reply recorded, not carried out yet; `done`: answered. */
+  state: 'pending' | 'done';
+  /** The null of a finish without a reply. */
+  reply: Record<string, unknown> | null;
+  call: ReplyCall | null;
+  answer: object | null;
+  answer_text: string | null;
 }
 
 /** The recorded finish of a lease (job, version), or null. */
@@ -197,7 +215,7 @@ export async function finishOf(
 ): Promise<FinishRecord | null> {
   const [row] = await sql<FinishRecord>(
     em,
-    'select lease_owner, outcome, answer from runtimes.job_finishes where job_id = ? and version = ?',
+    'select * from runtimes.job_finishes where job_id = ? and version = ?',
     [jobId, version],
   );
   return row ?? null;

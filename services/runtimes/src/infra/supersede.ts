@@ -1,6 +1,6 @@
 import { sql, type EntityManager } from '@oan/db';
 import { settledEventIds, settledSql } from '@oan/readmodels';
-import type { JobRow } from './jobStore.ts';
+import { NO_PENDING_REPLY, type JobRow } from './jobStore.ts';
 
 /**
  * Supersession (ADR 0032): a job whose decision was settled elsewhere (the one definition of
@@ -75,7 +75,7 @@ export async function supersedeNextClaimable(
   n: number,
 ): Promise<number> {
   const claimable = (t: string) =>
-    `(${t}.state = 'queued' or (${t}.state = 'leased' and ${t}.lease_until <= ?::timestamptz))`;
+    `(${t}.state = 'queued' or (${t}.state = 'leased' and ${t}.lease_until <= ?::timestamptz and ${NO_PENDING_REPLY(t)}))`;
   const rows = await sql(
     em,
     `update runtimes.jobs j set ${CLOSE}, updated_at = ?

@@ -100,9 +100,29 @@ class AddTakeover extends Migration {
   }
 }
 
+/**
+ * ADR 0031: a `handled` finish with a `reply` is first recorded `pending` with the call it makes,
+ * then carried out through the owning service, then `done` with its answer (`answer_text`, served
+ * byte for byte). A job with a pending finish is never claimed.
+ */
+class PendingReplies extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table runtimes.job_finishes
+      add column if not exists state text not null default 'done',
+      add column if not exists reply jsonb,
+      add column if not exists call jsonb,
+      add column if not exists answer_text text,
+      add column if not exists created_at timestamptz not null default now(),
+      alter column answer drop not null`);
+    this.addSql(`create index if not exists job_finishes_pending_idx on runtimes.job_finishes (created_at)
+      where state = 'pending'`);
+  }
+}
+
 export const runtimesMigrations: MigrationDef[] = [
   { name: 'runtimes-0001-runtimes', class: CreateRuntimes },
   { name: 'runtimes-0002-lease-expiry-index', class: IndexLeaseExpiry },
   { name: 'runtimes-0003-endpoints', class: AddEndpoints },
   { name: 'runtimes-0004-takeover', class: AddTakeover },
+  { name: 'runtimes-0005-pending-replies', class: PendingReplies },
 ];

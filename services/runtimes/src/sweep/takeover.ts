@@ -2,7 +2,7 @@ import type { Logger } from '@oan/http';
 import { sql, transaction, type EntityManager } from '@oan/db';
 import { oanEventSql } from '@oan/projection';
 import type { RuntimesContext } from '../commands/context.ts';
-import { ingest, type JobRow } from '../infra/jobStore.ts';
+import { ingest, NO_PENDING_REPLY, type JobRow } from '../infra/jobStore.ts';
 import type { NotifyOwner, TakeoverReason } from '../infra/ownerNotices.ts';
 import { ownRuntime, type RuntimeRow } from '../infra/runtimeStore.ts';
 import { supersedeAll, supersedeAmong } from '../infra/supersede.ts';
@@ -99,7 +99,7 @@ export async function sweepOnce(
 
 /** The jobs to hand to the owner now, held for this transaction, with why. */
 function takeoverCandidates(em: EntityManager, now: Date): Promise<Candidate[]> {
-  const expired = `(j.state = 'leased' and j.lease_until <= ?::timestamptz)`;
+  const expired = `(j.state = 'leased' and j.lease_until <= ?::timestamptz and ${NO_PENDING_REPLY('j')})`;
   const usedUp = `(j.state = 'exhausted' or (${expired} and j.attempts >= (r.policy ->> 'maxAttempts')::int))`;
   return sql<Candidate>(
     em,
