@@ -566,6 +566,8 @@ const TABLE: Record<string, Row> = {
   // lease routes name a job no one has, so the owner gets the job's 404 and the others the runtime's.
   'POST /runtimes': { auth: 'multi+realm', call: () => ({ json: RUNTIME }), mine: 200 },
   'GET /runtimes': { auth: 'multi+realm', mine: 200 },
+  // The account's jobs handed to its owner (ADR 0032): the caller's own list, nothing to probe.
+  'GET /runtimes/waiting': { auth: 'multi+realm', mine: 200 },
   'GET /runtimes/{runtimeId}': {
     auth: 'multi+realm',
     call: (p) => ({ path: { runtimeId: p.runtime } }),
