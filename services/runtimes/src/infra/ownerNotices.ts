@@ -1,19 +1,12 @@
 import { internalCallHeaders } from '@oan/auth';
+import type { RuntimeJobWaitingNoticed } from '@oan/domain';
 
 export type TakeoverReason = 'attempts_exhausted' | 'no_live_worker';
 
-/** What the owner is told about one job handed to them (the `runtime_job_waiting` notice). */
-export interface JobWaitingNotice {
-  accountId: string;
-  runtimeId: string;
-  runtimeName: string;
-  jobId: string;
-  eventId: string;
-  eventSeq: string;
-  eventType: string;
-  goferId: string | null;
+/** What the owner is told about one job handed to them (the `runtime_job_waiting` notice); auth stamps the time. */
+export type JobWaitingNotice = Omit<RuntimeJobWaitingNoticed['data'], 'reason' | 'noticedAt'> & {
   reason: TakeoverReason;
-}
+};
 
 /** Records the notice; resolves once auth has it (recorded now or before), rejects otherwise. */
 export type NotifyOwner = (notice: JobWaitingNotice) => Promise<void>;
