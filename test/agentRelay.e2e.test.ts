@@ -92,6 +92,17 @@ describe('when an agent announces on one replica and the public client calls it 
     await waitFor(() => agent.closed.includes(sid!), { what: 'the close frame at the agent' });
   });
 
+  it('fails a turn the agent left unanswered with the reference error, the client on another replica', async () => {
+    const agent = await hosted(replica2);
+    const remote = client(agent.address, replica1);
+    expect((await remote.input('one', { timeoutMs: 20_000 })).text).toBe('echo: one (turn 1)');
+    agent.leaveOnInput = true;
+    const started = Date.now();
+    await expect(remote.input('two', { timeoutMs: 20_000 })).rejects.toThrow(/Agent not found or offline/);
+    // told when the agent's socket closed, not after the client's own 20 s timeout
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('refuses a client whose agent is unknown with the reference error, and closes its socket', async () => {
     const unknown = `0x${'ab'.repeat(32)}`;
     const { sock, frames, closed } = await rawSocket(`${edge}/ws/input`);

@@ -29,6 +29,8 @@ export class RelayAgent {
   readonly errors: string[] = [];
   /** host() sends a PING per session every 30 s; this one sends one before each OUTPUT (false: none). */
   pingOnInput = true;
+  /** Closes its socket on the next INPUT instead of answering it (an agent gone mid-turn). */
+  leaveOnInput = false;
   announcedOk = 0;
   /** The last ANNOUNCE sent on connecting (a replay test sends it again). */
   lastAnnounce?: Record<string, unknown>;
@@ -123,6 +125,8 @@ export class RelayAgent {
           websocket_path: '/ws',
         },
       });
+    } else if (msg.type === 'INPUT' && this.leaveOnInput) {
+      this.stop();
     } else if (msg.type === 'INPUT') {
       const n = (this.turns.get(sid) ?? 0) + 1;
       this.turns.set(sid, n);

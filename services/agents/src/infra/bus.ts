@@ -6,9 +6,12 @@ import type { Redis } from 'ioredis';
  * or re-encoded on the way. One publishing connection per replica keeps a session's frames in order
  * (Redis delivers one connection's publishes to a channel in order).
  */
-export type BusKind = 'a' | 'c' | 'x';
+export type BusKind = 'a' | 'c' | 'x' | 'g';
 export interface BusMessage {
-  /** a: to the agent's socket; c: to the client's socket; x: drop the agent socket `sid` (replaced). */
+  /**
+   * a: to the agent's socket; c: to the client's socket; x: drop the agent socket `sid` (replaced);
+   * g: the agent's socket of session `sid` is gone (its client's unanswered turn fails).
+   */
   kind: BusKind;
   address: string;
   sid: string;

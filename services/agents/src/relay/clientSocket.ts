@@ -53,6 +53,7 @@ export function serveClient(hub: Hub, ws: WebSocket, id: string, client: string 
       // a session to the socket that signed its CONNECT, so a later socket that reuses the session
       // id (once the first is gone and its `close` was lost) is not taken for the verified caller.
       msg.relay_connection = link.id;
+      if (msg.type === 'INPUT' || msg.type === 'CONNECT') link.awaiting = true;
       await hub.toAgent(link.address, link.sid, JSON.stringify(msg));
     });
   });

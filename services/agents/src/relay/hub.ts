@@ -4,6 +4,7 @@ import { errorFrame, MAX_BUFFERED_BYTES, NOT_FOUND, type PerClientLimits } from 
 import type { Bus, BusMessage } from '../infra/bus.ts';
 import type { AgentLog } from '../infra/events.ts';
 import type { Owner, Registry } from '../infra/registry.ts';
+import { parseFrame } from './frames.ts';
 
 /** An agent's announce socket on this replica. */
 export interface AgentLink {
@@ -24,7 +25,12 @@ export interface ClientLink {
   ws: WebSocket;
   address: string;
   sid: string;
+  /** An INPUT or CONNECT went to the agent and its OUTPUT, CONNECTED or ERROR has not come back. */
+  awaiting?: boolean;
 }
+
+/** The agent frames that answer a client's turn (INPUT → OUTPUT, CONNECT → CONNECTED) or refuse it. */
+const ANSWERS: ReadonlySet<unknown> = new Set(['OUTPUT', 'CONNECTED', 'ERROR']);
 
 const REPLICA_TTL_MS = 6_000;
 
@@ -155,7 +161,15 @@ export class Hub {
 
   private toClient(address: string, sid: string, frame: string): void {
     const client = this.clients.get(this.clientKey(address, sid));
-    if (client) sendOrShed(client.ws, frame);
+    if (!client) return;
+    if (client.awaiting && ANSWERS.has(parseFrame(frame)?.type)) client.awaiting = false;
+    sendOrShed(client.ws, frame);
+  }
+
+  /** The agent's socket of this session closed: a turn it had not answered never will be. */
+  private agentGone(address: string, sid: string): void {
+    const client = this.clients.get(this.clientKey(address, sid));
+    if (client?.awaiting) this.toClient(address, sid, errorFrame(NOT_FOUND));
   }
 
   addClient(c: ClientLink): void {
@@ -171,6 +185,7 @@ export class Hub {
     if (m.kind === 'a') this.deliverToAgent(m.address, m.sid, m.frame, m.origin);
     else if (m.kind === 'c') this.toClient(m.address, m.sid, m.frame);
     else if (m.kind === 'x') this.dropReplaced(m.address, m.sid);
+    else if (m.kind === 'g') this.agentGone(m.address, m.sid);
   }
 
   /** The agent's socket `conn` on this replica was replaced by a newer one (possibly elsewhere). */
@@ -203,6 +218,14 @@ export class Hub {
     const address = link.address;
     if (!address || this.stopping) return;
     if (this.byAddress.get(address) === link) this.byAddress.delete(address);
+    // Its sessions' unanswered turns fail now rather than wait out the client's own timeout.
+    for (const [sid, holder] of link.sessions) {
+      if (holder === this.me) this.agentGone(address, sid);
+      else
+        void this.bus
+          .send(holder, { kind: 'g', address, sid, origin: this.me, frame: '' })
+          .catch(() => undefined);
+    }
     if (await this.registry.release(address, { replica: this.me, conn: link.conn })) {
       await this.log.departed({
         address,
