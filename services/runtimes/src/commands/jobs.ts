@@ -1,3 +1,4 @@
+import { bannedAmong } from '@oan/auth';
 import { transaction, type EntityManager } from '@oan/db';
 import { envelopeOf } from '@oan/projection';
 import { IllegalStateError, NotFoundError } from '../domain/errors.ts';
@@ -72,7 +73,11 @@ export async function claimOnce(
   return claimFor(ctx, runtime, worker);
 }
 
-/** Claims the runtime's next job for `worker` (a REST worker, or the dispatcher for an endpoint). */
+/**
+ * Claims the runtime's next job for `worker` (a REST worker, or the dispatcher for an endpoint). A
+ * banned account's jobs are handed to no one: the ban reaches a claim held from before it, and a
+ * push the dispatcher was about to make.
+ */
 export async function claimFor(
   ctx: RuntimesContext,
   runtime: RuntimeRow,
@@ -80,6 +85,7 @@ export async function claimFor(
   opts: { due?: boolean } = {},
 ): Promise<Claimed | null> {
   const accountId = runtime.account_id;
+  if ((await bannedAmong(ctx.orm.em.fork(), [accountId])).size > 0) return null;
   // a claim, even one that finds nothing, shows the runtime has a live worker (ADR 0032)
   await touchWorker(ctx.orm.em.fork(), runtime.id, ctx.now());
   // decisions settled elsewhere are closed before one is handed out (a page at a time)
