@@ -85,7 +85,6 @@ export async function claimFor(
   opts: { due?: boolean } = {},
 ): Promise<Claimed | null> {
   const accountId = runtime.account_id;
-  if ((await bannedAmong(ctx.orm.em.fork(), [accountId])).size > 0) return null;
   // a claim, even one that finds nothing, shows the runtime has a live worker (ADR 0032)
   await touchWorker(ctx.orm.em.fork(), runtime.id, ctx.now());
   // decisions settled elsewhere are closed before one is handed out (a page at a time)
@@ -93,6 +92,8 @@ export async function claimFor(
     if ((await supersedeNextClaimable(ctx.orm.em.fork(), runtime, ctx.now(), 10)) < 10) break;
   }
   return transaction(ctx.orm, async (em) => {
+    // as close to the hand-out as it can be: a ban committed before this statement hands out nothing
+    if ((await bannedAmong(em, [accountId])).size > 0) return null;
     const job = await claimNext(em, runtime, worker, ctx.now(), opts);
     if (!job) return null;
     const envelope = await envelopeOf(em, accountId, job.event_id);
