@@ -145,6 +145,44 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('takes every credential from the environment as a required `${VAR:?…}`, never a literal', () => {
+    // A key that names a credential, and a URL's password part: a fixed one would ship to every
+    // deployment that forgot to set it.
+    const credential = /PASSWORD|SECRET|ACCESS_KEY|KEY_ID|ROOT_USER/;
+    const required = /^\$\{\w+:\?[^}]*\}$/;
+    const seen: string[] = [];
+    for (const [name, s] of Object.entries(compose.services)) {
+      for (const [k, v] of Object.entries(s.environment ?? {})) {
+        if (credential.test(k)) {
+          seen.push(k);
+          expect(String(v), `${name}: ${k}`).toMatch(required);
+        }
+        const password = /^\w+:\/\/[^:/@]*:(.*)@/.exec(String(v))?.[1];
+        if (password !== undefined) {
+          seen.push(k);
+          expect(password, `${name}: the password in ${k}`).toMatch(required);
+        }
+      }
+    }
+    // the test looks at what it means to: the store's and the database's credentials are among them
+    expect(new Set(seen)).toEqual(
+      new Set([
+        'DATABASE_URL',
+        'JWT_SECRET',
+        'ID_SECRET',
+        'POSTGRES_PASSWORD',
+        'S3_ACCESS_KEY_ID',
+        'S3_SECRET_ACCESS_KEY',
+        'S3_URL_ACCESS_KEY_ID',
+        'S3_URL_SECRET_ACCESS_KEY',
+        'MINIO_ROOT_USER',
+        'MINIO_ROOT_PASSWORD',
+        'OAN_URL_KEY_ID',
+        'OAN_URL_SECRET',
+      ]),
+    );
+  });
+
   it('hands JWT_SECRET only to the processes that sign or verify tokens, natively and under compose', async () => {
     // The relay, the projector and the agents relay neither sign nor check an OAN token.
     const keyless = new Set(['agents', 'outbox', 'projector']);

@@ -1,3 +1,4 @@
+import { bannedAmong } from '@oan/auth';
 import { transaction, type EntityManager } from '@oan/db';
 import { envelopeOf } from '@oan/projection';
 import { IllegalStateError, NotFoundError } from '../domain/errors.ts';
@@ -72,7 +73,11 @@ export async function claimOnce(
   return claimFor(ctx, runtime, worker);
 }
 
-/** Claims the runtime's next job for `worker` (a REST worker, or the dispatcher for an endpoint). */
+/**
+ * Claims the runtime's next job for `worker` (a REST worker, or the dispatcher for an endpoint). A
+ * banned account's jobs are handed to no one: the ban reaches a claim held from before it, and a
+ * push the dispatcher was about to make.
+ */
 export async function claimFor(
   ctx: RuntimesContext,
   runtime: RuntimeRow,
@@ -87,6 +92,8 @@ export async function claimFor(
     if ((await supersedeNextClaimable(ctx.orm.em.fork(), runtime, ctx.now(), 10)) < 10) break;
   }
   return transaction(ctx.orm, async (em) => {
+    // as close to the hand-out as it can be: a ban committed before this statement hands out nothing
+    if ((await bannedAmong(em, [accountId])).size > 0) return null;
     const job = await claimNext(em, runtime, worker, ctx.now(), opts);
     if (!job) return null;
     const envelope = await envelopeOf(em, accountId, job.event_id);

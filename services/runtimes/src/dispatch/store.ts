@@ -1,3 +1,4 @@
+import { notBanned } from '@oan/auth';
 import { sql, type EntityManager } from '@oan/db';
 import { oanEventSql } from '@oan/projection';
 import type { Health } from '../domain/health.ts';
@@ -17,13 +18,14 @@ export interface FailureRow {
 
 /**
  * Endpoint runtimes that are pushed to and have something to push: an envelope not read yet, or a
- * job that is queued (and past its `dispatch_after`) or whose lease ran out.
+ * job that is queued (and past its `dispatch_after`) or whose lease ran out. A banned account's are
+ * never due: a ban stops every push at once, as it stops webhook deliveries.
  */
 export const dueRuntimes = (em: EntityManager, now: Date, limit: number) =>
   sql<RuntimeRow>(
     em,
     `select r.* from runtimes.runtimes r
-     where r.endpoint_state in ('active', 'unhealthy')
+     where r.endpoint_state in ('active', 'unhealthy') and ${notBanned('r.account_id')}
        and (${oanEventSql.hasEnvelopeAfter('r.account_id', 'r.cursor_seq')}
          or exists (select 1 from runtimes.jobs j where j.runtime_id = r.id
            and ((j.state = 'queued' and (j.dispatch_after is null or j.dispatch_after <= ?))
