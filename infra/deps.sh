@@ -16,4 +16,11 @@ if [[ ! -f "$_oan_stamp" || "$(cat "$_oan_stamp")" != "$_oan_lock_hash" ]]; then
   fi
   echo "$_oan_lock_hash" >"$_oan_stamp"
 fi
+# The repository's own git hooks (.githooks: the commit-msg subject check), once per clone: only
+# inside a git work tree, never over a hooks path someone set, silent, and never a failure.
+if command -v git >/dev/null 2>&1 &&
+  [[ "$(git -C "$_oan_root" rev-parse --is-inside-work-tree 2>/dev/null || true)" == "true" ]] &&
+  [[ -z "$(git -C "$_oan_root" config --get core.hooksPath 2>/dev/null || true)" ]]; then
+  git -C "$_oan_root" config core.hooksPath .githooks >/dev/null 2>&1 || true
+fi
 unset _oan_root _oan_stamp _oan_lock_hash

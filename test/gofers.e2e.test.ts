@@ -296,7 +296,7 @@ describe('a connector working with a Gofer', () => {
   });
 });
 
-describe('read-your-writes on the event stream (invariant 4, ADR 0009)', () => {
+describe('read-your-writes on the event stream (ADR 0009)', () => {
   it('the envelope of a command is in GET /events and behind GET /events/cursor as soon as the command returns', async () => {
     const before = await c.rest<{ seq: string }>('GET', '/events/cursor');
     const created = await c.rest<{ goferId: string; greeting: string }>('POST', '/gofers', { locale: 'en' });

@@ -135,7 +135,7 @@ export interface MatchChecks {
   ): Promise<void>;
   /**
    * B's decision just returned, before anything else happened: what B reads now must already show
-   * it (invariant 4, read-your-writes).
+   * it (read-your-writes).
    */
   answered?(m: Match, decision: Answer<{ conversationId: string }>): Promise<void>;
   /** B accepted through the envelope's reply path; both sides got `match_decided`. */

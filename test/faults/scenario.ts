@@ -85,8 +85,8 @@ export function expectFailuresAre503(run: LoadRun): void {
 }
 
 /**
- * Invariant 3 after the faults: with the projector stopped, the replay CLI rebuilds every read model
- * and the event table exactly as they were; then the projector comes back.
+ * Replay rebuilds, after the faults: with the projector stopped, the replay CLI rebuilds every read
+ * model and the event table exactly as they were; then the projector comes back.
  */
 export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
   const db = fleet.env.DATABASE_URL!;

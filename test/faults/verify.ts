@@ -15,9 +15,9 @@ async function query<T extends pg.QueryResultRow>(databaseUrl: string, sql: stri
 }
 
 /**
- * Invariant 1 on the write side: every command answered 2xx has its event in its service's store
- * exactly once; one that failed during the fault has it at most once (it may have committed before
- * the connection broke). Returns the violations.
+ * Nothing lost, nothing doubled, on the write side: every command answered 2xx has its event in its
+ * service's store exactly once; one that failed during the fault has it at most once (it may have
+ * committed before the connection broke). Returns the violations.
  */
 export async function storeViolations(databaseUrl: string, run: LoadRun): Promise<string[]> {
   const rows = await query<{ content: string; n: string; ids: string[] }>(
@@ -46,7 +46,7 @@ export async function storeViolations(databaseUrl: string, run: LoadRun): Promis
   return bad;
 }
 
-/** Invariant 2 in the table: per account, seq runs 1..n with no gap and no event id twice. */
+/** A dense per-account seq in the table: seq runs 1..n with no gap and no event id twice. */
 export async function seqViolations(databaseUrl: string, accountIds: string[]): Promise<string[]> {
   const rows = await query<{ account_id: string; n: string; max: string; ids: string }>(
     databaseUrl,
@@ -90,8 +90,9 @@ export async function awaitRelays(databaseUrl: string, run: LoadRun): Promise<st
 }
 
 /**
- * Invariant 7 as a host sees it: each connector delivered exactly what GET /events holds after its
- * start, once each, in seq order with no gap (waits for the sockets to catch up, bounded).
+ * Each envelope reaches every socket of its account once and in order, as a host sees it: each
+ * connector delivered exactly what GET /events holds after its start, once each, in seq order with
+ * no gap (waits for the sockets to catch up, bounded).
  */
 export async function socketViolations(party: Party): Promise<string[]> {
   const bad: string[] = [];

@@ -217,7 +217,7 @@ function toStored(r: OutboxRow): StoredEvent {
     streamVersion: r.stream_version,
     type: r.type,
     version: r.version,
-    accountId: r.account_id,
+    partitionKey: r.account_id,
     data: r.data,
     occurredAt: new Date(r.occurred_at).toISOString(),
   };

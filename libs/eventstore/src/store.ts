@@ -201,7 +201,7 @@ function toStored<T>(r: EventRow): StoredEvent<T> {
     streamVersion: r.stream_version,
     type: r.type,
     version: r.version,
-    accountId: r.account_id,
+    partitionKey: r.account_id,
     data: r.data as T,
     occurredAt: new Date(r.occurred_at).toISOString(),
   };

@@ -25,7 +25,7 @@ export interface StoredEvent<T = unknown> {
   type: string;
   version: number;
   /** The partition key it was appended with (`NewEvent.partitionKey`; column `account_id`). */
-  accountId: string;
+  partitionKey: string;
   data: T;
   occurredAt: string;
 }

@@ -53,7 +53,12 @@ describe('a stream through commandHandler', () => {
     );
     expect(state).toBe(1);
     expect(appended).toMatchObject([
-      { type: 'Counted', accountId: 'acc-1', occurredAt: NOW.toISOString(), data: { at: NOW.toISOString() } },
+      {
+        type: 'Counted',
+        partitionKey: 'acc-1',
+        occurredAt: NOW.toISOString(),
+        data: { at: NOW.toISOString() },
+      },
     ]);
     expect(remembered).toEqual([{ last: appended[0], callers: ['acc-2'] }]);
   });
@@ -74,7 +79,7 @@ describe('a stream through commandHandler', () => {
     await run('c-3', (state) => ({ type: 'Count', data: { owner: `acc-${state}`, upTo: 1 } }), {
       inline: async (_em, appended, state) => void seen.push(appended.length, state),
     });
-    expect((await store.readStream(orm.em.fork(), 'c-3')).map((e) => e.accountId)).toEqual(['acc-0']);
+    expect((await store.readStream(orm.em.fork(), 'c-3')).map((e) => e.partitionKey)).toEqual(['acc-0']);
     expect(seen).toEqual([1, 1]);
   });
 });

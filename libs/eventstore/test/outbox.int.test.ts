@@ -40,7 +40,7 @@ describe('the outbox publisher', () => {
       logger: log,
       batchSize: 50,
       encode: (e) => ({
-        key: e.accountId,
+        key: e.partitionKey,
         value: Buffer.from(JSON.stringify(e.data)),
         headers: domainHeaders(e),
       }),

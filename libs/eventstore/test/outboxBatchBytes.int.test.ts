@@ -65,7 +65,7 @@ describe('when two records of about 600 KiB wait in the outbox together', () => 
       logger: log,
       idleMs: 100,
       encode: (e) => ({
-        key: e.accountId,
+        key: e.partitionKey,
         value: Buffer.from(JSON.stringify(e.data)),
         headers: domainHeaders(e),
       }),

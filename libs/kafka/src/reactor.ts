@@ -134,10 +134,18 @@ export type ReactorHandlers<E extends TypedEvent> = {
   [T in E['type']]?: (event: Extract<E, { type: T }>, ctx: ReactorContext) => Promise<void>;
 };
 
-export interface ReactorSpec<E extends TypedEvent> extends Omit<ReactorLoop, 'types' | 'handle' | 'groupId'> {
+export interface ReactorSpec<E extends TypedEvent> extends Omit<
+  ReactorLoop,
+  'types' | 'handle' | 'groupId' | 'keyOf'
+> {
   group: string;
   /** Events of a type not named here are committed past without being decoded. */
   on: ReactorHandlers<E>;
+  /**
+   * The key whose events must be handled in order (default: one key for the whole partition), read
+   * from the typed event as the handlers read it; only events of a type named in `on` reach it.
+   */
+  keyOf?: (event: E) => string;
 }
 
 /**
@@ -147,15 +155,16 @@ export interface ReactorSpec<E extends TypedEvent> extends Omit<ReactorLoop, 'ty
  * decoded it with the Avro schema the union mirrors.
  */
 export function reactor<E extends TypedEvent>(spec: ReactorSpec<E>): Promise<RunningReactor> {
-  const { group, on, ...loop } = spec;
+  const { group, on, keyOf, ...loop } = spec;
   const handlers = on as Record<string, ((event: E, ctx: ReactorContext) => Promise<void>) | undefined>;
+  const eventOf = (record: LogRecord) => ({ type: record.type, data: record.data }) as unknown as E;
   return startReactorLoop({
     ...loop,
     groupId: group,
     types: new Set(Object.keys(on)),
+    ...(keyOf ? { keyOf: (record: LogRecord) => keyOf(eventOf(record)) } : {}),
     handle: async (record, running) => {
-      const event = { type: record.type, data: record.data } as unknown as E;
-      await handlers[record.type]?.(event, { record, running });
+      await handlers[record.type]?.(eventOf(record), { record, running });
     },
   });
 }

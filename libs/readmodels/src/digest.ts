@@ -1,9 +1,11 @@
 import { sql, type EntityManager } from '@oan/db';
 
 /**
- * When a stored decision is settled (OAN-REFERENCE A33, and the runtimes' supersession, ADR 0032),
- * judged against the read models it concerns. One definition serves the unresolved digest (what is
- * still open) and the runtimes (which jobs to close as superseded).
+ * When a stored decision is settled, judged against the read models it concerns: the reference's
+ * "answered" (a decision counts as answered once whatever a connector's reply path would have
+ * done is in the read models, however it got there) and the runtimes' supersession (ADR 0032) are
+ * one definition. It serves the unresolved digest (what is still open) and the runtimes (which
+ * jobs to close as superseded).
  *
  * `settledSql(e)` is a boolean SQL expression over a row `e` of `read.oan_event`; it is true on
  * evidence only (a missing read-model row settles nothing):

@@ -32,7 +32,7 @@ export interface DomainEvent<T extends string = string, D = Record<string, unkno
   eventId: string;
   type: T;
   streamId: string;
-  accountId: string;
+  partitionKey: string;
   occurredAt: string;
   /** Position in the source event store (orders rows that share a timestamp). */
   position: bigint | null;

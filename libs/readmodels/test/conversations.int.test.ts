@@ -288,7 +288,7 @@ const closed = conversation.ConversationClosed(
     attachmentIds: [doc.attachmentId, photo.attachmentId, `pb-${suffix}`],
     closedAt: at(40),
   },
-  { accountId: B.accountId },
+  { partitionKey: B.accountId },
 );
 
 describe('when a message is recalled and then the conversation is closed', () => {

@@ -51,7 +51,7 @@ export interface InProcessFleetOptions<C> extends InProcessStoresOptions {
 }
 
 /** A row of a store's `events` table, as stored (position as text, data as JSON). */
-export type RawStoredEvent = Pick<StoredEvent, 'position' | 'type' | 'accountId' | 'streamId'> & {
+export type RawStoredEvent = Pick<StoredEvent, 'position' | 'type' | 'partitionKey' | 'streamId'> & {
   data: Record<string, unknown>;
 };
 
@@ -186,7 +186,7 @@ export async function startInProcessFleet<C>(
         if (!orm) throw new Error(`no store ${schema} in this fleet`);
         return sql<RawStoredEvent>(
           orm.em.fork(),
-          `select position::text as position, type, account_id as "accountId", stream_id as "streamId", data
+          `select position::text as position, type, account_id as "partitionKey", stream_id as "streamId", data
              from "${schema}".events order by position`,
         );
       },
@@ -226,7 +226,7 @@ export async function startInProcessFleet<C>(
         idleMs: 200,
         encode: (e) => {
           const { value, headers } = registry.encode(e.type, e.data, e.version);
-          return { key: e.accountId, value, headers: { ...domainHeaders(e), ...headers } };
+          return { key: e.partitionKey, value, headers: { ...domainHeaders(e), ...headers } };
         },
         publish: async (messages) => {
           await producer.send({ topic: `${baseEnv.TOPIC_PREFIX}${s.schema}.events`, acks: -1, messages });

@@ -40,7 +40,7 @@ export interface ConversationFleet {
   /** Two fresh accounts whose Gofers matched, and their conversation opened as the opener reactor does. */
   match(opts?: { open?: boolean }): Promise<Match>;
   /** Every stored event of the conversations store, in position order. */
-  events(): Promise<{ type: string; accountId: string; data: Record<string, unknown> }[]>;
+  events(): Promise<{ type: string; partitionKey: string; data: Record<string, unknown> }[]>;
   /** The OAN envelopes the projector wrote for an account (read.oan_event), in seq order. */
   envelopes(accountId: string): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
@@ -112,7 +112,7 @@ export async function startConversationFleet(env: Record<string, string> = {}): 
     events: () =>
       sql(
         orm.em.fork(),
-        `select type, account_id as "accountId", data from conversations.events order by position`,
+        `select type, account_id as "partitionKey", data from conversations.events order by position`,
       ),
     async envelopes(accountId) {
       const rows = await sql<{ envelope: Record<string, unknown> | string }>(

@@ -151,6 +151,6 @@ describe('the gofer-deleted reactor (gofers.events)', () => {
     await waitFor(() => !existsSync(file), { what: 'the file deleted' });
     const closedEvents = (await f.events()).filter((e) => e.type === 'ConversationClosed');
     expect(closedEvents).toHaveLength(1);
-    expect(closedEvents[0]!.accountId).toBe(m.a.accountId);
+    expect(closedEvents[0]!.partitionKey).toBe(m.a.accountId);
   });
 });

@@ -47,7 +47,7 @@ function thread(events: ThreadEvent[] = []) {
         eventId: randomUUID(),
         type: e.type,
         streamId: threadStreamId(e.data.threadId),
-        accountId: threadKey(first.data),
+        partitionKey: threadKey(first.data),
         occurredAt: NOW,
         position: ++position,
         data: e.data as unknown as Record<string, unknown>,

@@ -55,7 +55,7 @@ const app = await buildApp({ config, orm, redis, ctx, storage, logger, relay });
 // session, and the routes do not depend on the reactors (they open and read on their own).
 await app.listen({ host: config.HOST, port: config.GOFERS_PORT });
 
-// The reactors follow `gofers.events` (published by the relay) with their own consumer groups.
+// The reactors follow `gofers.events` (published by the outbox publisher) with their own consumer groups.
 const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-gofers', logger });
 const registry = new SchemaRegistry(SCHEMAS_DIR);
 const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PREFIX };

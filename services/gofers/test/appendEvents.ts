@@ -18,6 +18,6 @@ export async function appendGoferEvents(
     return events.map((e) => ({ type: e.type, data: e.data, partitionKey: accountId, occurredAt }));
   });
   const last = result.appended.at(-1);
-  if (last) await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
+  if (last) await ctx.writes.remember(last.partitionKey, WRITE_SOURCE, last.position);
   return result;
 }

@@ -59,7 +59,7 @@ describe('createGofer', () => {
     });
     expect(events[1]!.data).toMatchObject({ role: 'assistant', content: g.greeting, replyTo: null });
     expect(g.greeting).toBe(placeholderTexts('zh').greeting);
-    expect(events.every((e) => e.accountId === g.accountId)).toBe(true);
+    expect(events.every((e) => e.partitionKey === g.accountId)).toBe(true);
     expect(await fleet.ctx.writes.required(g.accountId, WRITE_SOURCE)).toBe(BigInt(events[1]!.position));
   });
 

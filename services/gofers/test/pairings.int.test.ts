@@ -76,7 +76,7 @@ async function side(name: string, locale = 'en'): Promise<Side> {
   return { goferId, accountId, name, sourcePlatform: 'dsh' };
 }
 
-/** As the matching relay publishes a proposal (keyed by side a's account). */
+/** As matching's outbox publisher publishes a proposal (keyed by side a's account). */
 async function propose(a: Side, b: Side, times = 1) {
   const threadId = randomUUID();
   const data = { threadId, mode: 'confirm', a, b, score: 0.5, proposedAt: new Date().toISOString() };

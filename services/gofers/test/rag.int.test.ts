@@ -117,7 +117,7 @@ describe('the RAG reactor', () => {
       const c = await ragChanges(up.id);
       return c.length > 0 && c;
     }, 'AttachmentRagStatusChanged');
-    expect(change!.accountId).toBe(up.accountId);
+    expect(change!.partitionKey).toBe(up.accountId);
     expect(change!.data).toMatchObject({
       goferId: up.goferId,
       attachmentId: up.id,

@@ -118,7 +118,7 @@ describe('creating Gofers', () => {
     });
     const seen: string[] = [];
     const stop = observeStatements((q) => {
-      // The command's own: credentials, the platform, the Gofer's stream (not the relay's outbox scan).
+      // The command's own: credentials, the platform, the Gofer's stream (not the outbox publisher's scan).
       if (/auth\.|read\.accounts|"gofers"\.events/.test(q.sql) && !/outbox o join/.test(q.sql))
         seen.push(q.sql);
     });

@@ -93,7 +93,7 @@ beforeAll(async () => {
     idleMs: 50,
     encode: (e) => {
       const { value, headers } = registry.encode(e.type, e.data, e.version);
-      return { key: e.accountId, value, headers: { ...domainHeaders(e), ...headers } };
+      return { key: e.partitionKey, value, headers: { ...domainHeaders(e), ...headers } };
     },
     publish: async (messages) => {
       await producer.send({ topic: matchingTopic, acks: -1, messages });

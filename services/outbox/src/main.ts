@@ -30,7 +30,7 @@ for (const schema of cfg.OUTBOX_SCHEMAS) {
       logger,
       encode: (e) => {
         const { value, headers } = registry.encode(e.type, e.data, e.version);
-        return { key: e.accountId, value, headers: { ...domainHeaders(e), ...headers } };
+        return { key: e.partitionKey, value, headers: { ...domainHeaders(e), ...headers } };
       },
       // acks=-1 on an idempotent producer with one request in flight: order per partition holds.
       publish: async (messages) => {

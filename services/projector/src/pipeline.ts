@@ -54,7 +54,7 @@ function decodeDomainRecord(registry: SchemaRegistry, r: ProjectionRecord): Doma
     eventId: rec.headers['oan-event-id'] ?? '',
     type: rec.type,
     streamId: rec.headers['oan-stream-id'] ?? '',
-    accountId: r.key ?? '',
+    partitionKey: r.key ?? '',
     occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
     position,
     data: rec.data,
@@ -92,8 +92,8 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
           try {
             const event = decodeDomainRecord(d.registry, r);
             events.push(event);
-            if (event.position !== null && event.position > (applied.get(event.accountId) ?? 0n)) {
-              applied.set(event.accountId, event.position);
+            if (event.position !== null && event.position > (applied.get(event.partitionKey) ?? 0n)) {
+              applied.set(event.partitionKey, event.position);
             }
           } catch (err) {
             metrics.deadLetters.inc();

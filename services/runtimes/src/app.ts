@@ -10,6 +10,7 @@ import type { RuntimesConfig } from './config.ts';
 import { JobWakes } from './commands/wakes.ts';
 import { Endpoints, endpointSettings } from './dispatch/endpoints.ts';
 import { endpointRoutes } from './http/endpointRoutes.ts';
+import { jobRoutes } from './http/jobRoutes.ts';
 import { runtimeRoutes } from './http/routes.ts';
 import { waitingRoutes } from './http/waitingRoutes.ts';
 import { replyClient } from './infra/replyClient.ts';
@@ -87,7 +88,8 @@ export async function buildApp(deps: RuntimesAppDeps) {
   if (!deps.endpoints) app.addHook('onClose', () => endpoints.close());
   // with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
-    await app.register(runtimeRoutes, {
+    await app.register(runtimeRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, endpoints });
+    await app.register(jobRoutes, {
       prefix: OAN_BASE_PATH,
       ctx,
       authenticator,
@@ -98,7 +100,6 @@ export async function buildApp(deps: RuntimesAppDeps) {
         'held-claims',
         config.RUNTIMES_MAX_HELD_CLAIMS,
       ),
-      endpoints,
     });
     await app.register(endpointRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, endpoints });
     await app.register(waitingRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });

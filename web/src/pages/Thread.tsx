@@ -1,6 +1,6 @@
-/*
- * Longer than most pages on purpose: one thread's page shows its pairing card, the session, the
- * pair confirmation and the match request, each of which changes live with the same event stream.
+/* eslint-disable max-lines -- Longer than most pages on purpose: one thread's page shows its
+ * pairing card, the session, the pair confirmation and the match request, each of which changes
+ * live with the same event stream.
  */
 import { useState } from 'preact/hooks';
 import { api, need, type Envelope, type PairingCard, type Thread } from '../api/client';

@@ -5,10 +5,10 @@ type Event<T extends AuthEvent['type']> = StoredEvent<Extract<AuthEvent, { type:
 
 /** An account notice (`system_notice`) to the account the event is about. */
 const notice = (
-  { accountId, occurredAt }: { accountId: string; occurredAt: string },
+  { partitionKey, occurredAt }: { partitionKey: string; occurredAt: string },
   payload: Record<string, unknown>,
 ): NotificationSpec[] => [
-  { recipient: accountId, type: 'system_notice', source: 'platform', payload, createdAt: occurredAt },
+  { recipient: partitionKey, type: 'system_notice', source: 'platform', payload, createdAt: occurredAt },
 ];
 
 /** The account was banned. */

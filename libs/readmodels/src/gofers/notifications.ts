@@ -15,7 +15,7 @@ export function chatNotifications(event: Event<'ChatMessageAdded'>): Notificatio
   const constraints = d.responseConstraints ?? null;
   return [
     {
-      recipient: event.accountId,
+      recipient: event.partitionKey,
       type: pending ? 'gofer_question' : 'gofer_message',
       source: 'own_gofer',
       goferId,

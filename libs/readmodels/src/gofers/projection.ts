@@ -12,7 +12,7 @@ const json = (v: unknown): string => JSON.stringify(v ?? []);
  * set the event's values, so a redelivered event changes nothing.
  */
 export const gofersProjection = projection<GoferEvent>({
-  async GoferCreated(em, { accountId, data: d }) {
+  async GoferCreated(em, { partitionKey: accountId, data: d }) {
     await sql(
       em,
       `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform,
@@ -64,7 +64,7 @@ export const gofersProjection = projection<GoferEvent>({
     );
     return [];
   },
-  async AttachmentAdded(em, { accountId, data: d }) {
+  async AttachmentAdded(em, { partitionKey: accountId, data: d }) {
     await sql(
       em,
       `insert into read.gofer_attachments (id, gofer_id, account_id, kind, name, mime_type, size, width, height,
@@ -111,7 +111,7 @@ async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>):
     [
       d.messageId,
       goferId,
-      event.accountId,
+      event.partitionKey,
       d.chatId,
       d.role,
       d.content,

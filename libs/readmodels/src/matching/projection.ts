@@ -1,5 +1,7 @@
-// Over 250 lines for a reason: one handler per thread event, each write's SQL and its forward-only
-// guard spelled out beside it, so the idempotency of every write can be read in one place.
+/* eslint-disable max-lines -- Over 250 lines for a reason: one handler per thread event, each
+ * write's SQL and its forward-only guard spelled out beside it, so the idempotency of every write
+ * can be read in one place.
+ */
 import { sql, type EntityManager } from '@oan/db';
 import type { ThreadEvent } from '@oan/domain';
 import { projection, type NotificationSpec, type ProjectionContext, type StoredEvent } from '../types.ts';

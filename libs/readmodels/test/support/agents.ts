@@ -16,6 +16,6 @@ export function agentsAt(address: string) {
       }),
       AgentDeparted: () => ({ address, connectionId: 'c1', reason: 'closed', departedAt: at(2) }),
     },
-    ({ data }) => ({ streamId: agentStreamId(data.address), accountId: data.address }),
+    ({ data }) => ({ streamId: agentStreamId(data.address), partitionKey: data.address }),
   );
 }

@@ -55,6 +55,6 @@ export function authOf(accountId: string) {
       PairingCodeIssued: () => ({ codeHash: 'c', accountId, issuedAt: at(6), expiresAt: at(60) }),
       PairingCodeRedeemed: () => ({ codeHash: 'c', accountId, apiKeyId: 'k1', redeemedAt: at(7) }),
     },
-    ({ data }) => ({ streamId: `account-${data.accountId}`, accountId: data.accountId }),
+    ({ data }) => ({ streamId: `account-${data.accountId}`, partitionKey: data.accountId }),
   );
 }

@@ -65,7 +65,7 @@ export function conversationOf(conversationId: string, a: Party, b: Party) {
     },
     ({ type, data }) => ({
       streamId: conversationStreamId(data.conversationId),
-      accountId:
+      partitionKey:
         type === 'ConversationAttachmentUploaded'
           ? data.uploaderAccountId
           : type === 'ConversationMessageSent' || type === 'ConversationMessageRecalled'

@@ -19,7 +19,7 @@ export type EventBuilders<U extends EventUnion> = {
 /** What every builder of a context needs besides the data: its stream and its partition key. */
 export type EnvelopeOf<U extends EventUnion> = (
   event: { [K in U['type']]: { type: K; data: DataOf<U, K> } }[U['type']],
-) => { streamId: string; accountId: string };
+) => { streamId: string; partitionKey: string };
 
 export const T0 = '2026-11-29T09:00:00.000Z';
 /** `T0` plus `s` seconds, as the events write times. */

@@ -63,6 +63,6 @@ export function gofersOf(accountId: string, goferId: string) {
       GoferRelayPublished: () => ({ ...owner, address: '0xabc', publishedAt: at(8) }),
       GoferRelayUnpublished: () => ({ ...owner, address: '0xabc', unpublishedAt: at(8) }),
     },
-    ({ data }) => ({ streamId: goferStreamId(data.goferId), accountId: data.accountId }),
+    ({ data }) => ({ streamId: goferStreamId(data.goferId), partitionKey: data.accountId }),
   );
 }

@@ -67,6 +67,6 @@ export function threadOf(threadId: string, a: ThreadSide, b: ThreadSide) {
         closedAt: at(8),
       }),
     },
-    ({ data }) => ({ streamId: threadStreamId(data.threadId), accountId: a.accountId }),
+    ({ data }) => ({ streamId: threadStreamId(data.threadId), partitionKey: a.accountId }),
   );
 }

@@ -86,7 +86,7 @@ const conversationCommands = (
         : {},
     remember: async (last, _callers, command) => {
       if (command.type !== 'OpenConversation')
-        await ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position);
+        await ctx.writes.remember(last.partitionKey, WRITE_SOURCE, last.position);
     },
   });
 

@@ -1,5 +1,5 @@
 import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
-import type { ConversationEvent, ConversationOpened, MessageAttachment, Timed } from '@oan/domain';
+import type { ConversationEvent, ConversationOpened, Decider, MessageAttachment, Timed } from '@oan/domain';
 import {
   evolveConversation,
   initialConversationState,
@@ -251,7 +251,11 @@ export function decideConversation(
   }
 }
 
-export const conversationDecider = {
+export const conversationDecider: Decider<
+  ConversationState,
+  ConversationEvent,
+  Timed<ConversationCommand>
+> = {
   initialState: initialConversationState,
   evolve: evolveConversation,
   decide: decideConversation,

@@ -1,7 +1,6 @@
-/*
- * Longer than most modules on purpose: the conversations write side's migrations, its snapshot
- * rows and the message/attachment indexes are saved in the append's transaction, and keeping them
- * in one file keeps each column beside the statement that writes it.
+/* eslint-disable max-lines -- Longer than most modules on purpose: the conversations write side's
+ * migrations, its snapshot rows and the message/attachment indexes are saved in the append's
+ * transaction, and keeping them in one file keeps each column beside the statement that writes it.
  */
 import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore, type Snapshot, type StoredEvent } from '@oan/eventstore';

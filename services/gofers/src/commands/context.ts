@@ -35,7 +35,7 @@ export const goferCommands = (ctx: GoferContext): CommandHandler<GoferState, Gof
     decider: goferDecider,
     now: ctx.now,
     partitionKey: (_state, events) => events[0]!.data.accountId,
-    remember: (last) => ctx.writes.remember(last.accountId, WRITE_SOURCE, last.position),
+    remember: (last) => ctx.writes.remember(last.partitionKey, WRITE_SOURCE, last.position),
   });
 
 /** `${OAN_WEB_BASE_URL}/gofers/<goferId>` when configured, otherwise no key at all. */

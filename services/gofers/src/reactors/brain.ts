@@ -107,7 +107,7 @@ export async function startBrain(deps: BrainDeps): Promise<RunningBrain> {
     topic,
     concurrency,
     // One Gofer's messages in order; other Gofers of the batch, and other partitions, side by side.
-    keyOf: (record) => (record.data as unknown as ChatMessageAdded).goferId,
+    keyOf: ({ data }) => data.goferId,
     on: {
       ChatMessageAdded: async ({ data: turn }, { running }) => {
         if (turn.role === 'user') await answer(turn, running);

@@ -1,7 +1,7 @@
-/*
- * Longer than most modules on purpose: one published Gofer's side of the ConnectOnion relay (its
- * announce socket, reconnects, CONNECT verification with replay refusal, and the INPUT/OUTPUT
- * turns) is one state machine over one socket; split, each part would need the others' state.
+/* eslint-disable max-lines -- Longer than most modules on purpose: one published Gofer's side of
+ * the ConnectOnion relay (its announce socket, reconnects, CONNECT verification with replay
+ * refusal, and the INPUT/OUTPUT turns) is one state machine over one socket; split, each part would
+ * need the others' state.
  */
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from '@oan/http';

@@ -78,7 +78,7 @@ export const threadCommands = (ctx: MatchingContext): CommandHandler<ThreadState
     now: ctx.now,
     partitionKey: keyAccountOf,
     inline: (em, appended) => recordLookups(em, ctx.store, appended),
-    remember: (last, callers) => ctx.writes.remember(last.accountId, last.position, callers),
+    remember: (last, callers) => ctx.writes.remember(last.partitionKey, last.position, callers),
   });
 
 /**

@@ -6,7 +6,7 @@ import {
   ForbiddenError,
   RejectedError,
 } from './errors.ts';
-import type { PairingMode, ThreadEvent, ThreadSide, Timed } from '@oan/domain';
+import type { Decider, PairingMode, ThreadEvent, ThreadSide, Timed } from '@oan/domain';
 import { sessionTurnIdFor } from './ids.ts';
 import {
   decideMatchRequest,
@@ -225,4 +225,8 @@ export function decideThread(command: Timed<ThreadCommand>, state: ThreadState):
   }
 }
 
-export const threadDecider = { initialState: initialThreadState, evolve: evolveThread, decide: decideThread };
+export const threadDecider: Decider<ThreadState, ThreadEvent, Timed<ThreadCommand>> = {
+  initialState: initialThreadState,
+  evolve: evolveThread,
+  decide: decideThread,
+};
