@@ -71,7 +71,14 @@ export interface CallerInput {
 }
 
 export interface CallerOutput {
+  /** What the Gofer says to the caller. */
   content: string;
+  /**
+   * A short question for the owner, in the Gofer's own words, when the caller asked what only the
+   * owner can answer (availability, a price, contact, a commitment, anything beyond the public
+   * profile); `content` then tells the caller the Gofer will ask and come back. Null otherwise.
+   */
+  askOwner: string | null;
 }
 
 /** A brain that also answers relay callers (both providers are one). */
