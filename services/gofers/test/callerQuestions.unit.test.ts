@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessageAdded, GoferEvent } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
-import { buildBrainInput } from '../src/brain/index.ts';
+import { buildBrainInput, buildPrompt, scriptedReply } from '../src/brain/index.ts';
+import { TEXTS } from '../src/brain/scripted/texts.ts';
 import { decideGofer, goferDecider, type GoferCommand } from '../src/domain/gofer.ts';
 import { MAX_CALLER_QUESTIONS, type AskOwnerForCaller } from '../src/domain/callerQuestions.ts';
 import type { GoferState } from '../src/domain/goferState.ts';
@@ -220,5 +221,56 @@ describe("a caller question, when the owner's next message answers it", () => {
     given(...answered, { type: 'GoferDeleted', data: { ...ids, deletedAt: NOW } })
       .when(record('q1'))
       .thenNothing();
+  });
+});
+
+describe("the owner's brain, after a caller's question was answered mid-interview", () => {
+  const history = [
+    ...asked([created()], 'q1'),
+    row('m-answer', { content: 'Friday after 3pm.' }),
+    row('m-next', { content: 'honesty, speed' }),
+  ];
+
+  it('marks the answer as the owner’s answer to a caller, not an interview turn', () => {
+    const prepared = buildBrainInput(history, 'm-next');
+    if (prepared.kind !== 'reply') throw new Error(`skipped: ${prepared.reason}`);
+    expect(prepared.input.history.map((h) => h.kind)).toEqual(['caller_question', 'owner_answer']);
+  });
+
+  it('the scripted interview goes on with the question asked before the caller came', () => {
+    const input = {
+      gofer: {
+        goferId: 'g1',
+        locale: 'en',
+        name: 'Scout',
+        description: 'd',
+        values: [],
+        demands: [],
+        humanReviewTriggers: ['money'],
+        discoveryStatus: 'in_discovery' as const,
+      },
+      history: [
+        { role: 'assistant' as const, content: TEXTS.en.askDemands, pendingQuery: false, kind: null },
+        { role: 'user' as const, content: 'A partner with money', pendingQuery: false, kind: null },
+        { role: 'assistant' as const, content: TEXTS.en.review('money'), pendingQuery: true, kind: null },
+        {
+          role: 'assistant' as const,
+          content: 'A stranger asked',
+          pendingQuery: true,
+          kind: 'caller_question',
+        },
+        { role: 'user' as const, content: 'No, not Friday.', pendingQuery: false, kind: 'owner_answer' },
+        { role: 'assistant' as const, content: 'Passed on.', pendingQuery: false, kind: 'caller_answer' },
+      ],
+      message: { messageId: 'm-next', content: 'yes' },
+      knowledge: [],
+    };
+    // The yes answers the review question about the held goal, not the caller's business.
+    const out = scriptedReply(input);
+    expect(out.content.startsWith(TEXTS.en.reviewYes)).toBe(true);
+    expect(out.profile?.demands).toEqual(['A partner with money']);
+    // The openai brain hears the question as a caller's words, labelled and quoted.
+    const prompt = buildPrompt(input);
+    expect(prompt[4]).toEqual({ role: 'user', content: '[counterpart_caller]\n"A stranger asked"' });
   });
 });

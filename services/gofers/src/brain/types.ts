@@ -27,7 +27,11 @@ export interface HistoryItem {
   role: ChatRole;
   content: string;
   pendingQuery: boolean;
-  /** `pairing` for the announcement of a pairing (it quotes the counterpart's name); else null. */
+  /**
+   * `pairing` for the announcement of a pairing (it quotes the counterpart's name); `relay` for a
+   * relay caller's turn; `caller_question`, `owner_answer`, `caller_answer` for a caller's question
+   * to the owner, the owner's answer to it and the Gofer's note that it was passed on; else null.
+   */
   kind?: string | null;
 }
 

@@ -14,8 +14,12 @@ export interface PromptMessage {
 export type TurnSource = 'owner' | 'owner_document' | 'platform' | `counterpart_${string}`;
 
 const HISTORY_LIMIT = 40;
-/** ADR 0026: at most this many relay turns in the history window, so callers cannot crowd out the owner. */
+/**
+ * ADR 0026: at most this many rows quoting strangers (relay turns, callers' questions) in the history
+ * window, so callers cannot crowd out the owner.
+ */
 const RELAY_HISTORY_LIMIT = 4;
+const STRANGER_KINDS = new Set(['relay', 'caller_question']);
 const KNOWLEDGE_LIMIT = 20_000;
 
 const OUTPUT_CONTRACT = `Answer with one JSON object and nothing else:
@@ -58,7 +62,7 @@ export function historyWindow<T extends { kind?: string | null }>(history: reado
   const kept: T[] = [];
   for (let i = history.length - 1; i >= 0 && kept.length < HISTORY_LIMIT; i--) {
     const h = history[i]!;
-    if (h.kind === 'relay' && ++relays > RELAY_HISTORY_LIMIT) continue;
+    if (STRANGER_KINDS.has(h.kind ?? '') && ++relays > RELAY_HISTORY_LIMIT) continue;
     kept.push(h);
   }
   return kept.reverse();
@@ -72,6 +76,9 @@ export function buildPrompt(input: BrainInput): PromptMessage[] {
     // A relay turn quotes a caller's words: labelled as theirs, never the Gofer's own.
     // JSON-quoted, as matching quotes counterpart text (older rows quoted the caller verbatim).
     if (h.kind === 'relay') messages.push(userTurn('counterpart_relay', JSON.stringify(h.content)));
+    // A question asked for a caller quotes the caller too (ADR 0036).
+    else if (h.kind === 'caller_question')
+      messages.push(userTurn('counterpart_caller', JSON.stringify(h.content)));
     else if (h.role === 'assistant') messages.push({ role: 'assistant', content: h.content });
     else if (h.role === 'user') messages.push(userTurn('owner', h.content));
     else messages.push(userTurn(h.kind === 'pairing' ? 'counterpart_gofer' : 'platform', h.content));
