@@ -1,6 +1,7 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { CreateRelayOwnerAnswers } from './relayOwnerAnswers.ts';
 import { DECIDING_TYPES } from './relayView.ts';
 
 /** The gofers event store (`gofers.events`, `gofers.outbox`); every event is checked against its Avro schema. */
@@ -48,4 +49,5 @@ export const goferMigrations = (store: EventStore): MigrationDef[] => [
   commandIdsMigration(store),
   { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
   { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
+  { name: 'gofers-0003-relay-owner-answers', class: CreateRelayOwnerAnswers },
 ];
