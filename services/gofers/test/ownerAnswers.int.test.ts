@@ -264,3 +264,38 @@ describe('a relay caller who asked for the owner, when it speaks to the Gofer ag
     }
   });
 });
+
+describe('a Gofer with ten questions for its owner open, when a relay caller asks another', () => {
+  it('tells the caller the owner is busy and asks nothing more', async () => {
+    const { accountId } = await fleet.account('dsh');
+    const { goferId } = await createGofer(fleet.ctx, { accountId });
+    for (let n = 0; n < 10; n++) {
+      await askOwnerForCaller(fleet.ctx, {
+        goferId,
+        channel: 'a2a',
+        caller: `agent-${n}`,
+        callerText: 'How much?',
+        question: 'A caller asks about your prices.',
+        taskId: `task-${n}`,
+      });
+    }
+    const caller = `0x${'ef'.repeat(32)}`;
+    const reply = await relayReply(fleet.ctx, {
+      goferId,
+      locale: 'en',
+      turn: { caller, history: [], prompt: 'What is your price?' },
+      out: {
+        content: "I'll ask my owner and come back to you.",
+        askOwner: 'A caller asks about your prices.',
+      },
+    });
+    expect(reply).toEqual({
+      content: 'My owner has many questions waiting already. Please ask again later.',
+      handed: [],
+    });
+    const asked = (await fleet.events()).filter(
+      (e) => e.streamId === `gofer-${goferId}` && e.type === 'CallerQuestionAsked',
+    );
+    expect(asked).toHaveLength(10);
+  });
+});

@@ -1,4 +1,4 @@
-import type { MikroORM } from '@oan/db';
+import { sql, type MikroORM } from '@oan/db';
 import { goferStreamId, type ChatMessageAdded, type GoferEvent } from '@oan/domain';
 import {
   reactor,
@@ -62,6 +62,13 @@ export async function startOwnerAnswers(deps: OwnerAnswersDeps): Promise<Running
   const group = `${deps.topicPrefix}gofers.owner-answers${deps.groupSuffix ?? ''}`;
 
   const handOn = async (turn: ChatMessageAdded): Promise<void> => {
+    // Most owners' messages are interview turns: a Gofer never asked for a caller is not read.
+    const [asked] = await sql(
+      deps.orm.em.fork(),
+      `select 1 from "${deps.ctx.store.schema}".events where stream_id = ? and type = 'CallerQuestionAsked' limit 1`,
+      [goferStreamId(turn.goferId)],
+    );
+    if (!asked) return;
     const stream = await deps.ctx.store.readStream<GoferEvent['data']>(
       deps.orm.em.fork(),
       goferStreamId(turn.goferId),
