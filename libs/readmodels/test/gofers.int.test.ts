@@ -97,6 +97,7 @@ describe('a Gofer of its own', () => {
     GoferRelayUnpublished: twice(['GoferCreated'], 'GoferRelayUnpublished'),
     CallerQuestionAsked: twice(['GoferCreated'], 'CallerQuestionAsked'),
     CallerQuestionAnswered: twice(['GoferCreated', 'CallerQuestionAsked'], 'CallerQuestionAnswered'),
+    CallerQuestionWithdrawn: twice(['GoferCreated', 'CallerQuestionAsked'], 'CallerQuestionWithdrawn'),
   });
 });
 

@@ -274,3 +274,52 @@ describe("the owner's brain, after a caller's question was answered mid-intervie
     expect(prompt[4]).toEqual({ role: 'user', content: '[counterpart_caller]\n"A stranger asked"' });
   });
 });
+
+describe('a caller question whose caller stopped waiting', () => {
+  const withdraw = (questionMessageId: string): GoferCommand => ({
+    type: 'WithdrawCallerQuestion',
+    data: { questionMessageId, noteMessageId: `note-${questionMessageId}` },
+  });
+  const three = asked(asked(asked([created()], 'q1'), 'q2'), 'q3');
+
+  it('leaves the queue unasked while it waited: the next answer asks the one after it', () => {
+    given(...three)
+      .when(withdraw('q2'))
+      .then({
+        type: 'CallerQuestionWithdrawn',
+        data: { ...ids, questionMessageId: 'q2', taskId: 'task-q2', withdrawnAt: NOW },
+      });
+    const history = [...three, ...decided(three, withdraw('q2')), row('m-answer')];
+    const next = decided(history, record('q1')).at(-1)!;
+    expect(next.data).toMatchObject({ messageId: 'q3', kind: 'caller_question' });
+  });
+
+  it('once asked, tells the owner there is no need to answer, and asks the next one, which the next message answers', () => {
+    const events = decided(three, withdraw('q1'));
+    expect(events.map((e) => [e.type, (e.data as { messageId?: string }).messageId])).toEqual([
+      ['CallerQuestionWithdrawn', undefined],
+      ['ChatMessageAdded', 'note-q1'],
+      ['ChatMessageAdded', 'q2'],
+    ]);
+    expect(events[1]!.data).toMatchObject({
+      role: 'assistant',
+      kind: 'caller_withdrawn',
+      pendingQuery: false,
+      content: 'They no longer wait for an answer: no need to answer that question.',
+    });
+    const history = [...three, ...events, row('m-answer', { content: 'Tuesday.' })];
+    const [done] = decided(history, record('q2'));
+    expect(done!.data).toMatchObject({ questionMessageId: 'q2', answerMessageId: 'm-answer' });
+  });
+
+  it('appends nothing once answered (the channel hears the caller is gone), nor twice', () => {
+    const answered = [...three, row('m-answer')];
+    given(...answered)
+      .when(withdraw('q1'))
+      .thenNothing();
+    const once = [...three, ...decided(three, withdraw('q2'))];
+    given(...once)
+      .when(withdraw('q2'))
+      .thenNothing();
+  });
+});

@@ -33,7 +33,8 @@ export interface ChatMessageAdded {
    * 'pairing' on the system rows that announce a pairing; 'relay' on the assistant rows
    * that report a turn of a relay caller (the row quotes the caller's untrusted text);
    * 'caller_question' on the pending assistant rows that ask the owner for a caller, and
-   * 'caller_answer' on the assistant rows that say the owner's answer was passed on (ADR 0036).
+   * 'caller_answer' on the assistant rows that say the owner's answer was passed on, and
+   * 'caller_withdrawn' on those that say the caller stopped waiting (ADR 0036).
    */
   kind: string | null;
   /** JSON text of `{threadId, self:{roleId,name}, counterpart:{roleId,name}}` on pairing rows. */
@@ -150,6 +151,18 @@ export interface CallerQuestionAnswered {
   answeredAt: string;
 }
 
+/**
+ * The caller stopped waiting before the owner answered (an A2A task canceled): the question leaves
+ * the queue, and the next one is asked (ADR 0036).
+ */
+export interface CallerQuestionWithdrawn {
+  goferId: string;
+  accountId: string;
+  questionMessageId: string;
+  taskId: string;
+  withdrawnAt: string;
+}
+
 export type GoferEvent =
   | { type: 'GoferCreated'; data: GoferCreated }
   | { type: 'ChatMessageAdded'; data: ChatMessageAdded }
@@ -161,6 +174,7 @@ export type GoferEvent =
   | { type: 'GoferRelayPublished'; data: GoferRelayPublished }
   | { type: 'GoferRelayUnpublished'; data: GoferRelayUnpublished }
   | { type: 'CallerQuestionAsked'; data: CallerQuestionAsked }
-  | { type: 'CallerQuestionAnswered'; data: CallerQuestionAnswered };
+  | { type: 'CallerQuestionAnswered'; data: CallerQuestionAnswered }
+  | { type: 'CallerQuestionWithdrawn'; data: CallerQuestionWithdrawn };
 
 export const goferStreamId = (goferId: string) => `gofer-${goferId}`;

@@ -102,6 +102,7 @@ export const gofersProjection = projection<GoferEvent>({
   // that ask the owner and tell them what became of the answer arrive as ChatMessageAdded.
   CallerQuestionAsked: null,
   CallerQuestionAnswered: null,
+  CallerQuestionWithdrawn: null,
 });
 
 async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>): Promise<NotificationSpec[]> {

@@ -81,6 +81,12 @@ export function gofersOf(accountId: string, goferId: string) {
         delivered: true,
         answeredAt: at(3),
       }),
+      CallerQuestionWithdrawn: () => ({
+        ...owner,
+        questionMessageId: 'q1',
+        taskId: 'task-1',
+        withdrawnAt: at(3),
+      }),
     },
     ({ data }) => ({ streamId: goferStreamId(data.goferId), accountId: data.accountId }),
   );

@@ -29,8 +29,9 @@ export interface HistoryItem {
   pendingQuery: boolean;
   /**
    * `pairing` for the announcement of a pairing (it quotes the counterpart's name); `relay` for a
-   * relay caller's turn; `caller_question`, `owner_answer`, `caller_answer` for a caller's question
-   * to the owner, the owner's answer to it and the Gofer's note that it was passed on; else null.
+   * relay caller's turn; `caller_question`, `owner_answer`, `caller_answer`, `caller_withdrawn` for
+   * a caller's question to the owner, the owner's answer to it and the Gofer's notes that it was
+   * passed on or that the caller stopped waiting; else null.
    */
   kind?: string | null;
 }

@@ -60,3 +60,20 @@ export async function recordOwnerAnswer(
   });
   return { recorded: appended.length > 0 };
 }
+
+/**
+ * ADR 0036: the caller stopped waiting (its task was canceled or ended) before the owner answered.
+ * `withdrawn: false` when there was nothing to withdraw: unknown, already answered (the port will
+ * be told and may answer `delivered: false`) or already withdrawn.
+ */
+export async function withdrawCallerQuestion(
+  ctx: GoferContext,
+  input: { goferId: string; questionMessageId: string },
+): Promise<{ withdrawn: boolean }> {
+  if (!plausibleGoferId(input.goferId)) return { withdrawn: false };
+  const { appended } = await goferCommands(ctx)(goferStreamId(input.goferId), {
+    type: 'WithdrawCallerQuestion',
+    data: { questionMessageId: input.questionMessageId, noteMessageId: ctx.ids() },
+  });
+  return { withdrawn: appended.length > 0 };
+}

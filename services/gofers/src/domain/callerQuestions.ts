@@ -20,6 +20,12 @@ export interface AskOwnerForCaller {
   taskId: string;
 }
 
+export interface WithdrawCallerQuestion {
+  questionMessageId: string;
+  /** The id of the row that tells the owner, when the question was already asked. */
+  noteMessageId: string;
+}
+
 export interface RecordOwnerAnswer {
   questionMessageId: string;
   /** Whether the caller's channel took the answer (false: the caller was gone). */
@@ -119,6 +125,53 @@ export function recordOwnerAnswer(state: GoferState, d: RecordOwnerAnswer, now: 
       now,
     ),
   ];
+  const next = state.callerQuestions.find((c) => c.messageId !== q.messageId && !c.asked);
+  if (next) events.push(questionRow(state, next, now));
+  return events;
+}
+
+/**
+ * ADR 0036: the caller stopped waiting (its task ended) before the owner answered. A waiting
+ * question leaves the queue unasked; an asked one is closed with a row that tells the owner there is
+ * no need to answer, and the next waiting question is asked. A question already answered (its
+ * answer is on its way: the channel says the caller is gone), unknown, or of a deleted Gofer appends
+ * nothing.
+ */
+export function withdrawCallerQuestion(
+  state: GoferState,
+  d: WithdrawCallerQuestion,
+  now: string,
+): GoferEvent[] {
+  if (state.status !== 'active') return [];
+  const q = state.callerQuestions.find((c) => c.messageId === d.questionMessageId);
+  if (!q || q.answer) return [];
+  const events: GoferEvent[] = [
+    {
+      type: 'CallerQuestionWithdrawn',
+      data: {
+        goferId: state.goferId,
+        accountId: state.accountId,
+        questionMessageId: q.messageId,
+        taskId: q.taskId,
+        withdrawnAt: now,
+      },
+    },
+  ];
+  if (!q.asked) return events;
+  const texts = placeholderTexts(state.locale);
+  events.push(
+    row(
+      state,
+      {
+        messageId: d.noteMessageId,
+        content: texts.callerWithdrawn,
+        kind: 'caller_withdrawn',
+        pending: false,
+        replyTo: null,
+      },
+      now,
+    ),
+  );
   const next = state.callerQuestions.find((c) => c.messageId !== q.messageId && !c.asked);
   if (next) events.push(questionRow(state, next, now));
   return events;

@@ -5,12 +5,7 @@ import { evolveGofer, initialGoferState, type GoferProfile, type GoferState } fr
 import { announcePairing, type AnnouncePairing } from './pairing.ts';
 import { addAttachment, recordRagStatus, type NewAttachment, type RagOutcome } from './attachments.ts';
 import { assertOwnedActive } from './guards.ts';
-import {
-  askOwnerForCaller,
-  recordOwnerAnswer,
-  type AskOwnerForCaller,
-  type RecordOwnerAnswer,
-} from './callerQuestions.ts';
+import * as callers from './callerQuestions.ts';
 
 export type GoferCommand =
   | {
@@ -67,8 +62,9 @@ export type GoferCommand =
   | { type: 'AnnouncePairing'; data: AnnouncePairing }
   | { type: 'AddAttachment'; data: NewAttachment }
   | { type: 'RecordRagStatus'; data: RagOutcome }
-  | { type: 'AskOwnerForCaller'; data: AskOwnerForCaller }
-  | { type: 'RecordOwnerAnswer'; data: RecordOwnerAnswer };
+  | { type: 'AskOwnerForCaller'; data: callers.AskOwnerForCaller }
+  | { type: 'RecordOwnerAnswer'; data: callers.RecordOwnerAnswer }
+  | { type: 'WithdrawCallerQuestion'; data: callers.WithdrawCallerQuestion };
 
 type Data<T extends GoferCommand['type']> = Extract<GoferCommand, { type: T }>['data'];
 
@@ -258,9 +254,11 @@ export function decideGofer(command: Timed<GoferCommand>, state: GoferState): Go
     case 'RecordRagStatus':
       return recordRagStatus(state, command.data, now);
     case 'AskOwnerForCaller':
-      return askOwnerForCaller(state, command.data, now);
+      return callers.askOwnerForCaller(state, command.data, now);
     case 'RecordOwnerAnswer':
-      return recordOwnerAnswer(state, command.data, now);
+      return callers.recordOwnerAnswer(state, command.data, now);
+    case 'WithdrawCallerQuestion':
+      return callers.withdrawCallerQuestion(state, command.data, now);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);

@@ -160,7 +160,8 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
       const question = { messageId, channel, caller, taskId, content, asked: false, answer: null };
       return { ...state, callerQuestions: [...state.callerQuestions, question] };
     }
-    case 'CallerQuestionAnswered': {
+    case 'CallerQuestionAnswered':
+    case 'CallerQuestionWithdrawn': {
       const id = event.data.questionMessageId;
       return { ...state, callerQuestions: state.callerQuestions.filter((q) => q.messageId !== id) };
     }

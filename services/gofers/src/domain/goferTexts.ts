@@ -29,6 +29,7 @@ const TEXTS = {
       delivered
         ? "Thank you: I've passed your answer on to them."
         : 'They were no longer waiting, so your answer was not passed on.',
+    callerWithdrawn: 'They no longer wait for an answer: no need to answer that question.',
     relayOwnerAnswer: (answer: string) =>
       `My owner answered your earlier question: ${JSON.stringify(answer)}`,
     ownerBusy: 'My owner has many questions waiting already. Please ask again later.',
@@ -44,6 +45,7 @@ const TEXTS = {
       `一位陌生人问了我一个只有你能回答的问题（${where}，${quoteUntrusted(caller, 200)}）。以下引号内是对方的话，不是我的话，也不是指令：${quoteUntrusted(asked)}\n\n我告诉对方我会来问你。我的问题：${quoteUntrusted(question)}\n\n你在这里的下一条消息会原样作为我的回答转给对方。`,
     callerAnswer: (delivered: boolean) =>
       delivered ? '谢谢，我已把你的回答转告对方。' : '对方已不再等待，你的回答没有转告。',
+    callerWithdrawn: '对方已不再等待回答，那个问题不必回答了。',
     relayOwnerAnswer: (answer: string) => `我的主人回答了你之前的问题：${JSON.stringify(answer)}`,
     ownerBusy: '我的主人已有很多待回答的问题，请稍后再问。',
   },

@@ -34,7 +34,13 @@ import { textsFor, type Texts } from './texts.ts';
 
 const BOOLEAN = { format: 'boolean' } as const;
 /** Rows of the chat that are about callers, not the interview (ADR 0023, ADR 0036). */
-const CALLER_KINDS = new Set(['relay', 'caller_question', 'owner_answer', 'caller_answer']);
+const CALLER_KINDS = new Set([
+  'relay',
+  'caller_question',
+  'owner_answer',
+  'caller_answer',
+  'caller_withdrawn',
+]);
 
 /** One turn in the making: the profile as it becomes, and the sentences said so far. */
 interface Draft {
