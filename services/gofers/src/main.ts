@@ -10,6 +10,8 @@ import { loadGofersConfig } from './config.ts';
 import { createGoferStore, goferMigrations } from './infra/store.ts';
 import { startAccountBanned } from './reactors/accountBanned.ts';
 import { startBrain } from './reactors/brain.ts';
+import { startOwnerAnswers } from './reactors/ownerAnswers.ts';
+import { RelayOwnerAnswers } from './infra/relayOwnerAnswers.ts';
 import { startPairings } from './reactors/pairings.ts';
 import { startRagReactor } from './reactors/rag.ts';
 import { RelayHost } from './relay/host.ts';
@@ -66,6 +68,12 @@ await relayHost?.start();
 const banned = relayHost ? await startAccountBanned({ ...reactorDeps, ctx, relay: relayHost }) : null;
 // Announces each pairing proposed by matching as a `system` row (kind 'pairing') in both chats.
 const pairings = await startPairings({ kafka, registry, ctx, logger, topicPrefix: config.TOPIC_PREFIX });
+// ADR 0036: the owner's answer to a caller's question goes to the caller's channel, once.
+const ownerAnswers = await startOwnerAnswers({
+  ...reactorDeps,
+  ctx,
+  channels: { relay: new RelayOwnerAnswers(orm) },
+});
 const rag = storage
   ? await startRagReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })
   : null;
@@ -80,6 +88,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   await brain.stop();
   await banned?.stop();
   await pairings.stop();
+  await ownerAnswers.stop();
   await rag?.stop();
   await kafka.close();
   await setup?.listener?.close();

@@ -18,7 +18,9 @@ export type RejectedCode =
   | 'TOO_MANY_ATTACHMENTS'
   | 'ATTACHMENTS_UNAVAILABLE'
   | 'ATTACHMENT_UNKNOWN'
-  | 'PHOTO_ALREADY_USED';
+  | 'PHOTO_ALREADY_USED'
+  /** A caller's question for the owner while the Gofer's queue of them is full (ADR 0036). */
+  | 'OWNER_QUESTIONS_FULL';
 
 export class ForbiddenError extends Kind.ForbiddenError<ForbiddenCode> {}
 

@@ -1,6 +1,7 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { CreateRelayOwnerAnswers } from './relayOwnerAnswers.ts';
 import { DECIDING_TYPES } from './relayView.ts';
 
 /** The gofers event store (`gofers.events`, `gofers.outbox`); every event is checked against its Avro schema. */
@@ -39,6 +40,20 @@ class IndexRelayDeciding extends Migration {
 }
 
 /**
+ * The owner-answers reactor reads every owner message; only a Gofer that was ever asked for a caller
+ * needs its stream folded (src/reactors/ownerAnswers.ts). This index answers "ever asked" with one
+ * probe, however long the role-chat.
+ */
+class IndexCallerQuestions extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create index if not exists events_caller_questions on gofers.events (stream_id)
+        where type = 'CallerQuestionAsked'`,
+    );
+  }
+}
+
+/**
  * Schema `gofers`: the event store, and the relay keys of published Gofers. The read models
  * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
  * creates and fills them.
@@ -48,4 +63,6 @@ export const goferMigrations = (store: EventStore): MigrationDef[] => [
   commandIdsMigration(store),
   { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
   { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
+  { name: 'gofers-0003-relay-owner-answers', class: CreateRelayOwnerAnswers },
+  { name: 'gofers-0004-caller-questions-index', class: IndexCallerQuestions },
 ];
