@@ -1,6 +1,7 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { a2aPushMigration } from '../a2a/push/migration.ts';
 import { DECIDING_TYPES } from './relayView.ts';
 
 /** The gofers event store (`gofers.events`, `gofers.outbox`); every event is checked against its Avro schema. */
@@ -39,13 +40,14 @@ class IndexRelayDeciding extends Migration {
 }
 
 /**
- * Schema `gofers`: the event store, and the relay keys of published Gofers. The read models
- * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
- * creates and fills them.
+ * Schema `gofers`: the event store, the relay keys of published Gofers, and the A2A push configs and
+ * their delivery queue (src/a2a/push). The read models (`read.gofers`, `read.gofer_messages`,
+ * `read.gofer_attachments`) belong to the projector, which creates and fills them.
  */
 export const goferMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
   commandIdsMigration(store),
   { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
   { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
+  a2aPushMigration,
 ];
