@@ -178,6 +178,14 @@ describe('when an event of a task with a push config is sent', () => {
   });
 });
 
+describe('when an event comes from a call without a caller', () => {
+  it('is a rejected send, which the SDK’s handler catches, not a throw into its stream', async () => {
+    const anonymous = new ServerCallContext({ requestedVersion: '1.0' });
+    const sent = sender.send(working(randomUUID(), 1), anonymous);
+    await expect(sent).rejects.toThrow('without its caller');
+  });
+});
+
 describe('when the receiver fails', () => {
   withLoops(1, 3);
 

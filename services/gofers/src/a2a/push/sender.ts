@@ -56,10 +56,10 @@ export class QueuedPushSender implements PushNotificationSender {
     this.opts = opts;
   }
 
-  send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
-    const taskId = taskIdOf(streamResponse);
-    if (!taskId) return Promise.resolve();
-    return this.sendFor(this.opts.store.callerOf(context), streamResponse, task);
+  /** Never throws synchronously: the handler only catches a rejected promise. */
+  async send(streamResponse: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+    if (!taskIdOf(streamResponse)) return;
+    await this.sendFor(this.opts.store.callerOf(context), streamResponse, task);
   }
 
   /**
