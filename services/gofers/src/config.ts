@@ -1,5 +1,6 @@
 import { commonEnv, envList, envOptional, envPort, llmEnv, loadConfig, refineLlmEnv, z } from '@oan/config';
 import { refineStorageEnv, storageEnv } from '@oan/storage';
+import { a2aPushEnv, refineA2aPushEnv } from './a2a/push/config.ts';
 
 /** The gofers process: the common variables, the brain's, and object storage's (libs/storage). */
 export const gofersEnv = commonEnv
@@ -26,10 +27,13 @@ export const gofersEnv = commonEnv
     GOFER_RELAY_TURNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(200),
     /** Relay turns all the published Gofers of one owner account answer per hour. */
     GOFER_RELAY_ACCOUNT_TURNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(500),
+    /** A2A push notifications (src/a2a/push): where they may go, timeouts, retries. */
+    ...a2aPushEnv.shape,
   })
   .superRefine((env, ctx) => {
     refineLlmEnv(env, ctx);
     refineStorageEnv(env, ctx);
+    refineA2aPushEnv(env, ctx);
   });
 
 export type GofersConfig = z.infer<typeof gofersEnv>;

@@ -1,6 +1,7 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { a2aPushMigration } from '../a2a/push/migration.ts';
 import { CreateRelayOwnerAnswers } from './relayOwnerAnswers.ts';
 import { DECIDING_TYPES } from './relayView.ts';
 
@@ -54,7 +55,8 @@ class IndexCallerQuestions extends Migration {
 }
 
 /**
- * Schema `gofers`: the event store, and the relay keys of published Gofers. The read models
+ * Schema `gofers`: the event store, the relay keys of published Gofers, the owners' answers kept for
+ * relay callers, and the A2A push configs and their delivery queue (src/a2a/push). The read models
  * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
  * creates and fills them.
  */
@@ -65,4 +67,5 @@ export const goferMigrations = (store: EventStore): MigrationDef[] => [
   { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
   { name: 'gofers-0003-relay-owner-answers', class: CreateRelayOwnerAnswers },
   { name: 'gofers-0004-caller-questions-index', class: IndexCallerQuestions },
+  a2aPushMigration,
 ];
