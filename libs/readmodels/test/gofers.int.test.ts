@@ -95,5 +95,7 @@ describe('a Gofer of its own', () => {
     AttachmentRagStatusChanged: twice(['GoferCreated', 'AttachmentAdded'], 'AttachmentRagStatusChanged'),
     GoferRelayPublished: twice(['GoferCreated'], 'GoferRelayPublished'),
     GoferRelayUnpublished: twice(['GoferCreated'], 'GoferRelayUnpublished'),
+    GoferA2APublished: twice(['GoferCreated'], 'GoferA2APublished'),
+    GoferA2AUnpublished: twice(['GoferCreated'], 'GoferA2AUnpublished'),
   });
 });

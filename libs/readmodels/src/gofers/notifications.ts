@@ -25,13 +25,14 @@ export function chatNotifications(event: Event<'ChatMessageAdded'>): Notificatio
       ...(pending && constraints
         ? { responseConstraints: JSON.parse(constraints) as Record<string, unknown> }
         : {}),
-      // ADR 0026: a relay turn quotes a stranger; `kind` tells the owner's connector it is not the
+      // ADR 0026: a relay (or A2A, ADR 0035) turn quotes a stranger; `kind` tells the owner's connector it is not the
       // Gofer's own answer to them (the v1 `source` stays `own_gofer`).
       payload: {
         messageId: d.messageId,
         content: d.content,
         createdAt: d.createdAt,
         ...(d.kind === 'relay' ? { kind: 'relay_turn' } : {}),
+        ...(d.kind === 'a2a' ? { kind: 'a2a_turn' } : {}),
       },
       createdAt: d.createdAt,
     },

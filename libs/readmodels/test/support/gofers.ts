@@ -62,6 +62,8 @@ export function gofersOf(accountId: string, goferId: string) {
       }),
       GoferRelayPublished: () => ({ ...owner, address: '0xabc', publishedAt: at(8) }),
       GoferRelayUnpublished: () => ({ ...owner, address: '0xabc', unpublishedAt: at(8) }),
+      GoferA2APublished: () => ({ ...owner, publishedAt: at(9) }),
+      GoferA2AUnpublished: () => ({ ...owner, unpublishedAt: at(9) }),
     },
     ({ data }) => ({ streamId: goferStreamId(data.goferId), accountId: data.accountId }),
   );

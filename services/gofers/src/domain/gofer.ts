@@ -5,6 +5,7 @@ import { evolveGofer, initialGoferState, type GoferProfile, type GoferState } fr
 import { announcePairing, type AnnouncePairing } from './pairing.ts';
 import { addAttachment, recordRagStatus, type NewAttachment, type RagOutcome } from './attachments.ts';
 import { assertOwnedActive } from './guards.ts';
+import { addA2ATurn, publishOnA2A, unpublishFromA2A, type A2ACommand } from './a2a.ts';
 
 export type GoferCommand =
   | {
@@ -60,7 +61,8 @@ export type GoferCommand =
     }
   | { type: 'AnnouncePairing'; data: AnnouncePairing }
   | { type: 'AddAttachment'; data: NewAttachment }
-  | { type: 'RecordRagStatus'; data: RagOutcome };
+  | { type: 'RecordRagStatus'; data: RagOutcome }
+  | A2ACommand;
 
 type Data<T extends GoferCommand['type']> = Extract<GoferCommand, { type: T }>['data'];
 
@@ -249,6 +251,12 @@ export function decideGofer(command: Timed<GoferCommand>, state: GoferState): Go
       return addAttachment(state, command.data, now);
     case 'RecordRagStatus':
       return recordRagStatus(state, command.data, now);
+    case 'PublishOnA2A':
+      return publishOnA2A(state, command.data, now);
+    case 'UnpublishFromA2A':
+      return unpublishFromA2A(state, command.data, now);
+    case 'AddA2ATurn':
+      return addA2ATurn(state, command.data, now);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);

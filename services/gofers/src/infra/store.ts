@@ -39,6 +39,24 @@ class IndexRelayDeciding extends Migration {
 }
 
 /**
+ * ADR 0035: which Gofers are reachable as A2A agents (`a2a_agents`, written with the event that
+ * decides it) and their A2A tasks as they stand (`a2a_tasks`, written with each `A2ATaskSaved`):
+ * the callers' reads are consistent with the writes, while `read.a2a_tasks` is the log's view.
+ */
+class CreateA2ATables extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table if not exists gofers.a2a_agents (
+      gofer_id text primary key, account_id text not null, published boolean not null,
+      updated_at timestamptz not null)`);
+    this.addSql(`create table if not exists gofers.a2a_tasks (
+      task_id text primary key, gofer_id text not null, caller_id text not null, context_id text not null,
+      state text not null, task jsonb not null, updated_at timestamptz not null)`);
+    this.addSql(`create index if not exists a2a_tasks_caller
+      on gofers.a2a_tasks (gofer_id, caller_id, updated_at desc, task_id)`);
+  }
+}
+
+/**
  * Schema `gofers`: the event store, and the relay keys of published Gofers. The read models
  * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
  * creates and fills them.
@@ -48,4 +66,5 @@ export const goferMigrations = (store: EventStore): MigrationDef[] => [
   commandIdsMigration(store),
   { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
   { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
+  { name: 'gofers-0003-a2a', class: CreateA2ATables },
 ];

@@ -52,13 +52,16 @@ export function userTurn(source: TurnSource, content: string): PromptMessage {
   return { role: 'user', content: source === 'owner' ? content : `[${source}]\n${content}` };
 }
 
+/** A role-chat row that reports a stranger's turn (relay, A2A): never the Gofer's own words. */
+export const isStrangerTurn = (kind: string | null | undefined) => kind === 'relay' || kind === 'a2a';
+
 /** The history window: the newest relay turns (capped) among the newest rows of everything else. */
 export function historyWindow<T extends { kind?: string | null }>(history: readonly T[]): T[] {
   let relays = 0;
   const kept: T[] = [];
   for (let i = history.length - 1; i >= 0 && kept.length < HISTORY_LIMIT; i--) {
     const h = history[i]!;
-    if (h.kind === 'relay' && ++relays > RELAY_HISTORY_LIMIT) continue;
+    if (isStrangerTurn(h.kind) && ++relays > RELAY_HISTORY_LIMIT) continue;
     kept.push(h);
   }
   return kept.reverse();
@@ -72,6 +75,7 @@ export function buildPrompt(input: BrainInput): PromptMessage[] {
     // A relay turn quotes a caller's words: labelled as theirs, never the Gofer's own.
     // JSON-quoted, as matching quotes counterpart text (older rows quoted the caller verbatim).
     if (h.kind === 'relay') messages.push(userTurn('counterpart_relay', JSON.stringify(h.content)));
+    else if (h.kind === 'a2a') messages.push(userTurn('counterpart_a2a', JSON.stringify(h.content)));
     else if (h.role === 'assistant') messages.push({ role: 'assistant', content: h.content });
     else if (h.role === 'user') messages.push(userTurn('owner', h.content));
     else messages.push(userTurn(h.kind === 'pairing' ? 'counterpart_gofer' : 'platform', h.content));

@@ -66,8 +66,8 @@ export class ScriptedBrain implements BrainProvider, CallerBrain {
 
 export function scriptedReply(input: BrainInput): BrainOutput {
   const { gofer, knowledge } = input;
-  // The interview is with the owner: relay callers' turns are not part of it.
-  const history = input.history.filter((h) => h.kind !== 'relay');
+  // The interview is with the owner: relay and A2A callers' turns are not part of it.
+  const history = input.history.filter((h) => h.kind !== 'relay' && h.kind !== 'a2a');
   const { name, description, values, demands } = gofer;
   const d: Draft = {
     t: textsFor(gofer.locale),

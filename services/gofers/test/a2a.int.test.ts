@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { ServerCallContext } from '@a2a-js/sdk/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallerUser } from '../src/a2a/caller.ts';
+import { GoferTaskStore } from '../src/a2a/taskStore.ts';
+import { ScriptedBrain } from '../src/brain/scripted/scriptedBrain.ts';
+import { createGofer } from '../src/commands/createGofer.ts';
+import { postUserMessage } from '../src/commands/postUserMessage.ts';
+import { startGoferFleet, type GoferFleet } from './helpers.ts';
+
+/**
+ * ADR 0035: a published Gofer as an A2A agent, through `app.inject`: the owner's switch, the card,
+ * JSON-RPC with the scripted brain, and the task store over the log.
+ */
+const CANARY = `CANARY-${randomUUID()}`;
+let fleet: GoferFleet;
+let owner: { accountId: string; headers: Record<string, string> };
+let other: { accountId: string; headers: Record<string, string> };
+let goferId: string;
+
+beforeAll(async () => {
+  fleet = await startGoferFleet({}, { callerBrain: new ScriptedBrain() });
+  owner = await fleet.account('dsh');
+  other = await fleet.account('dsh');
+  goferId = (await createGofer(fleet.ctx, { accountId: owner.accountId })).goferId;
+  // A private word in the owner's chat: it must never reach a caller or the card.
+  await postUserMessage(fleet.ctx, {
+    accountId: owner.accountId,
+    goferId,
+    content: `My secret is ${CANARY}`,
+    attachmentsEnabled: false,
+  });
+}, 120_000);
+afterAll(async () => fleet?.close());
+
+const put = (id: string, headers: Record<string, string>) =>
+  fleet.app.inject({ method: 'PUT', url: `/api/v1/gofers/${id}/a2a`, headers });
+const del = (id: string, headers: Record<string, string>) =>
+  fleet.app.inject({ method: 'DELETE', url: `/api/v1/gofers/${id}/a2a`, headers });
+const card = (id: string) =>
+  fleet.app.inject({ method: 'GET', url: `/a2a/gofers/${id}/.well-known/agent-card.json` });
+const rpc = (id: string, body: unknown, headers: Record<string, string> = {}) =>
+  fleet.app.inject({
+    method: 'POST',
+    url: `/a2a/gofers/${id}`,
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+const send = (id: string, text: string, headers: Record<string, string> = {}, contextId?: string) =>
+  rpc(
+    id,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: {
+        message: {
+          messageId: randomUUID(),
+          role: 'ROLE_USER',
+          parts: [{ text }],
+          ...(contextId ? { contextId } : {}),
+        },
+      },
+    },
+    headers,
+  );
+
+describe('a Gofer not on A2A', () => {
+  it('has no card and refuses sends with one plain 404', async () => {
+    expect((await card(goferId)).statusCode).toBe(404);
+    const res = await send(goferId, 'hello');
+    expect(res.statusCode).toBe(404);
+    expect(res.body).toBe((await card(randomUUID())).body);
+  });
+
+  it('refuses another account and an unknown Gofer with the one 403', async () => {
+    const foreign = await put(goferId, other.headers);
+    const unknown = await put(randomUUID(), other.headers);
+    expect(foreign.statusCode).toBe(403);
+    expect(foreign.body).toBe(unknown.body);
+    expect((await del(goferId, other.headers)).statusCode).toBe(403);
+  });
+});
+
+describe('a Gofer its owner puts on A2A', () => {
+  beforeAll(async () => {
+    const res = await put(goferId, owner.headers);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      goferId,
+      published: true,
+      agentCardUrl: `http://127.0.0.1:8080/a2a/gofers/${goferId}/.well-known/agent-card.json`,
+    });
+  });
+
+  it('is idempotent: a second PUT appends nothing', async () => {
+    const before = (await fleet.events()).filter((e) => e.type === 'GoferA2APublished').length;
+    expect((await put(goferId, owner.headers)).statusCode).toBe(200);
+    expect((await fleet.events()).filter((e) => e.type === 'GoferA2APublished').length).toBe(before);
+  });
+
+  it('serves a card of its public profile only', async () => {
+    const res = await card(goferId);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain(CANARY);
+    expect(res.json()).toMatchObject({
+      name: 'New Gofer',
+      capabilities: { streaming: true, pushNotifications: false },
+      defaultInputModes: ['text/plain'],
+      supportedInterfaces: [
+        {
+          url: `http://127.0.0.1:8080/a2a/gofers/${goferId}`,
+          protocolBinding: 'JSONRPC',
+          protocolVersion: '1.0',
+        },
+      ],
+      skills: [expect.objectContaining({ id: 'looking-for' })],
+    });
+  });
+
+  it('answers a message with a completed task, records the turn once in the role-chat, and leaks nothing', async () => {
+    const res = await send(goferId, 'Who are you?', { authorization: 'Bearer caller-one-token-0001' });
+    expect(res.statusCode).toBe(200);
+    const { task } = res.json().result as { task: Record<string, unknown> };
+    expect(task).toMatchObject({ status: { state: 'TASK_STATE_COMPLETED' } });
+    expect(JSON.stringify(task)).toContain("I've passed your message on to my owner.");
+    expect(res.body).not.toContain(CANARY);
+    const turns = (await fleet.events()).filter(
+      (e) => e.type === 'ChatMessageAdded' && (e.data as { kind: string | null }).kind === 'a2a',
+    );
+    expect(turns).toHaveLength(1);
+    expect((turns[0]!.data as { content: string }).content).toContain('"Who are you?"');
+    const saved = (await fleet.events()).filter((e) => e.type === 'A2ATaskSaved');
+    expect(saved.map((e) => (e.data as { state: string }).state).at(-1)).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('gives the standard JSON-RPC codes to malformed requests', async () => {
+    const code = async (body: unknown) => (await rpc(goferId, body)).json().error.code as number;
+    expect(await code('{not json')).toBe(-32700);
+    expect(await code({ jsonrpc: '1.0', method: 'SendMessage', id: 1 })).toBe(-32600);
+    expect(await code([])).toBe(-32600);
+    expect(await code({ jsonrpc: '2.0', method: 'NoSuchMethod', id: 1, params: {} })).toBe(-32601);
+    expect(await code({ jsonrpc: '2.0', method: 'GetTask', id: 1, params: 'x' })).toBe(-32602);
+    expect(await code({ jsonrpc: '2.0', method: 'GetTask', id: 1, params: { id: randomUUID() } })).toBe(
+      -32001,
+    );
+  });
+
+  it('refuses a malformed bearer token', async () => {
+    expect((await send(goferId, 'hi', { authorization: 'Bearer short' })).statusCode).toBe(401);
+  });
+});
+
+describe('the task store', () => {
+  const context = (callerId: string) =>
+    new ServerCallContext({ user: new CallerUser({ callerId, address: '10.0.0.1' }) });
+  const taskOf = (state: TaskState, contextId = 'ctx-1'): Task => ({
+    id: randomUUID(),
+    contextId,
+    status: { state, message: undefined, timestamp: new Date().toISOString() },
+    history: Array.from({ length: 50 }, (_, i) => ({
+      messageId: `m${i}`,
+      contextId,
+      taskId: '',
+      role: Role.ROLE_USER,
+      parts: [
+        {
+          content: { $case: 'text', value: `m${i}` },
+          mediaType: 'text/plain',
+          filename: '',
+          metadata: undefined,
+        },
+      ],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    })),
+    artifacts: [],
+    metadata: undefined,
+  });
+  const storeOf = () => new GoferTaskStore(fleet.ctx, { goferId, accountId: owner.accountId });
+  const savedOf = async (taskId: string) =>
+    (await fleet.events()).filter((e) => e.streamId === `a2atask-${taskId}`).length;
+
+  it('loads what it saved (history bounded), and another caller finds nothing', async () => {
+    const store = storeOf();
+    const task = taskOf(TaskState.TASK_STATE_WORKING);
+    await store.save(task, context('key:a'));
+    const loaded = await store.load(task.id, context('key:a'));
+    expect(loaded?.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(loaded?.history.map((m) => m.messageId)).toEqual(task.history.slice(-40).map((m) => m.messageId));
+    expect(await store.load(task.id, context('key:b'))).toBeUndefined();
+    expect(
+      (
+        await store.list(
+          { contextId: '', status: 0, pageToken: '', statusTimestampAfter: undefined, tenant: '' },
+          context('key:b'),
+        )
+      ).tasks,
+    ).toEqual([]);
+  });
+
+  it('appends nothing for an unchanged save, and never changes a terminal task', async () => {
+    const store = storeOf();
+    const task = taskOf(TaskState.TASK_STATE_COMPLETED);
+    await store.save(task, context('key:a'));
+    await store.save(task, context('key:a'));
+    expect(await savedOf(task.id)).toBe(1);
+    await store.save(
+      { ...task, status: { ...task.status!, state: TaskState.TASK_STATE_WORKING } },
+      context('key:a'),
+    );
+    expect(await savedOf(task.id)).toBe(1);
+    expect((await store.load(task.id, context('key:a')))?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('lists the caller own tasks newest first, filtered by context and paged', async () => {
+    const store = storeOf();
+    const ctxId = `ctx-${randomUUID()}`;
+    const a = taskOf(TaskState.TASK_STATE_COMPLETED, ctxId);
+    const b = taskOf(TaskState.TASK_STATE_FAILED, ctxId);
+    await store.save(a, context('key:lister'));
+    await store.save(b, context('key:lister'));
+    const page = await store.list(
+      {
+        contextId: ctxId,
+        status: 0,
+        pageSize: 1,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+        tenant: '',
+      },
+      context('key:lister'),
+    );
+    expect(page.tasks.map((t) => t.id)).toEqual([b.id]);
+    expect(page.totalSize).toBe(2);
+    const next = await store.list(
+      {
+        contextId: ctxId,
+        status: 0,
+        pageSize: 1,
+        pageToken: page.nextPageToken,
+        statusTimestampAfter: undefined,
+        tenant: '',
+      },
+      context('key:lister'),
+    );
+    expect(next.tasks.map((t) => t.id)).toEqual([a.id]);
+    expect(next.nextPageToken).toBe('');
+  });
+});
+
+describe('a Gofer its owner takes off A2A', () => {
+  it('answers 404 at once, cancels its open tasks, and a second DELETE is the same', async () => {
+    const store = new GoferTaskStore(fleet.ctx, { goferId, accountId: owner.accountId });
+    const ctx = new ServerCallContext({
+      user: new CallerUser({ callerId: 'key:open', address: '10.0.0.2' }),
+    });
+    const open: Task = {
+      id: randomUUID(),
+      contextId: 'c',
+      status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
+      history: [],
+      artifacts: [],
+      metadata: undefined,
+    };
+    await store.save(open, ctx);
+    const res = await del(goferId, owner.headers);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ goferId, published: false });
+    expect((await card(goferId)).statusCode).toBe(404);
+    expect((await send(goferId, 'still there?')).statusCode).toBe(404);
+    expect((await store.load(open.id, ctx))?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await del(goferId, owner.headers)).json()).toEqual({ goferId, published: false });
+  });
+});
