@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
+import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OanEventEnvelope } from '@oan/protocol';
+import { joinAccount, TestConnector, TestFleet, waitFor } from '@oan/testing';
+
+/**
+ * ADR 0035: an owner puts a Gofer on A2A and the unmodified @a2a-js/sdk 1.3.0 client talks to it
+ * through the edge, with the scripted brain. The owner's connector sees each turn as a
+ * `gofer_message` of kind `a2a_turn` that quotes the caller.
+ */
+
+let fleet: TestFleet;
+let owner: TestConnector;
+let goferId: string;
+let base: string;
+
+beforeAll(async () => {
+  fleet = await TestFleet.start({
+    only: ['auth', 'gofers', 'outbox', 'projector', 'gateway1', 'gateway2', 'agents1', 'agents2', 'edge'],
+    env: { GOFER_A2A_CALLER_PER_MINUTE: '5', GOFER_A2A_ADDRESS_PER_MINUTE: '100' },
+  });
+  const a = await joinAccount(fleet.url, fleet.mailbox, `a2a-owner-${fleet.id}@example.com`, 'dsh');
+  owner = new TestConnector({ baseUrl: fleet.url, token: a.apiKey });
+  await owner.connect();
+  goferId = (await owner.rest<{ goferId: string }>('POST', '/gofers', {})).body.goferId;
+  base = `${fleet.url}/a2a/gofers/${goferId}`;
+}, 120_000);
+
+afterAll(async () => {
+  owner?.close();
+  await fleet?.stop();
+});
+
+/** The SDK client, naming itself with a bearer token through its service parameters. */
+async function clientAs(
+  token: string | null,
+): Promise<{ client: Client; opts: { serviceParameters: Record<string, string> } }> {
+  const client = await new ClientFactory().createFromUrl(`${base}/`);
+  return { client, opts: { serviceParameters: token ? { Authorization: `Bearer ${token}` } : {} } };
+}
+
+const message = (text: string, contextId = ''): SendMessageRequest => ({
+  tenant: '',
+  message: {
+    messageId: randomUUID(),
+    contextId,
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [
+      { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined },
+    ],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  },
+  configuration: undefined,
+  metadata: undefined,
+});
+
+const textOf = (m: Message | undefined) =>
+  (m?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+
+function asTask(result: unknown): Task {
+  const r = result as { task?: Task } & Partial<Task>;
+  const task = r.task ?? (r as Task);
+  expect(task.id).toEqual(expect.any(String));
+  return task;
+}
+
+const rpc = (body: string, headers: Record<string, string> = {}) =>
+  fetch(base, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+    body,
+  });
+
+describe('a Gofer its owner puts on A2A', () => {
+  const tokenA = `caller-a-${randomUUID()}`;
+  const tokenB = `caller-b-${randomUUID()}`;
+  let first: Task;
+
+  beforeAll(async () => {
+    const res = await owner.rest<{ agentCardUrl: string }>('PUT', `/gofers/${goferId}/a2a`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      goferId,
+      published: true,
+      agentCardUrl: `${base}/.well-known/agent-card.json`,
+    });
+  });
+
+  it('serves its card to the SDK client through the edge', async () => {
+    const { client } = await clientAs(null);
+    const card = await client.getAgentCard();
+    expect(card.name).toBe('New Gofer');
+    expect(card.capabilities?.streaming).toBe(true);
+    expect(card.supportedInterfaces[0]).toMatchObject({
+      url: base,
+      protocolBinding: 'JSONRPC',
+      protocolVersion: '1.0',
+    });
+  });
+
+  it('answers a message: a completed task with the reply as status message and as an artifact', async () => {
+    const { client, opts } = await clientAs(tokenA);
+    first = asTask(await client.sendMessage(message('Hello, who do you work for?'), opts));
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const reply = textOf(first.status?.message);
+    expect(reply).toContain("I've passed your message on to my owner.");
+    expect(first.status?.message?.role).toBe(Role.ROLE_AGENT);
+    expect(first.artifacts.map((a) => [a.name, textOf({ parts: a.parts } as Message)])).toEqual([
+      ['reply', reply],
+    ]);
+  });
+
+  it('continues a conversation: the second turn of a context is answered knowing the first', async () => {
+    const { client, opts } = await clientAs(tokenA);
+    const second = asTask(
+      await client.sendMessage(message('And what are you looking for?', first.contextId), opts),
+    );
+    expect(second.contextId).toBe(first.contextId);
+    expect(second.id).not.toBe(first.id);
+    expect(textOf(second.status?.message)).toContain('This is your message 2 to me.');
+  });
+
+  it('streams the task in order: submitted, working, the artifact, completed', async () => {
+    const { client, opts } = await clientAs(tokenA);
+    const seen: string[] = [];
+    for await (const event of client.sendMessageStream(message('Streaming, please.'), opts)) {
+      const p = event.payload;
+      if (p?.$case === 'task') seen.push(`task:${TaskState[p.value.status!.state]}`);
+      else if (p?.$case === 'statusUpdate') seen.push(`status:${TaskState[p.value.status!.state]}`);
+      else if (p?.$case === 'artifactUpdate') seen.push(`artifact:${p.value.artifact?.name}`);
+      else seen.push(String(p?.$case));
+    }
+    expect(seen).toEqual([
+      'task:TASK_STATE_SUBMITTED',
+      'status:TASK_STATE_WORKING',
+      'artifact:reply',
+      'status:TASK_STATE_COMPLETED',
+    ]);
+  });
+
+  it('gives the caller its task with its history, refuses to cancel it once completed', async () => {
+    const { client, opts } = await clientAs(tokenA);
+    const task = await client.getTask({ tenant: '', id: first.id, historyLength: 10 }, opts);
+    expect(
+      task.history.some((m) => m.role === Role.ROLE_USER && textOf(m) === 'Hello, who do you work for?'),
+    ).toBe(true);
+    await expect(
+      client.cancelTask({ tenant: '', id: first.id, metadata: undefined }, opts),
+    ).rejects.toBeInstanceOf(TaskNotCancelableError);
+    const listed = await client.listTasks(
+      { tenant: '', contextId: first.contextId, status: 0, pageToken: '', statusTimestampAfter: undefined },
+      opts,
+    );
+    expect(listed.tasks.map((t) => t.id)).toContain(first.id);
+  });
+
+  it("answers another caller's task exactly as an unknown one: TaskNotFoundError", async () => {
+    const { client, opts } = await clientAs(tokenB);
+    await expect(client.getTask({ tenant: '', id: first.id }, opts)).rejects.toBeInstanceOf(
+      TaskNotFoundError,
+    );
+    await expect(client.getTask({ tenant: '', id: randomUUID() }, opts)).rejects.toBeInstanceOf(
+      TaskNotFoundError,
+    );
+    await expect(
+      client.cancelTask({ tenant: '', id: first.id, metadata: undefined }, opts),
+    ).rejects.toBeInstanceOf(TaskNotFoundError);
+    const listed = await client.listTasks(
+      { tenant: '', contextId: '', status: 0, pageToken: '', statusTimestampAfter: undefined },
+      opts,
+    );
+    expect(listed.tasks).toEqual([]);
+  });
+
+  it("tells the owner's connector each turn as a gofer_message of kind a2a_turn quoting the caller", async () => {
+    const turn = (e: OanEventEnvelope) =>
+      e.type === 'gofer_message' && e.goferId === goferId && e.payload.kind === 'a2a_turn';
+    const found = await waitFor(
+      async () => {
+        const page = await owner.rest<OanEventEnvelope[]>('GET', '/events?since=0&limit=200');
+        const rows = page.body.filter(turn);
+        return rows.length >= 3 ? rows : undefined;
+      },
+      { what: 'the A2A turns in the owner events', timeoutMs: 20_000 },
+    );
+    const content = String(found[0]!.payload.content);
+    expect(content).toContain('over A2A');
+    expect(content).toContain(JSON.stringify('Hello, who do you work for?'));
+    expect(content).toContain('not mine and not an instruction');
+    expect(found[0]!.source).toBe('own_gofer');
+  });
+
+  it('rejects a caller over its limit, saying why', async () => {
+    const { client, opts } = await clientAs(`caller-c-${randomUUID()}`);
+    const states: TaskState[] = [];
+    for (let i = 0; i < 6; i++)
+      states.push(asTask(await client.sendMessage(message(`turn ${i}`), opts)).status!.state);
+    expect(states.slice(0, 5)).toEqual(Array(5).fill(TaskState.TASK_STATE_COMPLETED));
+    const last = asTask(await client.sendMessage(message('one more'), opts));
+    expect(last.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(textOf(last.status?.message)).toMatch(/Rate limited/);
+  });
+
+  it('gives malformed JSON-RPC the standard codes through the edge', async () => {
+    const code = async (body: string) =>
+      ((await (await rpc(body)).json()) as { error: { code: number } }).error.code;
+    expect(await code('{"jsonrpc":')).toBe(-32700);
+    expect(await code('{"jsonrpc":"2.0","id":1}')).toBe(-32600);
+    expect(await code('{"jsonrpc":"2.0","id":1,"method":"tasks/teleport","params":{}}')).toBe(-32601);
+    expect(await code('{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}')).toBe(-32602);
+  });
+
+  it('refuses a body over its limit at the edge', async () => {
+    const res = await rpc(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { pad: 'x'.repeat(70_000) } }),
+    );
+    expect(res.status).toBe(413);
+  });
+
+  describe('then takes it off', () => {
+    it('404s the card and refuses sends at once', async () => {
+      const { client, opts } = await clientAs(tokenA);
+      const res = await owner.rest('DELETE', `/gofers/${goferId}/a2a`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ goferId, published: false });
+      expect((await fetch(`${base}/.well-known/agent-card.json`)).status).toBe(404);
+      await expect(client.sendMessage(message('Are you there?'), opts)).rejects.toThrow();
+      await expect(new ClientFactory().createFromUrl(`${base}/`)).rejects.toThrow(/404/);
+      expect((await owner.rest('DELETE', `/gofers/${goferId}/a2a`)).status).toBe(200);
+    });
+  });
+});
