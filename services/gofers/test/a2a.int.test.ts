@@ -6,7 +6,9 @@ import { CallerUser } from '../src/a2a/caller.ts';
 import { GoferTaskStore } from '../src/a2a/taskStore.ts';
 import { ScriptedBrain } from '../src/brain/scripted/scriptedBrain.ts';
 import { createGofer } from '../src/commands/createGofer.ts';
+import { deleteGofer } from '../src/commands/deleteGofer.ts';
 import { postUserMessage } from '../src/commands/postUserMessage.ts';
+import { appendGoferEvents } from './appendEvents.ts';
 import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
 /**
@@ -31,6 +33,30 @@ beforeAll(async () => {
     content: `My secret is ${CANARY}`,
     attachmentsEnabled: false,
   });
+  // And in a document of the owner's, parsed and ready as the brain's knowledge.
+  const at = new Date().toISOString();
+  const file = { goferId, accountId: owner.accountId, attachmentId: randomUUID() };
+  await appendGoferEvents(fleet.ctx, goferId, owner.accountId, [
+    {
+      type: 'AttachmentAdded',
+      data: {
+        ...file,
+        kind: 'document',
+        name: 'notes.txt',
+        mimeType: 'text/plain',
+        size: 40,
+        width: null,
+        height: null,
+        storageKey: `k/${file.attachmentId}`,
+        ragStatus: 'processing',
+        createdAt: at,
+      },
+    },
+    {
+      type: 'AttachmentRagStatusChanged',
+      data: { ...file, ragStatus: 'ready', knowledge: `The document says ${CANARY}`, changedAt: at },
+    },
+  ]);
 }, 120_000);
 afterAll(async () => fleet?.close());
 
@@ -132,7 +158,17 @@ describe('a Gofer its owner puts on A2A', () => {
     expect(turns).toHaveLength(1);
     expect((turns[0]!.data as { content: string }).content).toContain('"Who are you?"');
     const saved = (await fleet.events()).filter((e) => e.type === 'A2ATaskSaved');
-    expect(saved.map((e) => (e.data as { state: string }).state).at(-1)).toBe('TASK_STATE_COMPLETED');
+    const states = saved
+      .filter((e) => e.streamId === `a2atask-${String(task.id)}`)
+      .sort((a, b) => Number(BigInt(a.position) - BigInt(b.position)))
+      .map((e) => (e.data as { state: string }).state);
+    // Submitted, working, working with the reply artifact, completed: one event per change.
+    expect(states).toEqual([
+      'TASK_STATE_SUBMITTED',
+      'TASK_STATE_WORKING',
+      'TASK_STATE_WORKING',
+      'TASK_STATE_COMPLETED',
+    ]);
   });
 
   it('gives the standard JSON-RPC codes to malformed requests', async () => {
@@ -248,6 +284,53 @@ describe('the task store', () => {
     );
     expect(next.tasks.map((t) => t.id)).toEqual([a.id]);
     expect(next.nextPageToken).toBe('');
+  });
+});
+
+describe('a caller that declares a fresh identity for each message', () => {
+  it('is still counted by its address, so fresh tokens buy nothing', async () => {
+    const app = await fleet.buildAnother(
+      { GOFER_A2A_ADDRESS_PER_MINUTE: '2' },
+      { callerBrain: new ScriptedBrain() },
+    );
+    const { goferId: id } = await createGofer(fleet.ctx, { accountId: owner.accountId });
+    expect((await put(id, owner.headers)).statusCode).toBe(200);
+    const states: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await app.inject({
+        method: 'POST',
+        url: `/a2a/gofers/${id}/`,
+        headers: {
+          'content-type': 'application/json',
+          'a2a-version': '1.0',
+          authorization: `Bearer fresh-token-${randomUUID()}`,
+        },
+        payload: JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'SendMessage',
+          params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+        }),
+      });
+      const task = res.json().result.task as {
+        status: { state: string; message?: { parts: { text: string }[] } };
+      };
+      states.push(`${task.status.state} ${task.status.message?.parts[0]?.text ?? ''}`.trim());
+    }
+    expect(states[0]).toMatch(/^TASK_STATE_COMPLETED/);
+    expect(states[1]).toMatch(/^TASK_STATE_COMPLETED/);
+    expect(states[2]).toMatch(/^TASK_STATE_REJECTED Rate limited: too many messages from this address/);
+  });
+});
+
+describe('a Gofer on A2A that its owner deletes', () => {
+  it('is off A2A: the card is 404', async () => {
+    const { goferId: id } = await createGofer(fleet.ctx, { accountId: owner.accountId });
+    expect((await put(id, owner.headers)).statusCode).toBe(200);
+    expect((await card(id)).statusCode).toBe(200);
+    await deleteGofer(fleet.ctx, { accountId: owner.accountId, goferId: id });
+    expect((await card(id)).statusCode).toBe(404);
+    expect((await send(id, 'hello?')).statusCode).toBe(404);
   });
 });
 
