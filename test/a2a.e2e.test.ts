@@ -119,6 +119,22 @@ describe('a Gofer its owner puts on A2A', () => {
     ]);
   });
 
+  it("works with the README's three lines (a partial message, the SDK fills the rest)", async () => {
+    const client = await new ClientFactory().createFromUrl(`${base}/`);
+    const opts = { serviceParameters: { Authorization: 'Bearer my-own-caller-key-0123' } };
+    const result = await client.sendMessage(
+      {
+        message: {
+          messageId: randomUUID(),
+          role: Role.ROLE_USER,
+          parts: [{ content: { $case: 'text', value: 'Hi!' } }],
+        },
+      } as SendMessageRequest,
+      opts,
+    );
+    expect(asTask(result).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it('continues a conversation: the second turn of a context is answered knowing the first', async () => {
     const { client, opts } = await clientAs(tokenA);
     const second = asTask(
