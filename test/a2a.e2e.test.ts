@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
@@ -190,6 +192,10 @@ describe('a Gofer its owner puts on A2A', () => {
     await expect(
       client.cancelTask({ tenant: '', id: first.id, metadata: undefined }, opts),
     ).rejects.toBeInstanceOf(TaskNotFoundError);
+    const resubscribe = async () => {
+      for await (const e of client.resubscribeTask({ tenant: '', id: first.id }, opts)) void e;
+    };
+    await expect(resubscribe()).rejects.toBeInstanceOf(TaskNotFoundError);
     const listed = await client.listTasks(
       { tenant: '', contextId: '', status: 0, pageToken: '', statusTimestampAfter: undefined },
       opts,
@@ -240,6 +246,28 @@ describe('a Gofer its owner puts on A2A', () => {
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { pad: 'x'.repeat(70_000) } }),
     );
     expect(res.status).toBe(413);
+  });
+
+  it('keeps no bearer token in the clear: not in the log, not in a row, not in a log line', async () => {
+    const db = new pg.Client({ connectionString: fleet.env.DATABASE_URL! });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ t: string }>(
+        `select coalesce(string_agg(data::text, ' '), '') ||
+                (select coalesce(string_agg(task::text || caller_id, ' '), '') from gofers.a2a_tasks) as t
+           from gofers.events`,
+      );
+      expect(rows[0]!.t).toContain('key:');
+      expect(rows[0]!.t).not.toContain(tokenA);
+    } finally {
+      await db.end();
+    }
+    const logs = readdirSync(fleet.logDir)
+      .filter((f) => f.endsWith('.log'))
+      .map((f) => readFileSync(join(fleet.logDir, f), 'utf8'))
+      .join('\n');
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs).not.toContain(tokenA);
   });
 
   it('rebuilds the tasks and the owner events byte for byte on a replay of the log', async () => {

@@ -323,6 +323,58 @@ describe('a caller that declares a fresh identity for each message', () => {
   });
 });
 
+describe('a task canceled while the Gofer is still answering', () => {
+  it('ends canceled, and the late answer is neither sent nor recorded', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let asked = 0;
+    const app = await fleet.buildAnother(
+      {},
+      {
+        callerBrain: {
+          answerCaller: async () => {
+            asked++;
+            await gate;
+            return { content: 'A late answer.' };
+          },
+        },
+      },
+    );
+    const { goferId: id } = await createGofer(fleet.ctx, { accountId: owner.accountId });
+    expect((await put(id, owner.headers)).statusCode).toBe(200);
+    const call = (method: string, params: unknown) =>
+      app.inject({
+        method: 'POST',
+        url: `/a2a/gofers/${id}`,
+        headers: {
+          'content-type': 'application/json',
+          'a2a-version': '1.0',
+          authorization: 'Bearer the-canceler-0001',
+        },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+    const sent = await call('SendMessage', {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'Take your time.' }] },
+      configuration: { returnImmediately: true },
+    });
+    const taskId = (sent.json().result.task as { id: string }).id;
+    for (let i = 0; asked === 0 && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+    const canceled = await call('CancelTask', { id: taskId });
+    expect(canceled.json().result).toMatchObject({ id: taskId, status: { state: 'TASK_STATE_CANCELED' } });
+    release();
+    await new Promise((r) => setTimeout(r, 300));
+    const got = await call('GetTask', { id: taskId });
+    expect(got.json().result).toMatchObject({ status: { state: 'TASK_STATE_CANCELED' } });
+    expect(got.body).not.toContain('A late answer.');
+    const rows = (await fleet.events()).filter(
+      (e) => e.streamId === `gofer-${id}` && (e.data as { kind?: string | null }).kind === 'a2a',
+    );
+    expect(rows).toEqual([]);
+    // And a canceled task cannot be canceled into anything else.
+    expect((await call('CancelTask', { id: taskId })).json().result.status.state).toBe('TASK_STATE_CANCELED');
+  });
+});
+
 describe('a Gofer on A2A that its owner deletes', () => {
   it('is off A2A: the card is 404', async () => {
     const { goferId: id } = await createGofer(fleet.ctx, { accountId: owner.accountId });

@@ -80,7 +80,7 @@ export class GoferExecutor implements AgentExecutor {
   }
 
   async execute(rc: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const { caller } = { caller: callerOfCall(rc.context) };
+    const caller = callerOfCall(rc.context);
     const task: Task = rc.task ?? {
       id: rc.taskId,
       contextId: rc.contextId,
