@@ -183,6 +183,11 @@ describe('a Gofer its owner puts on A2A', () => {
     );
   });
 
+  it('hides the cause of an internal error (a NUL byte the database refuses)', async () => {
+    const res = await rpc(goferId, { jsonrpc: '2.0', method: 'GetTask', id: 7, params: { id: 'a\u0000b' } });
+    expect(res.json()).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error' } });
+  });
+
   it('refuses a malformed bearer token', async () => {
     expect((await send(goferId, 'hi', { authorization: 'Bearer short' })).statusCode).toBe(401);
   });

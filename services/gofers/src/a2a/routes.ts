@@ -33,6 +33,8 @@ export interface A2ARouteDeps {
 }
 
 const NOT_FOUND = { error: 'Not Found', code: 'NOT_FOUND' } as const;
+/** JSON-RPC's internal error: its message never reaches the caller. */
+const INTERNAL = -32603;
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
@@ -89,6 +91,19 @@ export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => 
     },
   );
 
+  /**
+   * A JSON-RPC error answer. The SDK maps any error it does not know to -32603 with the error's own
+   * message (a database's, say): that message is logged, and the caller reads only "Internal error".
+   */
+  const hidden = <R extends { error?: unknown }>(response: R): R => {
+    const error = response.error as { code?: number; message?: string } | undefined;
+    if (error?.code !== INTERNAL) return response;
+    deps.logger.warn({ message: error.message }, 'an A2A request failed');
+    return { ...response, error: { code: INTERNAL, message: 'Internal error' } };
+  };
+  const failure = (id: RpcRequest['id'], err: unknown) =>
+    hidden({ jsonrpc: '2.0', id: id ?? null, error: JsonRpcTransportHandler.mapToJSONRPCError(err) });
+
   const rpc = async (req: FastifyRequest<{ Params: { goferId: string } }>, reply: FastifyReply) => {
     const gofer = await published(req.params.goferId);
     if (!gofer) return reply.code(404).send(NOT_FOUND);
@@ -131,23 +146,15 @@ export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => 
       validateVersion(context.requestedVersion, gofer.card, 'JSONRPC');
       result = await transport.handle(body as unknown as Record<string, unknown>, context);
     } catch (err) {
-      return reply.send({
-        jsonrpc: '2.0',
-        id: body.id ?? null,
-        error: JsonRpcTransportHandler.mapToJSONRPCError(err),
-      });
+      return reply.send(failure(body.id, err));
     }
-    if (!isStream(result)) return reply.send(result);
+    if (!isStream(result)) return reply.send(hidden(result));
     const iterator = result[Symbol.asyncIterator]();
     let first;
     try {
       first = await iterator.next();
     } catch (err) {
-      return reply.send({
-        jsonrpc: '2.0',
-        id: body.id ?? null,
-        error: JsonRpcTransportHandler.mapToJSONRPCError(err),
-      });
+      return reply.send(failure(body.id, err));
     }
     reply.hijack();
     reply.raw.writeHead(200, SSE_HEADERS);
@@ -155,12 +162,7 @@ export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => 
       for (let next = first; !next.done; next = await iterator.next())
         reply.raw.write(`data: ${JSON.stringify(next.value)}\n\n`);
     } catch (err) {
-      const error = {
-        jsonrpc: '2.0',
-        id: body.id ?? null,
-        error: JsonRpcTransportHandler.mapToJSONRPCError(err),
-      };
-      reply.raw.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+      reply.raw.write(`event: error\ndata: ${JSON.stringify(failure(body.id, err))}\n\n`);
     } finally {
       reply.raw.end();
     }
