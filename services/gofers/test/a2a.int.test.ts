@@ -6,6 +6,7 @@ import { CallerUser } from '../src/a2a/caller.ts';
 import { GoferTaskStore } from '../src/a2a/taskStore.ts';
 import { ScriptedBrain } from '../src/brain/scripted/scriptedBrain.ts';
 import { createGofer } from '../src/commands/createGofer.ts';
+import { publishOnA2A, recordA2ATurn } from '../src/commands/a2a.ts';
 import { deleteGofer } from '../src/commands/deleteGofer.ts';
 import { postUserMessage } from '../src/commands/postUserMessage.ts';
 import { appendGoferEvents } from './appendEvents.ts';
@@ -325,6 +326,29 @@ describe('a caller that declares a fresh identity for each message', () => {
     expect(states[0]).toMatch(/^TASK_STATE_COMPLETED/);
     expect(states[1]).toMatch(/^TASK_STATE_COMPLETED/);
     expect(states[2]).toMatch(/^TASK_STATE_REJECTED Rate limited: too many messages from this address/);
+  });
+});
+
+describe('a Gofer on A2A, when 16 callers’ turns are recorded at once', () => {
+  it('records every one once: they queue on the Gofer, and a retried turn is not doubled', async () => {
+    const { goferId: id } = await createGofer(fleet.ctx, { accountId: owner.accountId });
+    await publishOnA2A(fleet.ctx, { accountId: owner.accountId, goferId: id });
+    const turn = (i: number) =>
+      recordA2ATurn(fleet.ctx, {
+        goferId: id,
+        taskId: `task-${i}`,
+        turn: 1,
+        caller: `key:${i}`,
+        asked: `question ${i}`,
+        answered: `answer ${i}`,
+      });
+    const results = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => turn(i)));
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(await turn(3)).toEqual({ appended: true });
+    const rows = (await fleet.events()).filter(
+      (e) => e.streamId === `gofer-${id}` && (e.data as { kind?: string | null }).kind === 'a2a',
+    );
+    expect(rows).toHaveLength(16);
   });
 });
 

@@ -4,6 +4,7 @@ import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { openTasksOf, saveTask } from '../a2a/taskStore.ts';
 import { ForbiddenError } from '../domain/errors.ts';
 import { clearA2APublished, setA2APublished } from '../infra/a2aAgents.ts';
+import { a2aTurnSnapshot } from '../infra/relayView.ts';
 import { assertOwnsActiveGofer, goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
 export interface A2AInput {
@@ -98,7 +99,12 @@ export async function recordA2ATurn(ctx: GoferContext, turn: A2ATurn): Promise<{
       type: 'AddA2ATurn',
       data: { messageId: ctx.ids(), caller: turn.caller, asked: turn.asked, answered: turn.answered },
     },
-    { commandId: `a2a/${turn.taskId}/${turn.turn}` },
+    // The bounded view, not the whole stream (a busy Gofer's role-chat is long), the Gofer's row
+    // locked so concurrent turns queue instead of failing their version check.
+    {
+      commandId: `a2a/${turn.taskId}/${turn.turn}`,
+      snapshot: a2aTurnSnapshot(ctx.store.schema, turn.goferId),
+    },
   );
   return { appended: appended.length > 0 };
 }

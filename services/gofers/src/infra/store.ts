@@ -1,7 +1,7 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
-import { DECIDING_TYPES } from './relayView.ts';
+import { A2A_DECIDING_TYPES, DECIDING_TYPES } from './relayView.ts';
 
 /** The gofers event store (`gofers.events`, `gofers.outbox`); every event is checked against its Avro schema. */
 export const createGoferStore = () =>
@@ -53,6 +53,11 @@ class CreateA2ATables extends Migration {
       state text not null, task jsonb not null, updated_at timestamptz not null)`);
     this.addSql(`create index if not exists a2a_tasks_caller
       on gofers.a2a_tasks (gofer_id, caller_id, updated_at desc, task_id)`);
+    // An A2A turn reads the newest event of each type that decides it, as a relay turn does.
+    this.addSql(
+      `create index if not exists events_a2a_deciding on gofers.events (stream_id, type, stream_version)
+        where type in ${A2A_DECIDING_TYPES}`,
+    );
   }
 }
 
