@@ -189,6 +189,19 @@ describe('a Gofer its owner puts on A2A', () => {
     expect(res.json()).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error' } });
   });
 
+  it('rejects a message without text before spending anything on it', async () => {
+    const res = await rpc(goferId, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ data: { a: 1 } }] } },
+    });
+    expect(res.json().result.task.status).toMatchObject({
+      state: 'TASK_STATE_REJECTED',
+      message: { parts: [{ text: 'I read text only: send your message as a text part.' }] },
+    });
+  });
+
   it('refuses a malformed bearer token', async () => {
     expect((await send(goferId, 'hi', { authorization: 'Bearer short' })).statusCode).toBe(401);
   });

@@ -22,6 +22,8 @@ import type { TaskScope } from './taskStore.ts';
 export const CONTEXT_HISTORY_TURNS = 20;
 /** Not found or unpublished meanwhile: what a refused caller reads (never why). */
 export const UNAVAILABLE = 'This agent is not available.';
+/** A message without a text part. */
+export const TEXT_ONLY = 'I read text only: send your message as a text part.';
 /** A brain failure: nothing about its cause reaches the caller. */
 export const FAILED = 'Sorry, I could not answer just now. Please try again later.';
 
@@ -104,6 +106,9 @@ export class GoferExecutor implements AgentExecutor {
         }),
       );
     status(TaskState.TASK_STATE_WORKING);
+    const asked = textOf(rc.userMessage);
+    // Text in, text out (the card's modes): a message with no text costs nothing.
+    if (asked.trim() === '') return status(TaskState.TASK_STATE_REJECTED, TEXT_ONLY);
     try {
       const refused = await this.admit(caller);
       if (refused !== null) return status(TaskState.TASK_STATE_REJECTED, refused);
@@ -113,7 +118,6 @@ export class GoferExecutor implements AgentExecutor {
         this.scope.goferId,
       );
       if (state.status !== 'active') return status(TaskState.TASK_STATE_REJECTED, UNAVAILABLE);
-      const asked = textOf(rc.userMessage);
       const { goferId } = this.scope;
       const { name, description, values, demands, locale } = state;
       const decision = await answerTurn(this.deps.brain, {
