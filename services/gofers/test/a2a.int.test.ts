@@ -417,6 +417,23 @@ describe('a task canceled while the Gofer is still answering', () => {
   });
 });
 
+describe('a Gofer on A2A whose owner is banned', () => {
+  it('is gone for callers at once: the card is 404 and sends are refused', async () => {
+    const banned = await fleet.account('dsh');
+    const { goferId: id } = await createGofer(fleet.ctx, { accountId: banned.accountId });
+    expect((await put(id, banned.headers)).statusCode).toBe(200);
+    expect((await card(id)).statusCode).toBe(200);
+    await fleet.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update auth.accounts set banned_at = now() - interval '1 second' where id = ?`, [
+        banned.accountId,
+      ]);
+    expect((await card(id)).statusCode).toBe(404);
+    expect((await send(id, 'hello?')).statusCode).toBe(404);
+  });
+});
+
 describe('a Gofer on A2A that its owner deletes', () => {
   it('is off A2A: the card is 404', async () => {
     const { goferId: id } = await createGofer(fleet.ctx, { accountId: owner.accountId });

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { checkCredentials } from '@oan/auth';
 import { BODY_LIMITS, clientKey, clientOf, type TrustedProxies } from '@oan/http';
 import { AgentCard as AgentCardJson, A2A_VERSION_HEADER, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
 import {
@@ -63,12 +64,15 @@ export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => 
     done(null, body),
   );
 
-  /** The Gofer as A2A callers see it now, or null (unknown, deleted, unpublished: one answer). */
+  /** The Gofer as A2A callers see it now, or null (unknown, deleted, unpublished, banned: one answer). */
   async function published(goferId: string) {
     if (!plausibleGoferId(goferId)) return null;
     const em = ctx.orm.em.fork();
     const row = await a2aAgentOf(em, goferId);
     if (!row?.published) return null;
+    // A banned owner's Gofers are gone for callers from the ban's own commit on.
+    const { banned } = await checkCredentials(em, [row.accountId], [], 0);
+    if (banned.has(row.accountId)) return null;
     const { state } = await relayView(em, ctx.store.schema, goferId);
     if (state.status !== 'active') return null;
     const { name, description, values, demands } = state;
