@@ -202,6 +202,16 @@ describe('a Gofer its owner puts on A2A', () => {
     });
   });
 
+  it('refuses a request without the A2A-Version it serves (1.0)', async () => {
+    const res = await fleet.app.inject({
+      method: 'POST',
+      url: `/a2a/gofers/${goferId}`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }),
+    });
+    expect(res.json().error.code).toBe(-32009);
+  });
+
   it('refuses a malformed bearer token', async () => {
     expect((await send(goferId, 'hi', { authorization: 'Bearer short' })).statusCode).toBe(401);
   });
