@@ -79,6 +79,19 @@ describe('the gofers projection', () => {
   });
 });
 
+describe("a stranger's turn in the role-chat", () => {
+  it('reaches the owner as a gofer_message that says which door it came through', async () => {
+    const g = gofersOf(randomUUID(), randomUUID());
+    const turn = (kind: string, id: string) =>
+      g.ChatMessageAdded({ messageId: id, role: 'assistant', content: `a ${kind} turn`, kind });
+    const notes = await spec.given(g.GoferCreated(), turn('relay', 'r1'), turn('a2a', 'a1'));
+    expect(notes.map((n) => [n.type, n.source, n.payload.kind])).toEqual([
+      ['gofer_message', 'own_gofer', 'relay_turn'],
+      ['gofer_message', 'own_gofer', 'a2a_turn'],
+    ]);
+  });
+});
+
 describe('a Gofer of its own', () => {
   /** A fresh Gofer per case: `given` applied first, then `event` twice. */
   const twice = (given: GoferEvent['type'][], event: GoferEvent['type']) => {
@@ -95,6 +108,8 @@ describe('a Gofer of its own', () => {
     AttachmentRagStatusChanged: twice(['GoferCreated', 'AttachmentAdded'], 'AttachmentRagStatusChanged'),
     GoferRelayPublished: twice(['GoferCreated'], 'GoferRelayPublished'),
     GoferRelayUnpublished: twice(['GoferCreated'], 'GoferRelayUnpublished'),
+    GoferA2APublished: twice(['GoferCreated'], 'GoferA2APublished'),
+    GoferA2AUnpublished: twice(['GoferCreated'], 'GoferA2AUnpublished'),
     CallerQuestionAsked: twice(['GoferCreated'], 'CallerQuestionAsked'),
     CallerQuestionAnswered: twice(['GoferCreated', 'CallerQuestionAsked'], 'CallerQuestionAnswered'),
     CallerQuestionWithdrawn: twice(['GoferCreated', 'CallerQuestionAsked'], 'CallerQuestionWithdrawn'),

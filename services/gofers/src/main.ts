@@ -52,7 +52,7 @@ const relayHost =
       })
     : null;
 const relay = relayHost && sealer ? { control: relayHost, sealer } : null;
-const app = await buildApp({ config, orm, redis, ctx, storage, logger, relay });
+const app = await buildApp({ config, orm, redis, ctx, storage, logger, relay, callerBrain: provider });
 // Serve before the reactors join their groups: after a kill -9 a join waits out the dead member's
 // session, and the routes do not depend on the reactors (they open and read on their own).
 await app.listen({ host: config.HOST, port: config.GOFERS_PORT });

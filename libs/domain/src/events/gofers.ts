@@ -30,8 +30,8 @@ export interface ChatMessageAdded {
   /** At most one on the Gofer face; ids of AttachmentAdded of this Gofer. */
   attachmentIds: string[];
   /**
-   * 'pairing' on the system rows that announce a pairing; 'relay' on the assistant rows
-   * that report a turn of a relay caller (the row quotes the caller's untrusted text);
+   * 'pairing' on the system rows that announce a pairing; 'relay' (or 'a2a') on the assistant
+   * rows that report a turn of a relay (or A2A) caller (the row quotes the caller's untrusted text);
    * 'caller_question' on the pending assistant rows that ask the owner for a caller, and
    * 'caller_answer' on the assistant rows that say the owner's answer was passed on, and
    * 'caller_withdrawn' on those that say the caller stopped waiting (ADR 0036).
@@ -163,6 +163,20 @@ export interface CallerQuestionWithdrawn {
   withdrawnAt: string;
 }
 
+/** The owner made the Gofer reachable as an A2A agent (ADR 0035): its agent card is served. */
+export interface GoferA2APublished {
+  goferId: string;
+  accountId: string;
+  publishedAt: string;
+}
+
+/** The owner took the Gofer off A2A (ADR 0035): its card 404s, its open tasks end canceled. */
+export interface GoferA2AUnpublished {
+  goferId: string;
+  accountId: string;
+  unpublishedAt: string;
+}
+
 export type GoferEvent =
   | { type: 'GoferCreated'; data: GoferCreated }
   | { type: 'ChatMessageAdded'; data: ChatMessageAdded }
@@ -175,6 +189,8 @@ export type GoferEvent =
   | { type: 'GoferRelayUnpublished'; data: GoferRelayUnpublished }
   | { type: 'CallerQuestionAsked'; data: CallerQuestionAsked }
   | { type: 'CallerQuestionAnswered'; data: CallerQuestionAnswered }
-  | { type: 'CallerQuestionWithdrawn'; data: CallerQuestionWithdrawn };
+  | { type: 'CallerQuestionWithdrawn'; data: CallerQuestionWithdrawn }
+  | { type: 'GoferA2APublished'; data: GoferA2APublished }
+  | { type: 'GoferA2AUnpublished'; data: GoferA2AUnpublished };
 
 export const goferStreamId = (goferId: string) => `gofer-${goferId}`;

@@ -6,6 +6,7 @@ type Event<T extends GoferEvent['type']> = StoredEvent<Extract<GoferEvent, { typ
 /** The row kinds named in the envelope's payload (an added optional field v1 clients ignore). */
 const PAYLOAD_KINDS: Partial<Record<string, string>> = {
   relay: 'relay_turn',
+  a2a: 'a2a_turn',
   caller_question: 'caller_question',
 };
 
@@ -31,9 +32,10 @@ export function chatNotifications(event: Event<'ChatMessageAdded'>): Notificatio
       ...(pending && constraints
         ? { responseConstraints: JSON.parse(constraints) as Record<string, unknown> }
         : {}),
-      // ADR 0026: a relay turn quotes a stranger; `kind` tells the owner's connector it is not the
-      // Gofer's own answer to them (the v1 `source` stays `own_gofer`). ADR 0036: a question asked
-      // for a caller says so too (the owner's next message goes to that caller).
+      // ADR 0026: a relay (or A2A, ADR 0035) turn quotes a stranger; `kind` tells the owner's
+      // connector it is not the Gofer's own answer to them (the v1 `source` stays `own_gofer`).
+      // ADR 0036: a question asked for a caller says so too (the owner's next message goes to that
+      // caller).
       payload: {
         messageId: d.messageId,
         content: d.content,

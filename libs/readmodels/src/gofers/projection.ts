@@ -103,6 +103,10 @@ export const gofersProjection = projection<GoferEvent>({
   CallerQuestionAsked: null,
   CallerQuestionAnswered: null,
   CallerQuestionWithdrawn: null,
+  // ADR 0035: the card is served from the gofers schema's own row, the A2A turns arrive as
+  // ChatMessageAdded (kind 'a2a') and the tasks have their read model (../a2a/).
+  GoferA2APublished: null,
+  GoferA2AUnpublished: null,
 });
 
 async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>): Promise<NotificationSpec[]> {

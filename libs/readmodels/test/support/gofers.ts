@@ -87,6 +87,8 @@ export function gofersOf(accountId: string, goferId: string) {
         taskId: 'task-1',
         withdrawnAt: at(3),
       }),
+      GoferA2APublished: () => ({ ...owner, publishedAt: at(9) }),
+      GoferA2AUnpublished: () => ({ ...owner, unpublishedAt: at(9) }),
     },
     ({ data }) => ({ streamId: goferStreamId(data.goferId), partitionKey: data.accountId }),
   );

@@ -62,6 +62,8 @@ export interface GoferData extends GoferProfile {
   attachments: ReadonlyMap<string, GoferAttachment>;
   /** The ConnectOnion relay address while the Gofer is published there, else null. */
   relayAddress: string | null;
+  /** Reachable as an A2A agent (ADR 0035). */
+  a2aPublished: boolean;
 }
 
 export type ActiveGofer = { status: 'active' } & GoferData;
@@ -92,6 +94,7 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
       attachments: new Map(),
       relayAddress: null,
       callerQuestions: [],
+      a2aPublished: false,
     };
   }
   if (state.status === 'none') return state;
@@ -128,12 +131,16 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
     case 'GoferDiscoveryStatusChanged':
       return { ...state, discoveryStatus: event.data.status };
     case 'GoferDeleted':
-      // A deleted Gofer is off the relay too (the delete command withdraws its announcement).
-      return { ...state, status: 'deleted', relayAddress: null };
+      // A deleted Gofer is off the relay and off A2A too (the delete command withdraws both).
+      return { ...state, status: 'deleted', relayAddress: null, a2aPublished: false };
     case 'GoferRelayPublished':
       return { ...state, relayAddress: event.data.address };
     case 'GoferRelayUnpublished':
       return { ...state, relayAddress: null };
+    case 'GoferA2APublished':
+      return { ...state, a2aPublished: true };
+    case 'GoferA2AUnpublished':
+      return { ...state, a2aPublished: false };
     case 'AttachmentAdded': {
       const d = event.data;
       const attachments = new Map(state.attachments);

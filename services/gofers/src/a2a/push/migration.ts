@@ -28,7 +28,7 @@ class CreateA2APushTables extends Migration {
   }
 }
 
-/** After the A2A tables of the core (`gofers-0003-a2a`); it refers to none of them. */
+/** After the A2A tables of the core (`gofers-0005-a2a`); it refers to none of them. */
 export const a2aPushMigration: MigrationDef = {
   name: 'gofers-0006-a2a-push-configs-and-deliveries',
   class: CreateA2APushTables,

@@ -19,7 +19,7 @@ const HISTORY_LIMIT = 40;
  * window, so callers cannot crowd out the owner.
  */
 const RELAY_HISTORY_LIMIT = 4;
-const STRANGER_KINDS = new Set(['relay', 'caller_question']);
+const STRANGER_KINDS = new Set(['relay', 'a2a', 'caller_question']);
 const KNOWLEDGE_LIMIT = 20_000;
 
 const OUTPUT_CONTRACT = `Answer with one JSON object and nothing else:
@@ -56,13 +56,16 @@ export function userTurn(source: TurnSource, content: string): PromptMessage {
   return { role: 'user', content: source === 'owner' ? content : `[${source}]\n${content}` };
 }
 
+/** A role-chat row that reports a stranger's turn (relay, A2A): never the Gofer's own words. */
+export const isStrangerTurn = (kind: string | null | undefined) => STRANGER_KINDS.has(kind ?? '');
+
 /** The history window: the newest relay turns (capped) among the newest rows of everything else. */
 export function historyWindow<T extends { kind?: string | null }>(history: readonly T[]): T[] {
   let relays = 0;
   const kept: T[] = [];
   for (let i = history.length - 1; i >= 0 && kept.length < HISTORY_LIMIT; i--) {
     const h = history[i]!;
-    if (STRANGER_KINDS.has(h.kind ?? '') && ++relays > RELAY_HISTORY_LIMIT) continue;
+    if (isStrangerTurn(h.kind) && ++relays > RELAY_HISTORY_LIMIT) continue;
     kept.push(h);
   }
   return kept.reverse();
@@ -79,6 +82,7 @@ export function buildPrompt(input: BrainInput): PromptMessage[] {
     // A question asked for a caller quotes the caller too (ADR 0036).
     else if (h.kind === 'caller_question')
       messages.push(userTurn('counterpart_caller', JSON.stringify(h.content)));
+    else if (h.kind === 'a2a') messages.push(userTurn('counterpart_a2a', JSON.stringify(h.content)));
     else if (h.role === 'assistant') messages.push({ role: 'assistant', content: h.content });
     else if (h.role === 'user') messages.push(userTurn('owner', h.content));
     else messages.push(userTurn(h.kind === 'pairing' ? 'counterpart_gofer' : 'platform', h.content));

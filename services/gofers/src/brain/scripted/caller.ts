@@ -39,6 +39,7 @@ const en = {
     `Hi, I'm ${name}, a Gofer on the Open Agent Network. ${description}${looking ? ` I'm looking for: ${looking}.` : ''}`,
   passedOn: "I've passed your message on to my owner.",
   holding: "That is for my owner to answer: I'll ask my owner and come back to you.",
+  turn: (n: number) => `This is your message ${n} to me.`,
   question: {
     availability: 'A caller asks when you are available. When are you free?',
     price: 'A caller asks about your prices. What may I tell them?',
@@ -53,6 +54,7 @@ const zh: typeof en = {
     `你好，我是 ${name}，开放代理网络上的一个 Gofer。${description}${looking ? `我在寻找：${looking}。` : ''}`,
   passedOn: '我已把你的消息转告我的主人。',
   holding: '这需要我的主人来回答：我会去问我的主人，然后回复你。',
+  turn: (n) => `这是你发给我的第 ${n} 条消息。`,
   question: {
     availability: '有人问你什么时候有空。你什么时候方便？',
     price: '有人问你的价格。我可以怎么回答？',
@@ -78,6 +80,10 @@ export function scriptedCallerReply(input: CallerInput): CallerOutput {
   const hello = t.hello(name, description, demands.join(zhText ? '；' : '; '));
   const topic = ownerTopic(input.message);
   const join = (a: string, b: string) => (zhText ? `${a}${b}` : `${a} ${b}`);
-  if (topic === null) return { content: join(hello, t.passedOn), askOwner: null };
-  return { content: join(hello, t.holding), askOwner: t.question[topic] };
+  // It never quotes the caller; it only counts the caller's earlier turns, so a conversation shows
+  // that the history reached it.
+  const earlier = input.history.filter((h) => h.from === 'caller').length;
+  const told = (text: string) => (earlier > 0 ? join(text, t.turn(earlier + 1)) : text);
+  if (topic === null) return { content: told(join(hello, t.passedOn)), askOwner: null };
+  return { content: told(join(hello, t.holding)), askOwner: t.question[topic] };
 }

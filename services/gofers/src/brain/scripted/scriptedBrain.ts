@@ -36,6 +36,7 @@ const BOOLEAN = { format: 'boolean' } as const;
 /** Rows of the chat that are about callers, not the interview (ADR 0023, ADR 0036). */
 const CALLER_KINDS = new Set([
   'relay',
+  'a2a',
   'caller_question',
   'owner_answer',
   'caller_answer',
