@@ -9,6 +9,7 @@ import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { ObjectStorage } from '@oan/storage';
 import type { GoferContext } from './commands/context.ts';
+import { createA2AHub, type A2AHub } from './a2a/hub.ts';
 import { a2aRoutes } from './a2a/routes.ts';
 import type { CallerBrain } from './brain/types.ts';
 import { a2aOrigin, type GofersConfig } from './config.ts';
@@ -61,6 +62,8 @@ export interface GoferAppDeps {
   relay?: { control: RelayControl; sealer: KeySealer } | null;
   /** The brain that answers callers; absent ⇒ no A2A routes (404). */
   callerBrain?: CallerBrain | null;
+  /** The A2A pieces main.ts shares with the owner's answers; made here when absent (tests). */
+  a2a?: A2AHub;
 }
 
 /** The composition root of the gofers service. */
@@ -101,6 +104,7 @@ export async function buildApp(deps: GoferAppDeps) {
         logger: app.log,
         origin,
         trusted: trustedProxies(config.TRUST_PROXY),
+        hub: deps.a2a ?? createA2AHub({ orm, config, log: app.log }),
         // One Gofer budget and one owner budget over relay and A2A callers (the relay's windows).
         budget: new RelayBudget(redis, config.REDIS_PREFIX, {
           callerPerMinute: config.GOFER_A2A_CALLER_PER_MINUTE,

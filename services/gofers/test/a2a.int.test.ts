@@ -133,7 +133,7 @@ describe('a Gofer its owner puts on A2A', () => {
     expect(res.body).not.toContain(CANARY);
     expect(res.json()).toMatchObject({
       name: 'New Gofer',
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: true },
       defaultInputModes: ['text/plain'],
       supportedInterfaces: [
         {
@@ -387,7 +387,7 @@ describe('a task canceled while the Gofer is still answering', () => {
           answerCaller: async () => {
             asked++;
             await gate;
-            return { content: 'A late answer.' };
+            return { content: 'A late answer.', askOwner: null };
           },
         },
       },

@@ -8,7 +8,7 @@ import { projection } from '../types.ts';
  * Tasks notify no one: the owner hears of each turn through its role-chat row (ChatMessageAdded).
  */
 export const a2aProjection = projection<A2AEvent>({
-  async A2ATaskSaved(em, { accountId, position, data: d }) {
+  async A2ATaskSaved(em, { position, data: d }) {
     await sql(
       em,
       `insert into read.a2a_tasks (task_id, gofer_id, account_id, caller_id, context_id, state, task, saved_at, position)
@@ -19,7 +19,7 @@ export const a2aProjection = projection<A2AEvent>({
       [
         d.taskId,
         d.goferId,
-        accountId,
+        d.accountId,
         d.callerId,
         d.contextId,
         d.state,

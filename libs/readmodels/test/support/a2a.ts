@@ -16,6 +16,6 @@ export function a2aTaskOf(taskId: string, goferId: string, accountId: string) {
         savedAt: at(1),
       }),
     },
-    ({ data }) => ({ streamId: a2aTaskStreamId(data.taskId), accountId: data.accountId }),
+    ({ data }) => ({ streamId: a2aTaskStreamId(data.taskId), partitionKey: data.accountId }),
   );
 }

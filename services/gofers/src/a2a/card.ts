@@ -31,7 +31,7 @@ export function agentCard(origin: string, goferId: string, profile: PublicProfil
     ],
     provider: { organization: 'Open Agent Network', url: origin },
     version: '1.0.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: {
       caller: {
         scheme: {

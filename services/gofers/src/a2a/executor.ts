@@ -11,11 +11,13 @@ import {
 } from '@a2a-js/sdk/server';
 import type { CallerBrain, CallerInput } from '../brain/types.ts';
 import { recordA2ATurn } from '../commands/a2a.ts';
+import { askOwnerForCaller, withdrawCallerQuestion } from '../commands/callerQuestions.ts';
 import type { GoferContext } from '../commands/context.ts';
 import { a2aAgentOf } from '../infra/a2aAgents.ts';
 import { relayView } from '../infra/relayView.ts';
 import type { RelayBudget } from '../relay/budget.ts';
 import { callerOfCall } from './caller.ts';
+import { agentMessage, questionIdOf, replyArtifact } from './owner.ts';
 import type { TaskScope } from './taskStore.ts';
 
 /** The earlier turns of a context the brain sees (caller's words and the Gofer's answers). */
@@ -36,16 +38,22 @@ export interface ExecutorDeps {
   canceled: Set<string>;
 }
 
+/** The Gofer, asked again while its owner's answer is awaited, says only that. */
+export const STILL_WAITING = "I'm still waiting for my owner's answer; I'll come back to you here.";
+
 /**
- * What the Gofer does with one caller turn. Today it always replies; the Gofer asking its owner
- * first (the task waiting in `input-required`) is one more kind of decision here.
+ * What the Gofer does with one caller turn: it replies, or (ADR 0036) it asks its owner first and
+ * the task waits in `input-required` with `content` (a holding line) until the owner answers.
  */
-export type TurnDecision = { kind: 'reply'; content: string };
+export type TurnDecision =
+  { kind: 'reply'; content: string } | { kind: 'ask-owner'; content: string; question: string };
 
 /** The Gofer's answer to one turn, from its public profile and the context's earlier turns. */
 export async function answerTurn(brain: CallerBrain, input: CallerInput): Promise<TurnDecision> {
   const out = await brain.answerCaller(input);
-  return { kind: 'reply', content: out.content };
+  return out.askOwner
+    ? { kind: 'ask-owner', content: out.content, question: out.askOwner }
+    : { kind: 'reply', content: out.content };
 }
 
 const textOf = (m: Message | undefined) =>
@@ -53,19 +61,6 @@ const textOf = (m: Message | undefined) =>
     .map((p) => (p.content?.$case === 'text' ? p.content.value : ''))
     .filter(Boolean)
     .join('\n');
-
-const agentMessage = (task: Pick<Task, 'id' | 'contextId'>, text: string): Message => ({
-  messageId: randomUUID(),
-  contextId: task.contextId,
-  taskId: task.id,
-  role: Role.ROLE_AGENT,
-  parts: [
-    { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined },
-  ],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
 
 /**
  * The SDK's agent executor for one Gofer (ADR 0035): submitted → working → (admitted?) → the brain
@@ -99,12 +94,15 @@ export class GoferExecutor implements AgentExecutor {
           contextId: task.contextId,
           status: {
             state,
-            message: text === undefined ? undefined : agentMessage(task, text),
+            message: text === undefined ? undefined : agentMessage(task, text, randomUUID()),
             timestamp: now(this.deps),
           },
           metadata: undefined,
         }),
       );
+    // The owner, not the caller, answers a waiting task: the caller hears it still waits.
+    if (rc.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED)
+      return status(TaskState.TASK_STATE_INPUT_REQUIRED, STILL_WAITING);
     status(TaskState.TASK_STATE_WORKING);
     const asked = textOf(rc.userMessage);
     // Text in, text out (the card's modes): a message with no text costs nothing.
@@ -128,6 +126,20 @@ export class GoferExecutor implements AgentExecutor {
       });
       if (this.deps.canceled.has(task.id)) return;
       const turn = task.history.filter((m) => m.role === Role.ROLE_USER).length;
+      if (decision.kind === 'ask-owner') {
+        // The question row quotes the caller for the owner; the owner's next message completes
+        // the task (A2AOwnerAnswers). One question per turn, so a retried turn asks once.
+        await askOwnerForCaller(this.deps.ctx, {
+          goferId,
+          channel: 'a2a',
+          caller: caller.callerId,
+          callerText: asked,
+          question: decision.question,
+          taskId: task.id,
+          messageId: questionIdOf(task.id, turn),
+        });
+        return status(TaskState.TASK_STATE_INPUT_REQUIRED, decision.content);
+      }
       const { appended } = await recordA2ATurn(this.deps.ctx, {
         goferId,
         taskId: task.id,
@@ -141,21 +153,7 @@ export class GoferExecutor implements AgentExecutor {
         AgentEvent.artifactUpdate({
           taskId: task.id,
           contextId: task.contextId,
-          artifact: {
-            artifactId: `${task.id}-reply-${turn}`,
-            name: 'reply',
-            description: '',
-            parts: [
-              {
-                content: { $case: 'text', value: decision.content },
-                mediaType: 'text/plain',
-                filename: '',
-                metadata: undefined,
-              },
-            ],
-            metadata: undefined,
-            extensions: [],
-          },
+          artifact: replyArtifact(task.id, turn, decision.content),
           append: false,
           lastChunk: true,
           metadata: undefined,
@@ -172,11 +170,20 @@ export class GoferExecutor implements AgentExecutor {
 
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     this.deps.canceled.add(taskId);
-    const [row] = await sql<{ context_id: string }>(
+    const [row] = await sql<{ context_id: string; state: string; task: unknown }>(
       this.deps.ctx.orm.em.fork(),
-      'select context_id from gofers.a2a_tasks where task_id = ?',
+      'select context_id, state, task from gofers.a2a_tasks where task_id = ?',
       [taskId],
     );
+    // A task waiting for its owner withdraws its question: the owner need not answer it, and the
+    // Gofer's next caller question is asked.
+    if (row?.state === 'TASK_STATE_INPUT_REQUIRED') {
+      const turns = TaskJson.fromJSON(row.task).history.filter((m) => m.role === Role.ROLE_USER).length;
+      await withdrawCallerQuestion(this.deps.ctx, {
+        goferId: this.scope.goferId,
+        questionMessageId: questionIdOf(taskId, turns),
+      });
+    }
     bus.publish(
       AgentEvent.statusUpdate({
         taskId,

@@ -3,7 +3,6 @@ import { checkCredentials } from '@oan/auth';
 import { BODY_LIMITS, clientKey, clientOf, type TrustedProxies } from '@oan/http';
 import { AgentCard as AgentCardJson, A2A_VERSION_HEADER, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
 import {
-  DefaultExecutionEventBusManager,
   DefaultRequestHandler,
   JsonRpcTransportHandler,
   ServerCallContext,
@@ -18,6 +17,7 @@ import type { RelayBudget } from '../relay/budget.ts';
 import { agentCard } from './card.ts';
 import { CallerUser, callerFrom } from './caller.ts';
 import { GoferExecutor } from './executor.ts';
+import type { A2AHub } from './hub.ts';
 import { GoferTaskStore } from './taskStore.ts';
 
 /** The largest JSON-RPC request a caller may send (a message is text; 64 KiB is plenty). */
@@ -31,6 +31,8 @@ export interface A2ARouteDeps {
   /** The fleet's public origin, without a trailing slash (the card's URLs). */
   origin: string;
   trusted: TrustedProxies;
+  /** The process's task buses, canceled turns and push notifications (shared with the owner's answers). */
+  hub: A2AHub;
 }
 
 const NOT_FOUND = { error: 'Not Found', code: 'NOT_FOUND' } as const;
@@ -56,9 +58,7 @@ const rpcError = (id: unknown, code: number, message: string) => ({
  * codes (-32700 unparsable, -32600 not a request), which the SDK folds into -32602.
  */
 export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => {
-  const { ctx } = deps;
-  const buses = new DefaultExecutionEventBusManager();
-  const canceled = new Set<string>();
+  const { ctx, hub } = deps;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: A2A_BODY_LIMIT }, (_req, body, done) =>
     done(null, body),
@@ -142,8 +142,16 @@ export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => 
     });
     const scope = { goferId: req.params.goferId, accountId: gofer.accountId };
     const store = new GoferTaskStore(ctx, scope);
-    const executor = new GoferExecutor({ ...deps, canceled }, scope);
-    const handler = new DefaultRequestHandler(gofer.card, store, executor, buses);
+    const executor = new GoferExecutor({ ...deps, canceled: hub.canceled }, scope);
+    const { push } = hub;
+    const handler = new DefaultRequestHandler(
+      gofer.card,
+      store,
+      executor,
+      hub.buses,
+      push.store,
+      push.sender,
+    );
     const transport = new JsonRpcTransportHandler(handler);
     let result;
     try {
