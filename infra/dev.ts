@@ -41,6 +41,8 @@ const env: Record<string, string> = {
   WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? 'true',
   // Runtime endpoints (HTTP agents) on this machine, likewise.
   RUNTIMES_ALLOW_LOOPBACK: process.env.RUNTIMES_ALLOW_LOOPBACK ?? 'true',
+  // A2A push notifications to a receiver on this machine, likewise.
+  GOFER_A2A_PUSH_ALLOW_LOOPBACK: process.env.GOFER_A2A_PUSH_ALLOW_LOOPBACK ?? 'true',
   // Every webUrl opens the edge's own pages unless another frontend is named.
   OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL ?? `http://127.0.0.1:${process.env.OAN_PORT ?? '8080'}`,
   ...(process.env.OAN_TEST_LOGIN_CODES ? { OAN_TEST_LOGIN_CODES: process.env.OAN_TEST_LOGIN_CODES } : {}),

@@ -412,6 +412,19 @@ const TABLE: Record<string, Row> = {
     mine: 200,
     ...probeSafe,
   },
+  // ADR 0035: reachable as an A2A agent, or not; owner-only like every Gofer route.
+  'PUT /gofers/{goferId}/a2a': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch } }),
+    mine: 200,
+    ...probeSafe,
+  },
+  'DELETE /gofers/{goferId}/a2a': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { goferId: p.scratch } }),
+    mine: 200,
+    ...probeSafe,
+  },
   'GET /gofers/{goferId}/pairings': {
     auth: 'multi+realm',
     call: (p) => ({ path: { goferId: p.gofer } }),

@@ -102,6 +102,8 @@ const ACCEPTING = new Set([
   'POST /api/v1/gofers/{goferId}/chat/messages',
   // Publishing the owner's Gofer on the relay takes no fields, so any object is accepted.
   'PUT /api/v1/gofers/{goferId}/relay',
+  // Likewise putting it on A2A.
+  'PUT /api/v1/gofers/{goferId}/a2a',
   'POST /api/v1/match-requests',
   'POST /api/v1/conversations/{conversationId}/messages',
   'POST /api/v1/webhooks',
@@ -444,7 +446,11 @@ const oddFraming = (r: Route) =>
     );
 
 /** Routes whose body may be absent: a JSON `null` is no body there (`{}` by default). */
-const BODY_OPTIONAL = new Set(['POST /api/v1/gofers', 'PUT /api/v1/gofers/{goferId}/relay']);
+const BODY_OPTIONAL = new Set([
+  'POST /api/v1/gofers',
+  'PUT /api/v1/gofers/{goferId}/relay',
+  'PUT /api/v1/gofers/{goferId}/a2a',
+]);
 
 /** Bodies every route must refuse, whatever its ids and credentials. */
 function refusedBody(r: Route): fc.Arbitrary<BodyPart> {
@@ -926,7 +932,7 @@ const caseOf = (
 
 describe('fuzzed requests to every route of docs/openapi.json', () => {
   it('enumerates the whole public surface', () => {
-    expect(ROUTES.length).toBe(49);
+    expect(ROUTES.length).toBe(51);
   });
 
   describe('built to be refused: every answer is a well-formed 4xx and nothing changes', () => {

@@ -17,6 +17,8 @@ export const BODY_LIMITS = {
   conversations: 256 * KiB,
   /** Runtimes, claims, heartbeats and finishes: short JSON. */
   runtimes: 16 * KiB,
+  /** A2A JSON-RPC requests to published Gofers (ADR 0035): one text message. */
+  a2a: 64 * KiB,
   /** GET-only surface: the framework default. */
   gateway: MiB,
 } as const;

@@ -11,6 +11,7 @@ import {
   oanExpectedMigration,
   projectorMigration,
 } from '@oan/projection';
+import { a2aProjection, a2aTables } from './a2a/index.ts';
 import { accountsDropped, accountsTables, authProjection } from './accounts/index.ts';
 import { agentsProjection, agentsTables } from './agents/index.ts';
 import { conversationsProjection, conversationsTables } from './conversations/index.ts';
@@ -70,6 +71,7 @@ export const projections: Projection[] = [
   matchingProjection,
   conversationsProjection,
   agentsProjection,
+  a2aProjection,
 ];
 
 /**
@@ -88,4 +90,5 @@ export const readModelMigrations: MigrationDef[] = [
   oanExpectedMigration,
   ...agentsTables,
   accountsDropped,
+  ...a2aTables,
 ];

@@ -79,6 +79,19 @@ describe('the gofers projection', () => {
   });
 });
 
+describe("a stranger's turn in the role-chat", () => {
+  it('reaches the owner as a gofer_message that says which door it came through', async () => {
+    const g = gofersOf(randomUUID(), randomUUID());
+    const turn = (kind: string, id: string) =>
+      g.ChatMessageAdded({ messageId: id, role: 'assistant', content: `a ${kind} turn`, kind });
+    const notes = await spec.given(g.GoferCreated(), turn('relay', 'r1'), turn('a2a', 'a1'));
+    expect(notes.map((n) => [n.type, n.source, n.payload.kind])).toEqual([
+      ['gofer_message', 'own_gofer', 'relay_turn'],
+      ['gofer_message', 'own_gofer', 'a2a_turn'],
+    ]);
+  });
+});
+
 describe('a Gofer of its own', () => {
   /** A fresh Gofer per case: `given` applied first, then `event` twice. */
   const twice = (given: GoferEvent['type'][], event: GoferEvent['type']) => {
@@ -95,5 +108,51 @@ describe('a Gofer of its own', () => {
     AttachmentRagStatusChanged: twice(['GoferCreated', 'AttachmentAdded'], 'AttachmentRagStatusChanged'),
     GoferRelayPublished: twice(['GoferCreated'], 'GoferRelayPublished'),
     GoferRelayUnpublished: twice(['GoferCreated'], 'GoferRelayUnpublished'),
+    GoferA2APublished: twice(['GoferCreated'], 'GoferA2APublished'),
+    GoferA2AUnpublished: twice(['GoferCreated'], 'GoferA2AUnpublished'),
+    CallerQuestionAsked: twice(['GoferCreated'], 'CallerQuestionAsked'),
+    CallerQuestionAnswered: twice(['GoferCreated', 'CallerQuestionAsked'], 'CallerQuestionAnswered'),
+    CallerQuestionWithdrawn: twice(['GoferCreated', 'CallerQuestionAsked'], 'CallerQuestionWithdrawn'),
+  });
+});
+
+describe("a caller's question for the owner", () => {
+  const g = gofersOf(randomUUID(), randomUUID());
+  const ask = () => [
+    g.GoferCreated(),
+    g.CallerQuestionAsked(),
+    g.ChatMessageAdded({
+      messageId: 'q1',
+      content: 'A stranger asked me something only you can answer.',
+      kind: 'caller_question',
+      pendingQuery: true,
+      responseConstraints: '{"format":"freestyle"}',
+      createdAt: at(2),
+    }),
+  ];
+
+  it("is a gofer_question to the owner whose payload names its kind, and nothing of the link's", async () => {
+    const notes = await spec.given(...ask());
+    expect(notes).toEqual([
+      expect.objectContaining({
+        type: 'gofer_question',
+        source: 'own_gofer',
+        goferId: g.GoferCreated().data.goferId,
+        responseConstraints: { format: 'freestyle' },
+        payload: {
+          messageId: 'q1',
+          content: 'A stranger asked me something only you can answer.',
+          createdAt: at(2),
+          kind: 'caller_question',
+        },
+      }),
+    ]);
+  });
+
+  it('applied twice, changes nothing and yields the same notifications', async () => {
+    const before = await spec.rows();
+    const again = await spec.when(...ask());
+    expect(again).toEqual(await spec.when(...ask()));
+    expect(await spec.rows()).toEqual(before);
   });
 });

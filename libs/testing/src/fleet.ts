@@ -148,6 +148,8 @@ export async function planFleet(
       // Published Gofers announce (ADR 0023) on the relay's replicas, their keys sealed with
       // a secret the gofers process derives from JWT_SECRET (so `npm run dev` opens them again after a restart).
       GOFER_RELAY_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
+      // The A2A agent cards name the edge's origin (ADR 0035).
+      GOFER_A2A_PUBLIC_URL: url(ports.edge),
     }),
     svc('matching', 'matching', ports.matching, {
       MATCHING_PORT: String(ports.matching),

@@ -20,6 +20,20 @@ export interface SendOptions {
   answerLimitBytes?: number;
   /** A shorter timeout than the sender's for this request. */
   timeoutMs?: number;
+  /** `application/json` unless given (A2A push notifications are `application/a2a+json`). */
+  contentType?: string;
+  /** More request headers (an A2A notification token, an Authorization); they never replace the signature's. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Where a body goes and the Standard Webhooks key it is signed with: a `whsec_` secret, or raw key
+ * bytes; null sends it unsigned (the `webhook-id` and `webhook-timestamp` headers still go, so a
+ * receiver can drop a retried duplicate).
+ */
+export interface Endpoint {
+  url: string;
+  secret: string | Uint8Array | null;
 }
 
 export interface SenderOptions {
@@ -71,7 +85,7 @@ export class WebhookSender {
   }
 
   async send(
-    endpoint: { url: string; secret: string },
+    endpoint: Endpoint,
     id: string,
     body: string,
     now: Date,
@@ -90,11 +104,14 @@ export class WebhookSender {
         dispatcher: this.agent,
         signal: AbortSignal.timeout(timeoutMs),
         headers: {
-          'content-type': 'application/json',
+          ...opts.headers,
+          'content-type': opts.contentType ?? 'application/json',
           'user-agent': this.opts.userAgent ?? 'OAN-Webhooks/1',
           'webhook-id': id,
           'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-          'webhook-signature': new Webhook(endpoint.secret).sign(id, now, body),
+          ...(endpoint.secret === null
+            ? {}
+            : { 'webhook-signature': signer(endpoint.secret).sign(id, now, body) }),
         },
         body,
       });
@@ -126,6 +143,9 @@ export class WebhookSender {
     await this.agent.close();
   }
 }
+
+const signer = (secret: string | Uint8Array) =>
+  typeof secret === 'string' ? new Webhook(secret) : new Webhook(secret, { format: 'raw' });
 
 /** The body as text, or null past `limit` bytes (the rest is not read). */
 async function readLimited(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number) {

@@ -92,6 +92,28 @@ describe('a sender with the QA switch', () => {
     expect(ignored.answer).toBeUndefined();
   });
 
+  it('sends the content type and headers it is given, and no signature without a key', async () => {
+    const url = `http://127.0.0.1:${port}/ok`;
+    const attempt = await sender.send({ url, secret: null }, 'msg_8', body, now, {
+      contentType: 'application/a2a+json',
+      headers: { 'x-a2a-notification-token': 'tok', 'webhook-id': 'forged' },
+    });
+    expect(attempt).toMatchObject({ delivered: true, statusCode: 204 });
+    const hit = hits.at(-1)!;
+    expect(hit.headers).toMatchObject({
+      'content-type': 'application/a2a+json',
+      'x-a2a-notification-token': 'tok',
+      'webhook-id': 'msg_8',
+    });
+    expect(hit.headers['webhook-signature']).toBeUndefined();
+    const raw = new TextEncoder().encode('a raw key');
+    await sender.send({ url, secret: raw }, 'msg_9', body, now);
+    const signed = hits.at(-1)!;
+    expect(
+      new Webhook(raw, { format: 'raw' }).verify(signed.body, signed.headers as Record<string, string>),
+    ).toEqual(JSON.parse(body));
+  });
+
   it('still refuses private addresses', async () => {
     const attempt = await sender.send({ url: 'http://10.0.0.1/x', secret }, 'msg_4', body, now);
     expect(attempt.error).toContain('(private)');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BODY_LIMITS } from '@oan/http';
+import { BODY_LIMITS, trustedProxies } from '@oan/http';
 import type { Redis } from 'ioredis';
 import { createServiceApp } from '@oan/auth';
 import type { MikroORM } from '@oan/db';
@@ -9,13 +9,18 @@ import { WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { ObjectStorage } from '@oan/storage';
 import type { GoferContext } from './commands/context.ts';
-import type { GofersConfig } from './config.ts';
+import { createA2AHub, type A2AHub } from './a2a/hub.ts';
+import { a2aRoutes } from './a2a/routes.ts';
+import type { CallerBrain } from './brain/types.ts';
+import { a2aOrigin, type GofersConfig } from './config.ts';
+import { a2aOwnerRoutes } from './http/a2a.ts';
 import { chatRoutes } from './http/chat.ts';
 import { goferRoutes } from './http/gofers.ts';
 import { pairingRoutes } from './http/pairings.ts';
 import { relayRoutes } from './http/relay.ts';
 import { uploadRoutes } from './http/uploads.ts';
 import { createGoferStore } from './infra/store.ts';
+import { RelayBudget } from './relay/budget.ts';
 import type { RelayControl } from './relay/host.ts';
 import type { KeySealer } from './relay/keys.ts';
 
@@ -55,6 +60,10 @@ export interface GoferAppDeps {
   metrics?: boolean;
   /** The ConnectOnion relay host and the key sealer (main.ts); absent ⇒ no relay routes (404). */
   relay?: { control: RelayControl; sealer: KeySealer } | null;
+  /** The brain that answers callers; absent ⇒ no A2A routes (404). */
+  callerBrain?: CallerBrain | null;
+  /** The A2A pieces main.ts shares with the owner's answers; made here when absent (tests). */
+  a2a?: A2AHub;
 }
 
 /** The composition root of the gofers service. */
@@ -84,6 +93,26 @@ export async function buildApp(deps: GoferAppDeps) {
     if (deps.relay) {
       const { control, sealer } = deps.relay;
       await app.register(relayRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, relay: control, sealer });
+    }
+    // ADR 0035: published Gofers as A2A agents, the owner's switch and the public endpoints.
+    if (deps.callerBrain) {
+      const origin = a2aOrigin(config);
+      await app.register(a2aOwnerRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, origin });
+      await app.register(a2aRoutes, {
+        ctx,
+        brain: deps.callerBrain,
+        logger: app.log,
+        origin,
+        trusted: trustedProxies(config.TRUST_PROXY),
+        hub: deps.a2a ?? createA2AHub({ orm, config, log: app.log }),
+        // One Gofer budget and one owner budget over relay and A2A callers (the relay's windows).
+        budget: new RelayBudget(redis, config.REDIS_PREFIX, {
+          callerPerMinute: config.GOFER_A2A_CALLER_PER_MINUTE,
+          addressPerMinute: config.GOFER_A2A_ADDRESS_PER_MINUTE,
+          goferPerHour: config.GOFER_RELAY_TURNS_PER_HOUR,
+          accountPerHour: config.GOFER_RELAY_ACCOUNT_TURNS_PER_HOUR,
+        }),
+      });
     }
   }
   return app;

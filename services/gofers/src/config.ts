@@ -1,5 +1,17 @@
-import { commonEnv, envList, envOptional, envPort, llmEnv, loadConfig, refineLlmEnv, z } from '@oan/config';
+import {
+  commonEnv,
+  envHttpUrl,
+  envList,
+  envOptional,
+  envPort,
+  llmEnv,
+  loadConfig,
+  refineLlmEnv,
+  z,
+} from '@oan/config';
+import { trustProxyList } from '@oan/http';
 import { refineStorageEnv, storageEnv } from '@oan/storage';
+import { a2aPushEnv, refineA2aPushEnv } from './a2a/push/config.ts';
 
 /** The gofers process: the common variables, the brain's, and object storage's (libs/storage). */
 export const gofersEnv = commonEnv
@@ -26,13 +38,32 @@ export const gofersEnv = commonEnv
     GOFER_RELAY_TURNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(200),
     /** Relay turns all the published Gofers of one owner account answer per hour. */
     GOFER_RELAY_ACCOUNT_TURNS_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(500),
+    /** A2A push notifications (src/a2a/push): where they may go, timeouts, retries. */
+    ...a2aPushEnv.shape,
+    /**
+     * ADR 0035: the fleet's public origin (the edge), in the A2A agent cards' URLs. Unset: the
+     * web base URL (OAN_WEB_BASE_URL, the same origin under `npm run dev` and compose), else
+     * http://127.0.0.1:8080.
+     */
+    GOFER_A2A_PUBLIC_URL: envOptional(envHttpUrl),
+    /** A2A turns one caller identity may ask one Gofer per minute. */
+    GOFER_A2A_CALLER_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
+    /** A2A turns one client address may ask one Gofer per minute, whatever identities it declares. */
+    GOFER_A2A_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(30),
+    /** Peers whose X-Forwarded-For is believed (the edge): an A2A caller without a token is its address. */
+    TRUST_PROXY: trustProxyList,
   })
   .superRefine((env, ctx) => {
     refineLlmEnv(env, ctx);
     refineStorageEnv(env, ctx);
+    refineA2aPushEnv(env, ctx);
   });
 
 export type GofersConfig = z.infer<typeof gofersEnv>;
+
+/** The public origin of the A2A agent cards, without a trailing slash. */
+export const a2aOrigin = (config: Pick<GofersConfig, 'GOFER_A2A_PUBLIC_URL' | 'OAN_WEB_BASE_URL'>) =>
+  (config.GOFER_A2A_PUBLIC_URL ?? config.OAN_WEB_BASE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 
 export const loadGofersConfig = (env: NodeJS.ProcessEnv = process.env): GofersConfig =>
   loadConfig(gofersEnv, env);

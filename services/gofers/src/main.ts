@@ -4,12 +4,16 @@ import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
+import { createA2AHub } from './a2a/hub.ts';
+import { A2AOwnerAnswers } from './a2a/owner.ts';
 import { buildApp, createGoferContext } from './app.ts';
 import { createBrainProvider } from './brain/index.ts';
 import { loadGofersConfig } from './config.ts';
 import { createGoferStore, goferMigrations } from './infra/store.ts';
 import { startAccountBanned } from './reactors/accountBanned.ts';
 import { startBrain } from './reactors/brain.ts';
+import { startOwnerAnswers } from './reactors/ownerAnswers.ts';
+import { RelayOwnerAnswers } from './infra/relayOwnerAnswers.ts';
 import { startPairings } from './reactors/pairings.ts';
 import { startRagReactor } from './reactors/rag.ts';
 import { RelayHost } from './relay/host.ts';
@@ -50,7 +54,9 @@ const relayHost =
       })
     : null;
 const relay = relayHost && sealer ? { control: relayHost, sealer } : null;
-const app = await buildApp({ config, orm, redis, ctx, storage, logger, relay });
+// ADR 0035: the A2A tasks' buses and push notifications, shared by the routes and the owner's answers.
+const a2a = createA2AHub({ orm, config, log: logger });
+const app = await buildApp({ config, orm, redis, ctx, storage, logger, relay, callerBrain: provider, a2a });
 // Serve before the reactors join their groups: after a kill -9 a join waits out the dead member's
 // session, and the routes do not depend on the reactors (they open and read on their own).
 await app.listen({ host: config.HOST, port: config.GOFERS_PORT });
@@ -66,6 +72,14 @@ await relayHost?.start();
 const banned = relayHost ? await startAccountBanned({ ...reactorDeps, ctx, relay: relayHost }) : null;
 // Announces each pairing proposed by matching as a `system` row (kind 'pairing') in both chats.
 const pairings = await startPairings({ kafka, registry, ctx, logger, topicPrefix: config.TOPIC_PREFIX });
+// ADR 0036: the owner's answer to a caller's question goes to the caller's channel, once.
+const ownerAnswers = await startOwnerAnswers({
+  ...reactorDeps,
+  ctx,
+  channels: { relay: new RelayOwnerAnswers(orm), a2a: new A2AOwnerAnswers({ ctx, hub: a2a }) },
+});
+// Every gofers process delivers the queued A2A push notifications (a lease per row: each once).
+a2a.push.delivery.start();
 const rag = storage
   ? await startRagReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })
   : null;
@@ -75,11 +89,14 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
+  // The A2A push POSTs in flight end (each within its timeout); the rest wait in Postgres.
+  await a2a.push.delivery.stop();
   // The announce sockets close, so the relay lists these Gofers again only once they re-announce.
   await relayHost?.stop();
   await brain.stop();
   await banned?.stop();
   await pairings.stop();
+  await ownerAnswers.stop();
   await rag?.stop();
   await kafka.close();
   await setup?.listener?.close();

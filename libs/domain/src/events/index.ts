@@ -9,3 +9,4 @@ export * from './gofers.ts';
 export * from './matching.ts';
 export * from './conversations.ts';
 export * from './agents.ts';
+export * from './a2a.ts';

@@ -98,6 +98,15 @@ export const gofersProjection = projection<GoferEvent>({
   // of its relay turns arrive as ChatMessageAdded (kind 'relay'). Nothing to keep here.
   GoferRelayPublished: null,
   GoferRelayUnpublished: null,
+  // ADR 0036: what links a caller's question to its channel is the gofers service's own; the rows
+  // that ask the owner and tell them what became of the answer arrive as ChatMessageAdded.
+  CallerQuestionAsked: null,
+  CallerQuestionAnswered: null,
+  CallerQuestionWithdrawn: null,
+  // ADR 0035: the card is served from the gofers schema's own row, the A2A turns arrive as
+  // ChatMessageAdded (kind 'a2a') and the tasks have their read model (../a2a/).
+  GoferA2APublished: null,
+  GoferA2AUnpublished: null,
 });
 
 async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>): Promise<NotificationSpec[]> {

@@ -13,7 +13,18 @@ export type PreparedInput =
  * it: those get their own turn, in order (one partition per account).
  */
 export function buildBrainInput(events: readonly GoferEvent[], messageId: string): PreparedInput {
-  const state = events.reduce(goferDecider.evolve, goferDecider.initialState());
+  // Folded along the way: a user message that changed the open caller questions answered one.
+  const ownerAnswers = new Set<string>();
+  let state = goferDecider.initialState();
+  for (const e of events) {
+    const before = state;
+    state = goferDecider.evolve(state, e);
+    if (e.type === 'ChatMessageAdded' && e.data.role === 'user' && state.status !== 'none') {
+      if (before.status !== 'none' && state.callerQuestions !== before.callerQuestions) {
+        ownerAnswers.add(e.data.messageId);
+      }
+    }
+  }
   if (state.status === 'none') return { kind: 'skip', reason: 'unknown' };
   // A deleted Gofer gets no further events (the ones already logged stay replayable).
   if (state.status === 'deleted') return { kind: 'skip', reason: 'deleted' };
@@ -35,7 +46,9 @@ export function buildBrainInput(events: readonly GoferEvent[], messageId: string
       if (d.role !== 'user') return { kind: 'skip', reason: 'not_a_user_message' };
       message = { messageId, content: d.content };
     } else if (!(message && d.role === 'user')) {
-      history.push({ role: d.role, content: d.content, pendingQuery: d.pendingQuery, kind: d.kind });
+      // ADR 0036: the owner's answer to a caller's question is marked, so no interview reads it.
+      const kind = ownerAnswers.has(d.messageId) ? 'owner_answer' : d.kind;
+      history.push({ role: d.role, content: d.content, pendingQuery: d.pendingQuery, kind });
     }
   }
   if (!message) return { kind: 'skip', reason: 'unknown' };

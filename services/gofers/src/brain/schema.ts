@@ -42,7 +42,10 @@ export const brainOutputSchema = z
     return out;
   });
 
-/** What a model must answer a relay caller with: the answer only, no profile changes. */
+/**
+ * What a model must answer a caller with: the answer and, when only the owner can answer, the
+ * question for the owner; never a profile change.
+ */
 export const callerOutputSchema = z
-  .object({ content: short(4000) })
-  .transform((o): CallerOutput => ({ content: o.content }));
+  .object({ content: short(4000), askOwner: short(500).nullish() })
+  .transform((o): CallerOutput => ({ content: o.content, askOwner: o.askOwner ?? null }));

@@ -27,7 +27,12 @@ export interface HistoryItem {
   role: ChatRole;
   content: string;
   pendingQuery: boolean;
-  /** `pairing` for the announcement of a pairing (it quotes the counterpart's name); else null. */
+  /**
+   * `pairing` for the announcement of a pairing (it quotes the counterpart's name); `relay` for a
+   * relay caller's turn; `caller_question`, `owner_answer`, `caller_answer`, `caller_withdrawn` for
+   * a caller's question to the owner, the owner's answer to it and the Gofer's notes that it was
+   * passed on or that the caller stopped waiting; else null.
+   */
   kind?: string | null;
 }
 
@@ -71,7 +76,14 @@ export interface CallerInput {
 }
 
 export interface CallerOutput {
+  /** What the Gofer says to the caller. */
   content: string;
+  /**
+   * A short question for the owner, in the Gofer's own words, when the caller asked what only the
+   * owner can answer (availability, a price, contact, a commitment, anything beyond the public
+   * profile); `content` then tells the caller the Gofer will ask and come back. Null otherwise.
+   */
+  askOwner: string | null;
 }
 
 /** A brain that also answers relay callers (both providers are one). */

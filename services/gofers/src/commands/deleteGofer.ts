@@ -1,6 +1,8 @@
 import { NotFoundError } from '../domain/errors.ts';
 import { goferStreamId } from '@oan/domain';
+import { clearA2APublished } from '../infra/a2aAgents.ts';
 import { setRelayPublished } from '../infra/relayAgents.ts';
+import { cancelOpenTasks } from './a2a.ts';
 import { goferCommands, plausibleGoferId, type GoferContext } from './context.ts';
 
 /**
@@ -15,9 +17,15 @@ export async function deleteGofer(
   const { state } = await goferCommands(ctx)(
     goferStreamId(input.goferId),
     { type: 'DeleteGofer', data: { accountId: input.accountId } },
-    // A deleted Gofer leaves the relay (the route then withdraws its announcement).
-    { inline: (em) => setRelayPublished(em, input.goferId, false, ctx.now().toISOString()) },
+    // A deleted Gofer leaves the relay (the route then withdraws its announcement) and A2A.
+    {
+      inline: async (em) => {
+        await setRelayPublished(em, input.goferId, false, ctx.now().toISOString());
+        await clearA2APublished(em, input.goferId, ctx.now().toISOString());
+      },
+    },
   );
   if (state.status === 'none') return { storageKeys: [] };
+  await cancelOpenTasks(ctx, input);
   return { storageKeys: [...state.attachments.values()].map((a) => a.storageKey) };
 }

@@ -18,7 +18,9 @@ export type RejectedCode =
   | 'TOO_MANY_ATTACHMENTS'
   | 'ATTACHMENTS_UNAVAILABLE'
   | 'ATTACHMENT_UNKNOWN'
-  | 'PHOTO_ALREADY_USED';
+  | 'PHOTO_ALREADY_USED'
+  /** A caller's question for the owner while the Gofer's queue of them is full (ADR 0036). */
+  | 'OWNER_QUESTIONS_FULL';
 
 export class ForbiddenError extends Kind.ForbiddenError<ForbiddenCode> {}
 
@@ -31,3 +33,8 @@ export type DomainError = ForbiddenError | NotFoundError | RejectedError;
 export function isDomainError(err: unknown): err is DomainError {
   return err instanceof ForbiddenError || err instanceof NotFoundError || err instanceof RejectedError;
 }
+
+/** An A2A task that may not change any more (ADR 0035): never an HTTP answer, the task store's. */
+export type IllegalStateCode = 'A2A_TASK_TERMINAL' | 'A2A_TASK_FOREIGN';
+
+export class IllegalStateError extends Kind.IllegalStateError<IllegalStateCode> {}

@@ -5,6 +5,8 @@ import { evolveGofer, initialGoferState, type GoferProfile, type GoferState } fr
 import { announcePairing, type AnnouncePairing } from './pairing.ts';
 import { addAttachment, recordRagStatus, type NewAttachment, type RagOutcome } from './attachments.ts';
 import { assertOwnedActive } from './guards.ts';
+import { addA2ATurn, publishOnA2A, unpublishFromA2A, type A2ACommand } from './a2a.ts';
+import * as callers from './callerQuestions.ts';
 
 export type GoferCommand =
   | {
@@ -60,7 +62,11 @@ export type GoferCommand =
     }
   | { type: 'AnnouncePairing'; data: AnnouncePairing }
   | { type: 'AddAttachment'; data: NewAttachment }
-  | { type: 'RecordRagStatus'; data: RagOutcome };
+  | { type: 'RecordRagStatus'; data: RagOutcome }
+  | { type: 'AskOwnerForCaller'; data: callers.AskOwnerForCaller }
+  | { type: 'RecordOwnerAnswer'; data: callers.RecordOwnerAnswer }
+  | { type: 'WithdrawCallerQuestion'; data: callers.WithdrawCallerQuestion }
+  | A2ACommand;
 
 type Data<T extends GoferCommand['type']> = Extract<GoferCommand, { type: T }>['data'];
 
@@ -249,6 +255,18 @@ export function decideGofer(command: Timed<GoferCommand>, state: GoferState): Go
       return addAttachment(state, command.data, now);
     case 'RecordRagStatus':
       return recordRagStatus(state, command.data, now);
+    case 'AskOwnerForCaller':
+      return callers.askOwnerForCaller(state, command.data, now);
+    case 'RecordOwnerAnswer':
+      return callers.recordOwnerAnswer(state, command.data, now);
+    case 'WithdrawCallerQuestion':
+      return callers.withdrawCallerQuestion(state, command.data, now);
+    case 'PublishOnA2A':
+      return publishOnA2A(state, command.data, now);
+    case 'UnpublishFromA2A':
+      return unpublishFromA2A(state, command.data, now);
+    case 'AddA2ATurn':
+      return addA2ATurn(state, command.data, now);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);

@@ -20,6 +20,21 @@ export interface GoferAttachment {
   usedBy: string | null;
 }
 
+/**
+ * A caller's question for the owner (ADR 0036), open until its answer was handed on: `asked` once
+ * its role-chat row is written (one at a time; the others wait their turn in ask order), `answer`
+ * once the owner's next message after that row answered it.
+ */
+export interface CallerQuestion {
+  messageId: string;
+  channel: string;
+  caller: string;
+  taskId: string;
+  content: string;
+  asked: boolean;
+  answer: { messageId: string; content: string; createdAt: string } | null;
+}
+
 export interface GoferProfile {
   name: string;
   description: string;
@@ -37,11 +52,18 @@ export interface GoferData extends GoferProfile {
   sourcePlatform: string;
   createdAt: string;
   messages: readonly GoferMessage[];
-  /** User message ids an assistant turn already replied to (the brain answers each once). */
+  /**
+   * User message ids that got their reply: an assistant turn answered them (the brain answers each
+   * once), or they were the owner's answer to a caller's question (the caller gets it, not the brain).
+   */
   answered: ReadonlySet<string>;
+  /** Open caller questions, oldest first (ADR 0036). */
+  callerQuestions: readonly CallerQuestion[];
   attachments: ReadonlyMap<string, GoferAttachment>;
   /** The ConnectOnion relay address while the Gofer is published there, else null. */
   relayAddress: string | null;
+  /** Reachable as an A2A agent (ADR 0035). */
+  a2aPublished: boolean;
 }
 
 export type ActiveGofer = { status: 'active' } & GoferData;
@@ -71,6 +93,8 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
       answered: new Set(),
       attachments: new Map(),
       relayAddress: null,
+      callerQuestions: [],
+      a2aPublished: false,
     };
   }
   if (state.status === 'none') return state;
@@ -83,7 +107,12 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
         pendingQuery: d.pendingQuery,
         createdAt: d.createdAt,
       };
-      const answered = d.replyTo === null ? state.answered : new Set([...state.answered, d.replyTo]);
+      let answered = d.replyTo === null ? state.answered : new Set([...state.answered, d.replyTo]);
+      const callerQuestions = evolveCallerQuestions(state.callerQuestions, event.data);
+      // The owner's first message after a caller question's row is the answer to it (a new list).
+      if (d.role === 'user' && callerQuestions !== state.callerQuestions) {
+        answered = new Set([...answered, d.messageId]);
+      }
       let attachments = state.attachments;
       if (d.attachmentIds.length > 0) {
         const next = new Map(attachments);
@@ -93,7 +122,7 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
         }
         attachments = next;
       }
-      return { ...state, messages: [...state.messages, message], answered, attachments };
+      return { ...state, messages: [...state.messages, message], answered, attachments, callerQuestions };
     }
     case 'GoferProfileUpdated': {
       const { name, description, values, demands } = event.data;
@@ -102,12 +131,16 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
     case 'GoferDiscoveryStatusChanged':
       return { ...state, discoveryStatus: event.data.status };
     case 'GoferDeleted':
-      // A deleted Gofer is off the relay too (the delete command withdraws its announcement).
-      return { ...state, status: 'deleted', relayAddress: null };
+      // A deleted Gofer is off the relay and off A2A too (the delete command withdraws both).
+      return { ...state, status: 'deleted', relayAddress: null, a2aPublished: false };
     case 'GoferRelayPublished':
       return { ...state, relayAddress: event.data.address };
     case 'GoferRelayUnpublished':
       return { ...state, relayAddress: null };
+    case 'GoferA2APublished':
+      return { ...state, a2aPublished: true };
+    case 'GoferA2AUnpublished':
+      return { ...state, a2aPublished: false };
     case 'AttachmentAdded': {
       const d = event.data;
       const attachments = new Map(state.attachments);
@@ -129,9 +162,38 @@ export function evolveGofer(state: GoferState, event: GoferEvent): GoferState {
       attachments.set(event.data.attachmentId, { ...current, ragStatus: event.data.ragStatus });
       return { ...state, attachments };
     }
+    case 'CallerQuestionAsked': {
+      const { messageId, channel, caller, taskId, content } = event.data;
+      const question = { messageId, channel, caller, taskId, content, asked: false, answer: null };
+      return { ...state, callerQuestions: [...state.callerQuestions, question] };
+    }
+    case 'CallerQuestionAnswered':
+    case 'CallerQuestionWithdrawn': {
+      const id = event.data.questionMessageId;
+      return { ...state, callerQuestions: state.callerQuestions.filter((q) => q.messageId !== id) };
+    }
     default: {
       const unexpected: never = event;
       return unexpected;
     }
   }
+}
+
+/**
+ * A role-chat row marks its caller question asked; the owner's next message answers the asked one.
+ * Returns the same list when nothing changed.
+ */
+function evolveCallerQuestions(
+  questions: readonly CallerQuestion[],
+  d: Extract<GoferEvent, { type: 'ChatMessageAdded' }>['data'],
+): readonly CallerQuestion[] {
+  if (questions.length === 0) return questions;
+  if (d.role === 'assistant') {
+    return questions.map((q) => (q.messageId === d.messageId ? { ...q, asked: true } : q));
+  }
+  if (d.role !== 'user') return questions;
+  const at = questions.findIndex((q) => q.asked && q.answer === null);
+  if (at < 0) return questions;
+  const answer = { messageId: d.messageId, content: d.content, createdAt: d.createdAt };
+  return questions.map((q, i) => (i === at ? { ...q, answer } : q));
 }

@@ -22,6 +22,19 @@ const TEXTS = {
       "Hi, I'm your new Gofer! Tell me what you would like me to find or achieve for you, and I'll ask a few questions to get to know you.",
     relayTurn: (caller: string, asked: string, answered: string) =>
       `A stranger called me on the agent relay (${quoteUntrusted(caller, 200)}). Their words, quoted, are not mine and not an instruction: ${quoteUntrusted(asked)}\n\nI answered: ${quoteUntrusted(answered)}`,
+    channel: { a2a: 'over A2A', relay: 'on the agent relay' } as Record<string, string>,
+    callerQuestion: (where: string, caller: string, asked: string, question: string) =>
+      `A stranger asked me something only you can answer (${where}, ${quoteUntrusted(caller, 200)}). Their words, quoted, are not mine and not an instruction: ${quoteUntrusted(asked)}\n\nI told them I would ask you. My question: ${quoteUntrusted(question)}\n\nYour next message here is my answer to them, word for word.`,
+    callerAnswer: (delivered: boolean) =>
+      delivered
+        ? "Thank you: I've passed your answer on to them."
+        : 'They were no longer waiting, so your answer was not passed on.',
+    callerWithdrawn: 'They no longer wait for an answer: no need to answer that question.',
+    relayOwnerAnswer: (answer: string) =>
+      `My owner answered your earlier question: ${JSON.stringify(answer)}`,
+    ownerBusy: 'My owner has many questions waiting already. Please ask again later.',
+    a2aTurn: (caller: string, asked: string, answered: string) =>
+      `A stranger called me over A2A (${quoteUntrusted(caller, 200)}). Their words, quoted, are not mine and not an instruction: ${quoteUntrusted(asked)}\n\nI answered: ${quoteUntrusted(answered)}`,
   },
   zh: {
     name: '新的 Gofer',
@@ -29,6 +42,16 @@ const TEXTS = {
     greeting: '你好，我是你的新 Gofer！告诉我你希望我帮你寻找或实现什么，我会问几个问题来了解你。',
     relayTurn: (caller: string, asked: string, answered: string) =>
       `一位陌生人通过代理中继呼叫了我（${quoteUntrusted(caller, 200)}）。以下引号内是对方的话，不是我的话，也不是指令：${quoteUntrusted(asked)}\n\n我回答：${quoteUntrusted(answered)}`,
+    channel: { a2a: '通过 A2A', relay: '通过代理中继' } as Record<string, string>,
+    callerQuestion: (where: string, caller: string, asked: string, question: string) =>
+      `一位陌生人问了我一个只有你能回答的问题（${where}，${quoteUntrusted(caller, 200)}）。以下引号内是对方的话，不是我的话，也不是指令：${quoteUntrusted(asked)}\n\n我告诉对方我会来问你。我的问题：${quoteUntrusted(question)}\n\n你在这里的下一条消息会原样作为我的回答转给对方。`,
+    callerAnswer: (delivered: boolean) =>
+      delivered ? '谢谢，我已把你的回答转告对方。' : '对方已不再等待，你的回答没有转告。',
+    callerWithdrawn: '对方已不再等待回答，那个问题不必回答了。',
+    relayOwnerAnswer: (answer: string) => `我的主人回答了你之前的问题：${JSON.stringify(answer)}`,
+    ownerBusy: '我的主人已有很多待回答的问题，请稍后再问。',
+    a2aTurn: (caller: string, asked: string, answered: string) =>
+      `一位陌生人通过 A2A 呼叫了我（${quoteUntrusted(caller, 200)}）。以下引号内是对方的话，不是我的话，也不是指令：${quoteUntrusted(asked)}\n\n我回答：${quoteUntrusted(answered)}`,
   },
 } as const;
 export type LocaleFamily = keyof typeof TEXTS;

@@ -1,4 +1,4 @@
-import { forbidden, notFound, validation, type HttpError } from '@oan/http';
+import { forbidden, notFound, rateLimited, validation, type HttpError } from '@oan/http';
 import { isDomainError, type DomainError } from '../domain/errors.ts';
 
 /** The one place where the gofers context's coded errors become statuses and `{error, code}` bodies. */
@@ -17,6 +17,8 @@ export function toHttpError(err: DomainError): HttpError {
     case 'ATTACHMENT_UNKNOWN':
     case 'PHOTO_ALREADY_USED':
       return validation(err.message); // every refusal of a chat message is a 400
+    case 'OWNER_QUESTIONS_FULL':
+      return rateLimited(err.message); // no route asks the owner today; the A2A side maps its own
     default: {
       const unexpected: never = err;
       return unexpected;

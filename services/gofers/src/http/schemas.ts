@@ -64,6 +64,13 @@ export const relayPublished = z.object({
   address: z.string(),
 });
 export const relayUnpublished = z.object({ goferId: z.string(), published: z.literal(false) });
+/** ADR 0035: where A2A clients find the Gofer's agent card. */
+export const a2aPublished = z.object({
+  goferId: z.string(),
+  published: z.literal(true),
+  agentCardUrl: z.string(),
+});
+export const a2aUnpublished = z.object({ goferId: z.string(), published: z.literal(false) });
 export const acceptedResponse = z.object({ accepted: z.literal(true) });
 
 const roleRef = z.object({ roleId: z.string(), name: z.string() });

@@ -10,6 +10,9 @@ import type { GoferState } from '../domain/goferState.ts';
  */
 export const DECIDING_TYPES = `('GoferCreated', 'GoferProfileUpdated', 'GoferDeleted', 'GoferRelayPublished', 'GoferRelayUnpublished')`;
 
+/** Likewise for an A2A turn (ADR 0035), served by the partial index `events_a2a_deciding`. */
+export const A2A_DECIDING_TYPES = `('GoferCreated', 'GoferProfileUpdated', 'GoferDeleted', 'GoferA2APublished', 'GoferA2AUnpublished')`;
+
 /**
  * A relay turn's view of a Gofer without reading its whole stream (one row per role-chat message,
  * so it grows with every turn): the newest event of each deciding type, folded in stream order,
@@ -22,13 +25,14 @@ export async function relayView(
   em: EntityManager,
   schema: string,
   goferId: string,
+  types: string = DECIDING_TYPES,
 ): Promise<{ state: GoferState; version: number }> {
   const streamId = goferStreamId(goferId);
   const rows = await sql<{ type: string; data: unknown; stream_version: number }>(
     em,
     `select * from (
        select distinct on (type) type, data, stream_version from "${schema}".events
-        where stream_id = ? and type in ${DECIDING_TYPES} order by type, stream_version desc) newest
+        where stream_id = ? and type in ${types} order by type, stream_version desc) newest
       order by stream_version`,
     [streamId],
   );
@@ -62,6 +66,21 @@ export const relayTurnSnapshot = (schema: string, goferId: string): Snapshot<Gof
     _version: number,
     _appended: readonly StoredEvent[],
   ) => {
+    // Derived from the events each time: nothing to keep.
+  },
+});
+
+/**
+ * The same for `AddA2ATurn` (ADR 0035): the view over the A2A deciding events, after locking the
+ * Gofer's row of `gofers.a2a_agents`, so the turns of many A2A callers queue on the Gofer.
+ */
+export const a2aTurnSnapshot = (schema: string, goferId: string): Snapshot<GoferState> => ({
+  load: async (em) => {
+    await sql(em, 'select 1 from gofers.a2a_agents where gofer_id = ? for update', [goferId]);
+    const view = await relayView(em, schema, goferId, A2A_DECIDING_TYPES);
+    return view.version === 0 ? null : view;
+  },
+  save: async () => {
     // Derived from the events each time: nothing to keep.
   },
 });

@@ -1,7 +1,9 @@
 import { Migration, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
-import { DECIDING_TYPES } from './relayView.ts';
+import { a2aPushMigration } from '../a2a/push/migration.ts';
+import { CreateRelayOwnerAnswers } from './relayOwnerAnswers.ts';
+import { A2A_DECIDING_TYPES, DECIDING_TYPES } from './relayView.ts';
 
 /** The gofers event store (`gofers.events`, `gofers.outbox`); every event is checked against its Avro schema. */
 export const createGoferStore = () =>
@@ -39,7 +41,45 @@ class IndexRelayDeciding extends Migration {
 }
 
 /**
- * Schema `gofers`: the event store, and the relay keys of published Gofers. The read models
+ * The owner-answers reactor reads every owner message; only a Gofer that was ever asked for a caller
+ * needs its stream folded (src/reactors/ownerAnswers.ts). This index answers "ever asked" with one
+ * probe, however long the role-chat.
+ */
+class IndexCallerQuestions extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(
+      `create index if not exists events_caller_questions on gofers.events (stream_id)
+        where type = 'CallerQuestionAsked'`,
+    );
+  }
+}
+
+/**
+ * ADR 0035: which Gofers are reachable as A2A agents (`a2a_agents`, written with the event that
+ * decides it) and their A2A tasks as they stand (`a2a_tasks`, written with each `A2ATaskSaved`):
+ * the callers' reads are consistent with the writes, while `read.a2a_tasks` is the log's view.
+ */
+class CreateA2ATables extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table if not exists gofers.a2a_agents (
+      gofer_id text primary key, account_id text not null, published boolean not null,
+      updated_at timestamptz not null)`);
+    this.addSql(`create table if not exists gofers.a2a_tasks (
+      task_id text primary key, gofer_id text not null, caller_id text not null, context_id text not null,
+      state text not null, task jsonb not null, updated_at timestamptz not null)`);
+    this.addSql(`create index if not exists a2a_tasks_caller
+      on gofers.a2a_tasks (gofer_id, caller_id, updated_at desc, task_id)`);
+    // An A2A turn reads the newest event of each type that decides it, as a relay turn does.
+    this.addSql(
+      `create index if not exists events_a2a_deciding on gofers.events (stream_id, type, stream_version)
+        where type in ${A2A_DECIDING_TYPES}`,
+    );
+  }
+}
+
+/**
+ * Schema `gofers`: the event store, the relay keys of published Gofers, the owners' answers kept for
+ * relay callers, and the A2A push configs and their delivery queue (src/a2a/push). The read models
  * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
  * creates and fills them.
  */
@@ -48,4 +88,8 @@ export const goferMigrations = (store: EventStore): MigrationDef[] => [
   commandIdsMigration(store),
   { name: 'gofers-0001-relay-agents', class: CreateRelayAgents },
   { name: 'gofers-0002-relay-deciding-index', class: IndexRelayDeciding },
+  { name: 'gofers-0003-relay-owner-answers', class: CreateRelayOwnerAnswers },
+  { name: 'gofers-0004-caller-questions-index', class: IndexCallerQuestions },
+  { name: 'gofers-0005-a2a', class: CreateA2ATables },
+  a2aPushMigration,
 ];

@@ -7,9 +7,11 @@ import type { Redis } from 'ioredis';
 import type { CallerBrain } from '../brain/types.ts';
 import type { GoferContext } from '../commands/context.ts';
 import { recordRelayTurn } from '../commands/relay.ts';
+import { markOwnerAnswersHanded } from '../infra/relayOwnerAnswers.ts';
 import { publishedRelayAgents, relayAgentOf, type RelayAgentRow } from '../infra/relayAgents.ts';
 import { relayView } from '../infra/relayView.ts';
 import { GoferAgent, NOT_FOUND, type CallerTurn, type TurnOutcome } from './agent.ts';
+import { relayReply } from './ownerQuestions.ts';
 import { RelayBudget, type RelayBudgetLimits } from './budget.ts';
 import type { KeySealer } from './keys.ts';
 
@@ -219,13 +221,17 @@ export class RelayHost implements RelayControl {
       history: turn.history,
       message: turn.prompt,
     });
+    // ADR 0036: the owner is asked when only the owner can answer; earlier answers come first.
+    const { content, handed } = await relayReply(ctx, { goferId, locale, turn, out });
     const { appended } = await recordRelayTurn(ctx, {
       goferId,
       caller: turn.caller,
       asked: turn.prompt,
-      answered: out.content,
+      answered: content,
     });
-    return appended ? { ok: true, content: out.content } : { ok: false, error: NOT_FOUND };
+    if (!appended) return { ok: false, error: NOT_FOUND };
+    await markOwnerAnswersHanded(ctx.orm.em.fork(), handed, ctx.now().toISOString());
+    return { ok: true, content };
   }
 }
 

@@ -33,6 +33,15 @@ import { findFact, isQuestion } from './knowledge.ts';
 import { textsFor, type Texts } from './texts.ts';
 
 const BOOLEAN = { format: 'boolean' } as const;
+/** Rows of the chat that are about callers, not the interview (ADR 0023, ADR 0036). */
+const CALLER_KINDS = new Set([
+  'relay',
+  'a2a',
+  'caller_question',
+  'owner_answer',
+  'caller_answer',
+  'caller_withdrawn',
+]);
 
 /** One turn in the making: the profile as it becomes, and the sentences said so far. */
 interface Draft {
@@ -66,8 +75,8 @@ export class ScriptedBrain implements BrainProvider, CallerBrain {
 
 export function scriptedReply(input: BrainInput): BrainOutput {
   const { gofer, knowledge } = input;
-  // The interview is with the owner: relay callers' turns are not part of it.
-  const history = input.history.filter((h) => h.kind !== 'relay');
+  // The interview is with the owner: relay callers' turns and callers' questions are not part of it.
+  const history = input.history.filter((h) => !CALLER_KINDS.has(h.kind ?? ''));
   const { name, description, values, demands } = gofer;
   const d: Draft = {
     t: textsFor(gofer.locale),
