@@ -1123,10 +1123,24 @@ describe('fuzzed frames and lookups at the agent relay and a published Gofer', (
       where e.stream_id in ('agent-${honest.address}', 'agent-${gofer.address}')
          or (e.type = 'AgentAnnounced'
              and not exists (select 1 from gofers.relay_agents r where 'agent-' || r.address = e.stream_id))`);
-  const ask = (address: string, prompt: string) =>
-    relayClient(address, { relayUrl: edgeWs, keys: coAddress.generate() }).input(prompt, {
-      timeoutMs: 20_000,
-    });
+  /**
+   * An honest caller's turn. A failure says what the test's echo agents saw, to tell a CONNECT that
+   * never reached its agent (no session there) from an answer lost on the way back.
+   */
+  const ask = async (address: string, prompt: string) => {
+    try {
+      return await relayClient(address, { relayUrl: edgeWs, keys: coAddress.generate() }).input(prompt, {
+        timeoutMs: 20_000,
+      });
+    } catch (err) {
+      const seen = [honest, late].flatMap((a) =>
+        a
+          ? [`${a.summary}: ${a.connections} sockets, sessions ${a.turns.size}, errors ${a.errors.join()}`]
+          : [],
+      );
+      throw new Error(`${(err as Error).message} asking ${address} (${seen.join('; ')})`, { cause: err });
+    }
+  };
 
   beforeAll(async () => {
     edgeWs = fleet.url.replace('http://', 'ws://');
