@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extraKey, form, png, REPO_ROOT, TestFleet, type JoinedAccount } from '@oan/testing';
+import { extraKey, form, png, REPO_ROOT, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
+import { RelayAgent } from './relayAgent.ts';
 import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support.ts';
 
 /**
@@ -11,7 +12,8 @@ import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support.
  * with ids) the actor's own ids, another account's, random ones, checked against the reference's
  * auth kinds, per-group authorization rules, route summary, error catalogue and 403-vs-404
  * ownership table. The expectations are derived from the row's auth kind and ownership outcomes,
- * never listed per cell.
+ * never listed per cell. The agent relay's HTTP lookups, outside the document, get their own case
+ * at the end.
  */
 
 let fleet: TestFleet;
@@ -890,5 +892,83 @@ describe('the access matrix', () => {
   it('never answered with a 5xx', () => {
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.filter((s) => s.status >= 500)).toEqual([]);
+  });
+});
+
+// ---- The agent relay's HTTP lookups (docs/agent-relay.md; not in docs/openapi.json) ----------------
+
+/**
+ * `GET /api/agents/{address}` and `/api/relay/agents/{address}` are the ConnectOnion clients' lookups:
+ * open to anyone, credential or not. An address that was never announced, an agent gone offline, an
+ * unpublished Gofer and a malformed address are one 404, byte for byte, so a lookup tells a stranger
+ * only what the directory lists now. Each lookup spends one of the 100 a minute per client address
+ * (all of these come from 127.0.0.1), so the cells are kept under that.
+ */
+describe('the agent relay’s HTTP lookups', () => {
+  const PATHS = ['/api/agents', '/api/relay/agents'];
+  const agents: RelayAgent[] = [];
+  afterAll(() => agents.forEach((a) => a.stop()));
+  const lookup = async (path: string, address: string, token: string | null) => {
+    const res = await fetch(`${fleet.url}${path}/${encodeURIComponent(address)}`, {
+      headers: token === null ? {} : { authorization: `Bearer ${token}` },
+    });
+    return `${res.status} ${res.headers.get('content-type')} ${await res.text()}`;
+  };
+  const hosted = async (summary: string) => {
+    const a = new RelayAgent(fleet.url.replace('http://', 'ws://'), summary);
+    agents.push(a);
+    await a.start();
+    return a;
+  };
+  /** The owner's Gofer, published and taken off again: its address answered once, then not. */
+  const unpublishedGofer = async () => {
+    const goferId = await owner.freshGofer();
+    const put = await must<{ address: string }>(tokens["owner's JWT"]!, 'PUT /gofers/{goferId}/relay', {
+      path: { goferId },
+    });
+    await must(tokens["owner's JWT"]!, 'DELETE /gofers/{goferId}/relay', { path: { goferId } });
+    return put.address;
+  };
+
+  it('answers an online agent to every credential alike, and the 404 of an unknown, offline or malformed address byte for byte', async () => {
+    const online = await hosted('access online agent');
+    const gone = await hosted('access agent gone offline');
+    gone.stop();
+    await waitFor(async () => (await lookup(PATHS[0]!, gone.address, null)).startsWith('404'), {
+      what: 'the agent gone offline to leave the directory',
+      intervalMs: 1000,
+    });
+    const targets = {
+      'an unknown address': `0x${randomBytes(32).toString('hex')}`,
+      'an agent gone offline': gone.address,
+      'an unpublished Gofer': await unpublishedGofer(),
+      'a malformed address': '0x1234',
+    };
+    const answers: Record<string, string[]> = {};
+    const record = (what: string, a: string) => (answers[what] ??= []).push(a);
+    for (const path of PATHS) {
+      for (const c of CREDENTIALS) record(`online ${path}`, await lookup(path, online.address, tokens[c]));
+      // Every credential on the first two; the rest with none and the owner's (the per-minute limit).
+      for (const [what, address] of Object.entries(targets)) {
+        const creds =
+          what === 'an unknown address' || what === 'an agent gone offline'
+            ? CREDENTIALS
+            : (['none', "owner's JWT"] as const);
+        for (const c of creds) record('404', await lookup(path, address, tokens[c]));
+      }
+    }
+    for (const path of PATHS) {
+      const distinct = [...new Set(answers[`online ${path}`])];
+      expect(distinct).toHaveLength(1);
+      expect(distinct[0]).toMatch(/^200 application\/json/);
+      expect(JSON.parse(distinct[0]!.slice(distinct[0]!.indexOf('{')))).toMatchObject({
+        address: online.address,
+        summary: 'access online agent',
+        online: true,
+      });
+    }
+    expect([...new Set(answers['404'])]).toEqual([
+      '404 application/json; charset=utf-8 {"error":"Agent not found or offline","code":"NOT_FOUND"}',
+    ]);
   });
 });

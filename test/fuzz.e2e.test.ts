@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { connect as relayClient, address as coAddress } from 'connectonion';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdf, png, REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
+import { RelayAgent } from './relayAgent.ts';
+import { exchange, exchangeArb, relayDefect, type Known } from './relayFuzz.ts';
 import { matchTwoAccounts, openStateProbe, type Match, type StateProbe } from './support.ts';
 
 /**
@@ -12,6 +15,8 @@ import { matchTwoAccounts, openStateProbe, type Match, type StateProbe } from '.
  * For every answer: no 5xx; a non-2xx is `application/json` with exactly `{error, code}`, both strings
  * (the error body convention); a 2xx body is JSON, a 204 empty. A refused request changes no event store
  * (checked around each request) and no row of read.oan_event (checked around each batch).
+ * The agent relay's doors are fuzzed too, at the end: hostile frames on its sockets (test/relayFuzz.ts)
+ * and fuzzed HTTP lookups, with an honest agent and a published Gofer answering before and after.
  *
  * Deterministic: every property is seeded from FUZZ_SEED; a failure names the seed and fast-check's
  * shrunk counterexample. FUZZ_RUNS multiplies every numRuns (e.g. FUZZ_RUNS=20 for a long session).
@@ -19,7 +24,13 @@ import { matchTwoAccounts, openStateProbe, type Match, type StateProbe } from '.
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_129);
 const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
 /** numRuns per property: refused batches are cheap; accepted requests cost a settle (≈ 0.3 s) each. */
-const RUNS = { body: 30, query: 10, path: 15, headers: 12, accepting: 50, acceptingQuery: 10, multipart: 20 };
+const RUNS = {
+  ...{ body: 30, query: 10, path: 15, headers: 12, accepting: 50, acceptingQuery: 10, multipart: 20 },
+  // The relay counts 120 new sockets and 100 lookups a minute per client address (all of these are
+  // 127.0.0.1), so its properties stay under both; a refusal past them is checked like any answer.
+  relayFrames: 40,
+  relayLookups: 15,
+};
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 
 let fleet: TestFleet;
@@ -1081,4 +1092,141 @@ describe('fuzzed requests to every route of docs/openapi.json', () => {
       await expectWellFormed(caseOf(route('GET /api/v1/gofers'), {}, '', auth, {}));
     });
   });
+});
+
+// ---- The agent relay's doors and a published Gofer (docs/agent-relay.md) ---------------------------
+
+/** The relay's HTTP lookups (not in docs/openapi.json: they are the ConnectOnion clients' paths). */
+const LOOKUPS: Route[] = ['/api/agents/{address}', '/api/relay/agents/{address}'].map((path) => ({
+  key: `GET ${path}`,
+  method: 'GET',
+  path,
+  params: ['address'],
+  query: [],
+  multipart: false,
+  fields: [],
+}));
+
+describe('fuzzed frames and lookups at the agent relay and a published Gofer', () => {
+  let edgeWs: string;
+  let honest: RelayAgent;
+  let late: RelayAgent | undefined;
+  let gofer: { goferId: string; address: string };
+  let known: Known;
+  const owner = (method: string, path: string) =>
+    fetch(`${fleet.url}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${m.a.apiKey}`, 'content-type': 'application/json' },
+      body: method === 'GET' ? undefined : '{}',
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> }));
+  /**
+   * The relay's log as a stranger could move it: every event of the honest agent and the published
+   * Gofer, and every announcement of an address that is not a published Gofer (those re-announce on
+   * their own, when their owner's chat changes their profile).
+   */
+  const relayLog = () =>
+    probe.scalar(`select count(*) from agents.events e
+      where e.stream_id in ('agent-${honest.address}', 'agent-${gofer.address}')
+         or (e.type = 'AgentAnnounced'
+             and not exists (select 1 from gofers.relay_agents r where 'agent-' || r.address = e.stream_id))`);
+  /**
+   * An honest caller's turn. A failure says what the test's echo agents saw, to tell a CONNECT that
+   * never reached its agent (no session there) from an answer lost on the way back.
+   */
+  const ask = async (address: string, prompt: string) => {
+    try {
+      return await relayClient(address, { relayUrl: edgeWs, keys: coAddress.generate() }).input(prompt, {
+        timeoutMs: 20_000,
+      });
+    } catch (err) {
+      const seen = [honest, late].flatMap((a) =>
+        a
+          ? [`${a.summary}: ${a.connections} sockets, sessions ${a.turns.size}, errors ${a.errors.join()}`]
+          : [],
+      );
+      throw new Error(`${(err as Error).message} asking ${address} (${seen.join('; ')})`, { cause: err });
+    }
+  };
+
+  beforeAll(async () => {
+    edgeWs = fleet.url.replace('http://', 'ws://');
+    honest = new RelayAgent(edgeWs, 'fuzz echo agent');
+    await honest.start();
+    const created = await owner('POST', '/gofers');
+    expect(created.status).toBe(201);
+    const published = await owner('PUT', `/gofers/${created.body.goferId}/relay`);
+    expect(published.status).toBe(200);
+    gofer = { goferId: created.body.goferId!, address: published.body.address! };
+    known = { agent: honest.address, gofer: gofer.address };
+    // Both answer before the fuzz, so an answer missing after it is the fuzz's doing.
+    expect((await ask(honest.address, 'before')).text).toBe('echo: before (turn 1)');
+    expect((await ask(gofer.address, 'before')).text).not.toBe('');
+    await settle();
+  }, 60_000);
+  afterAll(() => {
+    honest?.stop();
+    late?.stop();
+  });
+
+  it('answers hostile frames on every socket door with ERROR or a documented close, and records nothing', async () => {
+    const label = 'relay frames';
+    const seed = (SEED + [...label].reduce((h, ch) => (h * 31 + ch.charCodeAt(0)) | 0, 0)) | 0;
+    const property = fc.asyncProperty(exchangeArb(known), async (x) => {
+      const [stores, log] = [await probe.stores(), await relayLog()];
+      const o = await exchange(edgeWs, x);
+      const problem = relayDefect(x, o);
+      const seen = `upgrade ${o.upgrade}, closed ${o.closed}, answers ${JSON.stringify(o.answers.map((a) => a.slice(0, 160)))}`;
+      if (problem) throw new Error(`${problem} (${seen})`);
+      const [storesAfter, logAfter] = [await probe.stores(), await relayLog()];
+      if (logAfter !== log) throw new Error(`the relay's log moved ${log} → ${logAfter} (${seen})`);
+      if (JSON.stringify(storesAfter) !== JSON.stringify(stores))
+        throw new Error(`the event stores moved: ${JSON.stringify(stores)} → ${JSON.stringify(storesAfter)}`);
+    });
+    try {
+      await fc.assert(property, { seed, numRuns: runs(RUNS.relayFrames) });
+    } catch (err) {
+      (err as Error).message =
+        `[${label}: FUZZ_SEED=${SEED}, property seed ${seed}]\n${(err as Error).message}`;
+      throw err;
+    }
+  }, 180_000);
+
+  for (const r of LOOKUPS) {
+    it(`${r.key} with fuzzed addresses, query strings and headers answers 200, 404 or 429, well formed`, async () => {
+      const address = fc.oneof(
+        {
+          arbitrary: fc.constantFrom<Segment>(known.agent, known.gofer, known.agent.toUpperCase()),
+          weight: 1,
+        },
+        { arbitrary: pathSegment, weight: 4 },
+      );
+      const arb = fc
+        .tuple(fc.oneof(caller(), headerSets(false)), address, fc.oneof(fc.constant(''), queryString(r)))
+        .map(([h, a, q]) => caseOf(r, { address: a }, q, h, {}));
+      await fuzz(`${r.key} lookup`, arb, runs(RUNS.relayLookups));
+    });
+  }
+
+  it('is still up afterwards: the processes answer, the honest agent and the Gofer are still answered', async () => {
+    for (const name of ['agents1', 'agents2', 'gofers', 'edge'] as const) {
+      expect(fleet.running.get(name)?.child.exitCode, `${name} exited`).toBeNull();
+    }
+    for (const name of ['agents1', 'agents2', 'gofers'] as const) {
+      const port = fleet.plan.processes.find((p) => p.name === name)!.port;
+      expect((await fetch(`http://127.0.0.1:${port}/ready`)).status, `${name} /ready`).toBe(200);
+    }
+    expect((await fetch(`${fleet.url}/api/health`)).status).toBe(200);
+    // No spoofed ANNOUNCE displaced them: the same sockets still answer.
+    expect((await ask(honest.address, 'after')).text).toBe('echo: after (turn 1)');
+    expect(honest.connections).toBe(1);
+    expect((await ask(gofer.address, 'after')).text).not.toBe('');
+    // An honest agent that comes now is announced, and its announcement is recorded once.
+    late = new RelayAgent(edgeWs, 'fuzz late agent');
+    await late.start();
+    const recorded = await probe.scalar(
+      `select count(*) from agents.events where stream_id = 'agent-${late.address}' and type = 'AgentAnnounced'`,
+    );
+    expect(recorded).toBe('1');
+    expect((await ask(late.address, 'hello')).text).toBe('echo: hello (turn 1)');
+  }, 90_000);
 });
