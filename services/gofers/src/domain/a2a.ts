@@ -1,4 +1,5 @@
-import type { ChatMessageAdded, GoferEvent } from '@oan/domain';
+import type { GoferEvent } from '@oan/domain';
+import { chatMessage } from './chatMessage.ts';
 import { placeholderTexts } from './goferTexts.ts';
 import type { GoferState } from './goferState.ts';
 import { assertOwnedActive } from './guards.ts';
@@ -42,20 +43,16 @@ export function unpublishFromA2A(state: GoferState, d: Data<'UnpublishFromA2A'>,
  */
 export function addA2ATurn(state: GoferState, d: Data<'AddA2ATurn'>, now: string): GoferEvent[] {
   if (state.status !== 'active' || !state.a2aPublished) return [];
-  const data: ChatMessageAdded = {
-    goferId: state.goferId,
-    accountId: state.accountId,
-    chatId: state.chatId,
-    messageId: d.messageId,
-    role: 'assistant',
-    content: placeholderTexts(state.locale).a2aTurn(d.caller, d.asked, d.answered),
-    attachmentIds: [],
-    kind: 'a2a',
-    pairing: null,
-    pendingQuery: false,
-    responseConstraints: null,
-    replyTo: null,
-    createdAt: now,
-  };
-  return [{ type: 'ChatMessageAdded', data }];
+  return [
+    chatMessage(
+      { goferId: state.goferId, accountId: state.accountId, chatId: state.chatId },
+      {
+        messageId: d.messageId,
+        role: 'assistant',
+        kind: 'a2a',
+        content: placeholderTexts(state.locale).a2aTurn(d.caller, d.asked, d.answered),
+        createdAt: now,
+      },
+    ),
+  ];
 }

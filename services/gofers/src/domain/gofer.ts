@@ -1,4 +1,4 @@
-import type { ChatMessageAdded, Decider, DiscoveryStatus, GoferEvent, Timed } from '@oan/domain';
+import type { Decider, DiscoveryStatus, GoferEvent, Timed } from '@oan/domain';
 import { ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
 import { placeholderTexts } from './goferTexts.ts';
 import { evolveGofer, initialGoferState, type GoferProfile, type GoferState } from './goferState.ts';
@@ -6,6 +6,8 @@ import { announcePairing, type AnnouncePairing } from './pairing.ts';
 import { addAttachment, recordRagStatus, type NewAttachment, type RagOutcome } from './attachments.ts';
 import { assertOwnedActive } from './guards.ts';
 import { addA2ATurn, publishOnA2A, unpublishFromA2A, type A2ACommand } from './a2a.ts';
+import { chatMessage } from './chatMessage.ts';
+import { addRelayTurn, publishOnRelay, unpublishFromRelay, type RelayCommand } from './relay.ts';
 import * as callers from './callerQuestions.ts';
 
 export type GoferCommand =
@@ -33,20 +35,6 @@ export type GoferCommand =
       };
     }
   | { type: 'DeleteGofer'; data: { accountId: string } }
-  /** `address` is the Gofer's own relay key's (the key is kept in the gofers schema, never here). */
-  | { type: 'PublishOnRelay'; data: { accountId: string; address: string } }
-  | { type: 'UnpublishFromRelay'; data: { accountId: string } }
-  | {
-      type: 'AddRelayTurn';
-      data: {
-        messageId: string;
-        /** The caller's relay address (the CONNECT's verified `from`). */
-        caller: string;
-        /** The caller's words (untrusted counterpart content) and the Gofer's answer. */
-        asked: string;
-        answered: string;
-      };
-    }
   | {
       type: 'AddAssistantTurn';
       data: {
@@ -66,6 +54,7 @@ export type GoferCommand =
   | { type: 'AskOwnerForCaller'; data: callers.AskOwnerForCaller }
   | { type: 'RecordOwnerAnswer'; data: callers.RecordOwnerAnswer }
   | { type: 'WithdrawCallerQuestion'; data: callers.WithdrawCallerQuestion }
+  | RelayCommand
   | A2ACommand;
 
 type Data<T extends GoferCommand['type']> = Extract<GoferCommand, { type: T }>['data'];
@@ -78,24 +67,6 @@ const sameProfile = (a: GoferProfile, b: GoferProfile) =>
   a.description === b.description &&
   JSON.stringify(a.values) === JSON.stringify(b.values) &&
   JSON.stringify(a.demands) === JSON.stringify(b.demands);
-
-/** A role-chat message with the defaults of a plain turn: nothing attached, no pairing, not pending. */
-const chatMessage = (
-  ids: Pick<ChatMessageAdded, 'goferId' | 'accountId' | 'chatId'>,
-  m: Pick<ChatMessageAdded, 'messageId' | 'role' | 'content' | 'createdAt'> & Partial<ChatMessageAdded>,
-): GoferEvent => ({
-  type: 'ChatMessageAdded',
-  data: {
-    ...ids,
-    attachmentIds: [],
-    kind: null,
-    pairing: null,
-    pendingQuery: false,
-    responseConstraints: null,
-    replyTo: null,
-    ...m,
-  },
-});
 
 export function createGofer(state: GoferState, data: Data<'CreateGofer'>, now: string): GoferEvent[] {
   // Ids are fresh UUIDs: an existing stream is a bug, never a caller's mistake.
@@ -156,46 +127,6 @@ export function deleteGofer(state: GoferState, d: Data<'DeleteGofer'>, now: stri
   if (state.accountId !== d.accountId) throw new ForbiddenError('GOFER_FORBIDDEN', 'Forbidden');
   return [
     { type: 'GoferDeleted', data: { goferId: state.goferId, accountId: state.accountId, deletedAt: now } },
-  ];
-}
-
-export function publishOnRelay(state: GoferState, d: Data<'PublishOnRelay'>, now: string): GoferEvent[] {
-  assertOwnedActive(state, d.accountId); // the one probe-safe 403 of every /gofers/:goferId/* route
-  if (state.relayAddress === d.address) return []; // PUT is idempotent
-  const ids = { goferId: state.goferId, accountId: state.accountId };
-  return [{ type: 'GoferRelayPublished', data: { ...ids, address: d.address, publishedAt: now } }];
-}
-
-export function unpublishFromRelay(
-  state: GoferState,
-  d: Data<'UnpublishFromRelay'>,
-  now: string,
-): GoferEvent[] {
-  assertOwnedActive(state, d.accountId);
-  if (state.relayAddress === null) return []; // DELETE is idempotent
-  const ids = { goferId: state.goferId, accountId: state.accountId };
-  return [
-    { type: 'GoferRelayUnpublished', data: { ...ids, address: state.relayAddress, unpublishedAt: now } },
-  ];
-}
-
-export function addRelayTurn(state: GoferState, d: Data<'AddRelayTurn'>, now: string): GoferEvent[] {
-  // Unpublished or deleted meanwhile: nothing is recorded, and the caller gets no answer.
-  if (state.status !== 'active' || state.relayAddress === null) return [];
-  const texts = placeholderTexts(state.locale);
-  // An assistant row (so the owner's connector gets it as a `gofer_message`) of kind 'relay':
-  // the brain renders it as labelled counterpart content, never as its own words.
-  return [
-    chatMessage(
-      { goferId: state.goferId, accountId: state.accountId, chatId: state.chatId },
-      {
-        messageId: d.messageId,
-        role: 'assistant',
-        kind: 'relay',
-        content: texts.relayTurn(d.caller, d.asked, d.answered),
-        createdAt: now,
-      },
-    ),
   ];
 }
 
