@@ -142,7 +142,7 @@ export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => 
     });
     const scope = { goferId: req.params.goferId, accountId: gofer.accountId };
     const store = new GoferTaskStore(ctx, scope);
-    const executor = new GoferExecutor({ ...deps, canceled: hub.canceled }, scope);
+    const executor = new GoferExecutor({ ...deps, canceled: hub.canceled, running: hub.running }, scope);
     const { push } = hub;
     const handler = new DefaultRequestHandler(
       gofer.card,
