@@ -102,6 +102,7 @@ export async function buildApp(deps: GoferAppDeps) {
       await app.register(a2aRoutes, {
         ctx,
         brain: withQaDelay(deps.callerBrain, config.GOFER_A2A_QA_TURN_DELAY_MS),
+        exitAfterRecord: config.GOFER_A2A_QA_FAULT === 'exit-after-record',
         logger: app.log,
         origin,
         trusted: trustedProxies(config.TRUST_PROXY),

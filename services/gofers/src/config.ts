@@ -58,6 +58,11 @@ export const gofersEnv = commonEnv
     GOFER_A2A_STALE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
     /** QA only (fault tests), refused in production: each A2A turn's brain call waits this long first. */
     GOFER_A2A_QA_TURN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+    /**
+     * QA only (fault tests), refused in production: `exit-after-record` makes the process SIGKILL
+     * itself right after an A2A turn is recorded in the owner's role-chat, before the task completes.
+     */
+    GOFER_A2A_QA_FAULT: envOptional(z.enum(['exit-after-record'])),
     /** Peers whose X-Forwarded-For is believed (the edge): an A2A caller without a token is its address. */
     TRUST_PROXY: trustProxyList,
   })
@@ -65,12 +70,13 @@ export const gofersEnv = commonEnv
     refineLlmEnv(env, ctx);
     refineStorageEnv(env, ctx);
     refineA2aPushEnv(env, ctx);
-    if (env.NODE_ENV === 'production' && env.GOFER_A2A_QA_TURN_DELAY_MS > 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['GOFER_A2A_QA_TURN_DELAY_MS'],
-        message: 'must not be set in production',
-      });
+    if (env.NODE_ENV === 'production') {
+      const qa = {
+        GOFER_A2A_QA_TURN_DELAY_MS: env.GOFER_A2A_QA_TURN_DELAY_MS > 0,
+        GOFER_A2A_QA_FAULT: !!env.GOFER_A2A_QA_FAULT,
+      };
+      for (const [key, set] of Object.entries(qa))
+        if (set) ctx.addIssue({ code: 'custom', path: [key], message: 'must not be set in production' });
     }
   });
 

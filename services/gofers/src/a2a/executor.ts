@@ -38,6 +38,8 @@ export interface ExecutorDeps {
   canceled: Set<string>;
   /** Tasks whose turn runs in this process now (the recovery sweep leaves them alone). */
   running: Set<string>;
+  /** Fault injection for the crash tests (GOFER_A2A_QA_FAULT, refused in production). */
+  exitAfterRecord?: boolean;
 }
 
 /** The Gofer, asked again while its owner's answer is awaited, says only that. */
@@ -166,6 +168,7 @@ export class GoferExecutor implements AgentExecutor {
         answered: decision.content,
       });
       if (!appended) return status(TaskState.TASK_STATE_REJECTED, UNAVAILABLE);
+      if (this.deps.exitAfterRecord) process.kill(process.pid, 'SIGKILL');
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId: task.id,

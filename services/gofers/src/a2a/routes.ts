@@ -33,6 +33,8 @@ export interface A2ARouteDeps {
   trusted: TrustedProxies;
   /** The process's task buses, canceled turns and push notifications (shared with the owner's answers). */
   hub: A2AHub;
+  /** Fault injection for the crash tests (GOFER_A2A_QA_FAULT, refused in production). */
+  exitAfterRecord?: boolean;
 }
 
 const NOT_FOUND = { error: 'Not Found', code: 'NOT_FOUND' } as const;
