@@ -74,6 +74,27 @@ async function cutOff(ageSeconds = 3600): Promise<Task> {
   return task;
 }
 
+/** The caller registered a push config on the task: what the sweep queues for it is kept. */
+const pushTo = (taskId: string) =>
+  sql(
+    fleet.orm.em.fork(),
+    `insert into gofers.a2a_push_configs (task_id, caller_id, config_id, url, wire_version, created_at)
+     values (?, ?, 'hook', 'https://hooks.example.com/a2a', '1.0', now())`,
+    [taskId, CALLER],
+  );
+/** The push notifications queued for the task, oldest first: what each tells. */
+const queued = async (taskId: string) =>
+  (
+    await sql<{ body: string }>(
+      fleet.orm.em.fork(),
+      'select body from gofers.a2a_push_deliveries where task_id = ? order by id',
+      [taskId],
+    )
+  ).map(({ body }) => {
+    const b = JSON.parse(body) as Record<string, { status?: { state: string }; artifact?: { name: string } }>;
+    return b.statusUpdate?.status?.state ?? `artifact:${b.artifactUpdate?.artifact?.name}`;
+  });
+
 const turnOf = (task: Task, answered: string) =>
   recordA2ATurn(fleet.ctx, { ...scope, taskId: task.id, turn: 1, caller: CALLER, asked: 'Hello?', answered });
 
@@ -100,8 +121,9 @@ const a2aRows = async (answered: string) =>
   ).length;
 
 describe('a task cut off after its turn was recorded in the owner’s role-chat', () => {
-  it('completes with the recorded reply, once, and a retried record doubles nothing', async () => {
+  it('completes with the recorded reply, once, tells the caller, and a retried record doubles nothing', async () => {
     const task = await cutOff();
+    await pushTo(task.id);
     const reply = `The reply the owner saw ${randomUUID()}`;
     expect((await turnOf(task, reply)).appended).toBe(true);
 
@@ -117,12 +139,14 @@ describe('a task cut off after its turn was recorded in the owner’s role-chat'
     expect(await a2aRows(reply)).toBe(1);
     expect(await sweepA2ATasksOnce(fleet.ctx, hub, STALE)).toMatchObject({ completed: 0, failed: 0 });
     expect(await saves(task.id)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+    expect(await queued(task.id)).toEqual(['artifact:reply', 'TASK_STATE_COMPLETED']);
   });
 });
 
 describe('a task cut off before its turn was recorded', () => {
-  it('fails asking to send again, and a late record of the turn appends nothing', async () => {
+  it('fails asking to send again, tells the caller, and a late record of the turn appends nothing', async () => {
     const task = await cutOff();
+    await pushTo(task.id);
 
     expect(await sweepA2ATasksOnce(fleet.ctx, hub, STALE)).toMatchObject({ ran: true, failed: 1 });
 
@@ -135,6 +159,7 @@ describe('a task cut off before its turn was recorded', () => {
     expect((await turnOf(task, late)).appended).toBe(false);
     expect(await a2aRows(late)).toBe(0);
     expect(await saves(task.id)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_FAILED']);
+    expect(await queued(task.id)).toEqual(['TASK_STATE_FAILED']);
   });
 });
 
@@ -160,11 +185,13 @@ describe('a task whose turn still runs', () => {
 });
 
 describe('when two sweepers race over the same cut-off tasks', () => {
-  it('settles each once', async () => {
+  it('settles each once and tells its caller once', async () => {
     const recorded = await cutOff();
     const reply = `Raced reply ${randomUUID()}`;
     await turnOf(recorded, reply);
     const lost = await cutOff();
+    await pushTo(recorded.id);
+    await pushTo(lost.id);
     const other = createA2AHub({ orm: fleet.orm, config: fleet.config, log: silentLogger });
 
     const results = await Promise.all([
@@ -178,5 +205,7 @@ describe('when two sweepers race over the same cut-off tasks', () => {
     expect(await saves(recorded.id)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
     expect(await saves(lost.id)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_FAILED']);
     expect((await stored(recorded.id)).artifacts).toHaveLength(1);
+    expect(await queued(recorded.id)).toEqual(['artifact:reply', 'TASK_STATE_COMPLETED']);
+    expect(await queued(lost.id)).toEqual(['TASK_STATE_FAILED']);
   });
 });
