@@ -5,9 +5,11 @@ import { silentLogger } from '@oan/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createA2AHub, type A2AHub } from '../src/a2a/hub.ts';
 import { INTERRUPTED, sweepA2ATasksOnce } from '../src/a2a/recovery.ts';
+import { questionIdOf } from '../src/a2a/owner.ts';
 import { saveTask } from '../src/a2a/taskStore.ts';
 import { ScriptedBrain } from '../src/brain/scripted/scriptedBrain.ts';
 import { publishOnA2A, recordA2ATurn } from '../src/commands/a2a.ts';
+import { askOwnerForCaller } from '../src/commands/callerQuestions.ts';
 import { createGofer } from '../src/commands/createGofer.ts';
 import { startGoferFleet, type GoferFleet } from './helpers.ts';
 
@@ -160,6 +162,30 @@ describe('a task cut off before its turn was recorded', () => {
     expect(await a2aRows(late)).toBe(0);
     expect(await saves(task.id)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_FAILED']);
     expect(await queued(task.id)).toEqual(['TASK_STATE_FAILED']);
+  });
+});
+
+describe('a task cut off after its turn asked the owner, before it waited', () => {
+  it('fails, and the question is withdrawn so the owner need not answer it', async () => {
+    const task = await cutOff();
+    const questionMessageId = questionIdOf(task.id, 1);
+    await askOwnerForCaller(fleet.ctx, {
+      goferId: scope.goferId,
+      channel: 'a2a',
+      caller: CALLER,
+      callerText: 'Hello?',
+      question: 'When are you free?',
+      taskId: task.id,
+      messageId: questionMessageId,
+    });
+
+    await sweepA2ATasksOnce(fleet.ctx, hub, STALE);
+
+    expect((await stored(task.id)).status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    const withdrawn = (await fleet.events()).filter(
+      (e) => e.type === 'CallerQuestionWithdrawn' && e.data.questionMessageId === questionMessageId,
+    );
+    expect(withdrawn).toHaveLength(1);
   });
 });
 
