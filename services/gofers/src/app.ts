@@ -11,6 +11,7 @@ import type { ObjectStorage } from '@oan/storage';
 import type { GoferContext } from './commands/context.ts';
 import { createA2AHub, type A2AHub } from './a2a/hub.ts';
 import { a2aRoutes } from './a2a/routes.ts';
+import { withQaDelay } from './brain/config.ts';
 import type { CallerBrain } from './brain/types.ts';
 import { a2aOrigin, type GofersConfig } from './config.ts';
 import { a2aOwnerRoutes } from './http/a2a.ts';
@@ -100,7 +101,8 @@ export async function buildApp(deps: GoferAppDeps) {
       await app.register(a2aOwnerRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, origin });
       await app.register(a2aRoutes, {
         ctx,
-        brain: deps.callerBrain,
+        brain: withQaDelay(deps.callerBrain, config.GOFER_A2A_QA_TURN_DELAY_MS),
+        exitAfterRecord: config.GOFER_A2A_QA_FAULT === 'exit-after-record',
         logger: app.log,
         origin,
         trusted: trustedProxies(config.TRUST_PROXY),

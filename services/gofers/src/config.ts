@@ -50,6 +50,19 @@ export const gofersEnv = commonEnv
     GOFER_A2A_CALLER_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
     /** A2A turns one client address may ask one Gofer per minute, whatever identities it declares. */
     GOFER_A2A_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(30),
+    /**
+     * A2A tasks still submitted or working whose row has not changed for this long lost their turn
+     * to a crash: the recovery sweep (src/a2a/recovery.ts) ends them. Longer than a turn can take
+     * (the brain's timeout and retries).
+     */
+    GOFER_A2A_STALE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(120),
+    /** QA only (fault tests), refused in production: each A2A turn's brain call waits this long first. */
+    GOFER_A2A_QA_TURN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+    /**
+     * QA only (fault tests), refused in production: `exit-after-record` makes the process SIGKILL
+     * itself right after an A2A turn is recorded in the owner's role-chat, before the task completes.
+     */
+    GOFER_A2A_QA_FAULT: envOptional(z.enum(['exit-after-record'])),
     /** Peers whose X-Forwarded-For is believed (the edge): an A2A caller without a token is its address. */
     TRUST_PROXY: trustProxyList,
   })
@@ -57,6 +70,14 @@ export const gofersEnv = commonEnv
     refineLlmEnv(env, ctx);
     refineStorageEnv(env, ctx);
     refineA2aPushEnv(env, ctx);
+    if (env.NODE_ENV === 'production') {
+      const qa = {
+        GOFER_A2A_QA_TURN_DELAY_MS: env.GOFER_A2A_QA_TURN_DELAY_MS > 0,
+        GOFER_A2A_QA_FAULT: !!env.GOFER_A2A_QA_FAULT,
+      };
+      for (const [key, set] of Object.entries(qa))
+        if (set) ctx.addIssue({ code: 'custom', path: [key], message: 'must not be set in production' });
+    }
   });
 
 export type GofersConfig = z.infer<typeof gofersEnv>;
@@ -64,6 +85,10 @@ export type GofersConfig = z.infer<typeof gofersEnv>;
 /** The public origin of the A2A agent cards, without a trailing slash. */
 export const a2aOrigin = (config: Pick<GofersConfig, 'GOFER_A2A_PUBLIC_URL' | 'OAN_WEB_BASE_URL'>) =>
   (config.GOFER_A2A_PUBLIC_URL ?? config.OAN_WEB_BASE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+
+/** How often the A2A recovery sweep runs: a quarter of the stale time, within half a second and 30 s. */
+export const a2aSweepIntervalMs = (config: Pick<GofersConfig, 'GOFER_A2A_STALE_SECONDS'>) =>
+  Math.min(30_000, Math.max(500, config.GOFER_A2A_STALE_SECONDS * 250));
 
 export const loadGofersConfig = (env: NodeJS.ProcessEnv = process.env): GofersConfig =>
   loadConfig(gofersEnv, env);

@@ -6,9 +6,10 @@ import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { createA2AHub } from './a2a/hub.ts';
 import { A2AOwnerAnswers } from './a2a/owner.ts';
+import { startA2ARecovery } from './a2a/recovery.ts';
 import { buildApp, createGoferContext } from './app.ts';
 import { createBrainProvider } from './brain/index.ts';
-import { loadGofersConfig } from './config.ts';
+import { a2aSweepIntervalMs, loadGofersConfig } from './config.ts';
 import { createGoferStore, goferMigrations } from './infra/store.ts';
 import { startAccountBanned } from './reactors/accountBanned.ts';
 import { startBrain } from './reactors/brain.ts';
@@ -80,6 +81,13 @@ const ownerAnswers = await startOwnerAnswers({
 });
 // Every gofers process delivers the queued A2A push notifications (a lease per row: each once).
 a2a.push.delivery.start();
+// A2A tasks whose turn a crash cut off end, once, by whether the turn was recorded (one process a pass).
+const recovery = startA2ARecovery(
+  ctx,
+  a2a,
+  { staleSeconds: config.GOFER_A2A_STALE_SECONDS, intervalMs: a2aSweepIntervalMs(config) },
+  logger,
+);
 const rag = storage
   ? await startRagReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })
   : null;
@@ -89,6 +97,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
+  await recovery.stop();
   // The A2A push POSTs in flight end (each within its timeout); the rest wait in Postgres.
   await a2a.push.delivery.stop();
   // The announce sockets close, so the relay lists these Gofers again only once they re-announce.

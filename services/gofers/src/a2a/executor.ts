@@ -36,6 +36,10 @@ export interface ExecutorDeps {
   logger: Pick<FastifyBaseLogger, 'warn'>;
   /** Tasks canceled while their turn ran, shared by every executor of the process. */
   canceled: Set<string>;
+  /** Tasks whose turn runs in this process now (the recovery sweep leaves them alone). */
+  running: Set<string>;
+  /** Fault injection for the crash tests (GOFER_A2A_QA_FAULT, refused in production). */
+  exitAfterRecord?: boolean;
 }
 
 /** The Gofer, asked again while its owner's answer is awaited, says only that. */
@@ -77,6 +81,21 @@ export class GoferExecutor implements AgentExecutor {
   }
 
   async execute(rc: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    this.deps.running.add(rc.taskId);
+    try {
+      await this.turn(rc, bus);
+    } finally {
+      this.deps.running.delete(rc.taskId);
+    }
+  }
+
+  /**
+   * One turn. A crash may end it anywhere; the recovery sweep (./recovery.ts) then settles the task
+   * by whether the turn was recorded: before the record it fails (the owner saw nothing), after it
+   * it completes with the recorded reply (the owner saw it). The sweep also takes the record's
+   * command id, so this turn, if it still runs elsewhere, can no longer record.
+   */
+  private async turn(rc: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const caller = callerOfCall(rc.context);
     const task: Task = rc.task ?? {
       id: rc.taskId,
@@ -149,6 +168,7 @@ export class GoferExecutor implements AgentExecutor {
         answered: decision.content,
       });
       if (!appended) return status(TaskState.TASK_STATE_REJECTED, UNAVAILABLE);
+      if (this.deps.exitAfterRecord) process.kill(process.pid, 'SIGKILL');
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId: task.id,

@@ -6,11 +6,14 @@ import { callerOf } from './caller.ts';
 
 /**
  * What the A2A pieces of one gofers process share: the event buses of the tasks running or waiting
- * here (a streaming caller, a subscriber), the tasks canceled while their turn runs, and the push
- * notifications' store, sender and delivery loop. The routes and the owner-answers port use one.
+ * here (a streaming caller, a subscriber), the tasks whose turn runs here and those canceled while
+ * it runs, and the push notifications' store, sender and delivery loop. The routes, the
+ * owner-answers port and the recovery sweep use one.
  */
 export interface A2AHub {
   buses: ExecutionEventBusManager;
+  /** Tasks whose turn this process runs now: the recovery sweep leaves them alone. */
+  running: Set<string>;
   canceled: Set<string>;
   push: A2APush;
 }
@@ -18,6 +21,7 @@ export interface A2AHub {
 export function createA2AHub(deps: { orm: MikroORM; config: GofersConfig; log: PushLog }): A2AHub {
   return {
     buses: new DefaultExecutionEventBusManager(),
+    running: new Set<string>(),
     canceled: new Set<string>(),
     push: createA2aPush({ orm: deps.orm, config: deps.config, log: deps.log, callerOf }),
   };

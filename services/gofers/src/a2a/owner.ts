@@ -16,7 +16,7 @@ import { saveTask } from './taskStore.ts';
 export const questionIdOf = (taskId: string, turn: number) => derivedId('a2a-question', taskId, turn);
 
 /** A UUID's shape (version 8: custom) over a label, a task and a turn: the same ids on a retry. */
-function derivedId(label: string, taskId: string, turn: number): string {
+export function derivedId(label: string, taskId: string, turn: number): string {
   const h = createHash('sha256').update(`${label}/${taskId}/${turn}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
@@ -51,7 +51,7 @@ export function replyArtifact(taskId: string, turn: number, text: string): Artif
   };
 }
 
-const userTurns = (task: Task) => task.history.filter((m) => m.role === Role.ROLE_USER).length;
+export const userTurns = (task: Task) => task.history.filter((m) => m.role === Role.ROLE_USER).length;
 
 /**
  * ADR 0036's port for A2A: the owner's answer completes the task that waits for it in
@@ -94,40 +94,35 @@ export class A2AOwnerAnswers implements OwnerAnswers {
       status: { state: TaskState.TASK_STATE_COMPLETED, message: reply, timestamp: a.answeredAt },
     };
     await saveTask(this.ctx, { goferId: a.goferId, accountId: agent.accountId }, row.caller_id, completed);
-    const artifactUpdate = {
-      taskId: task.id,
-      contextId: task.contextId,
-      artifact,
-      append: false,
-      lastChunk: true,
-      metadata: undefined,
-    };
-    const statusUpdate = {
-      taskId: task.id,
-      contextId: task.contextId,
-      status: completed.status,
-      metadata: undefined,
-    };
-    // A subscriber of this process (SubscribeToTask) sees the task end; the bus is then released.
-    const context = new ServerCallContext({ user: new CallerUser({ callerId: row.caller_id, address: '' }) });
-    const bus = this.hub.buses.getByTaskId(task.id, context);
-    if (bus) {
-      bus.publish(AgentEvent.artifactUpdate(artifactUpdate));
-      bus.publish(AgentEvent.statusUpdate(statusUpdate));
-      bus.finished();
-      this.hub.buses.cleanupByTaskId(task.id, context);
-    }
-    const { sender } = this.hub.push;
-    await sender.sendFor(
-      row.caller_id,
-      { payload: { $case: 'artifactUpdate', value: artifactUpdate } },
-      completed,
-    );
-    await sender.sendFor(
-      row.caller_id,
-      { payload: { $case: 'statusUpdate', value: statusUpdate } },
-      completed,
-    );
+    await tellCaller(this.hub, row.caller_id, completed, artifact);
     return { delivered: true };
   }
+}
+
+/**
+ * Tells a task's end that came from no call of the caller (an owner's answer, the recovery sweep):
+ * a subscriber of this process (SubscribeToTask) sees it and the bus is released, and it is queued
+ * for the caller's push configs, the reply artifact (if any) before the final status.
+ */
+export async function tellCaller(
+  hub: A2AHub,
+  callerId: string,
+  ended: Task,
+  artifact: Artifact | null,
+): Promise<void> {
+  const ids = { taskId: ended.id, contextId: ended.contextId, metadata: undefined };
+  const artifactUpdate = artifact ? { ...ids, artifact, append: false, lastChunk: true } : null;
+  const statusUpdate = { ...ids, status: ended.status };
+  const context = new ServerCallContext({ user: new CallerUser({ callerId, address: '' }) });
+  const bus = hub.buses.getByTaskId(ended.id, context);
+  if (bus) {
+    if (artifactUpdate) bus.publish(AgentEvent.artifactUpdate(artifactUpdate));
+    bus.publish(AgentEvent.statusUpdate(statusUpdate));
+    bus.finished();
+    hub.buses.cleanupByTaskId(ended.id, context);
+  }
+  const { sender } = hub.push;
+  if (artifactUpdate)
+    await sender.sendFor(callerId, { payload: { $case: 'artifactUpdate', value: artifactUpdate } }, ended);
+  await sender.sendFor(callerId, { payload: { $case: 'statusUpdate', value: statusUpdate } }, ended);
 }

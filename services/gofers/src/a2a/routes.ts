@@ -33,6 +33,8 @@ export interface A2ARouteDeps {
   trusted: TrustedProxies;
   /** The process's task buses, canceled turns and push notifications (shared with the owner's answers). */
   hub: A2AHub;
+  /** Fault injection for the crash tests (GOFER_A2A_QA_FAULT, refused in production). */
+  exitAfterRecord?: boolean;
 }
 
 const NOT_FOUND = { error: 'Not Found', code: 'NOT_FOUND' } as const;
@@ -142,7 +144,7 @@ export const a2aRoutes: FastifyPluginAsync<A2ARouteDeps> = async (app, deps) => 
     });
     const scope = { goferId: req.params.goferId, accountId: gofer.accountId };
     const store = new GoferTaskStore(ctx, scope);
-    const executor = new GoferExecutor({ ...deps, canceled: hub.canceled }, scope);
+    const executor = new GoferExecutor({ ...deps, canceled: hub.canceled, running: hub.running }, scope);
     const { push } = hub;
     const handler = new DefaultRequestHandler(
       gofer.card,

@@ -95,14 +95,15 @@ export class GoferTaskStore implements TaskStore {
 
 /**
  * Appends the task's saved form (unless nothing changed) and writes its row, in one transaction.
- * A save of a terminal task is dropped: it stays as it ended (a cancel that raced the reply wins).
+ * A save of a terminal task is dropped: it stays as it ended (a cancel that raced the reply wins),
+ * and the answer is false.
  */
 export async function saveTask(
   ctx: GoferContext,
   scope: TaskScope,
   callerId: string,
   task: Task,
-): Promise<void> {
+): Promise<boolean> {
   const saved = savedForm(task);
   const state = stateName(saved);
   const json = JSON.stringify(TaskJson.toJSON(saved));
@@ -128,9 +129,10 @@ export async function saveTask(
       },
     );
   } catch (err) {
-    if (err instanceof IllegalStateError && err.code === 'A2A_TASK_TERMINAL') return;
+    if (err instanceof IllegalStateError && err.code === 'A2A_TASK_TERMINAL') return false;
     throw err;
   }
+  return true;
   function writeTaskRow(em: EntityManager, c: GoferContext, t: Task, s: string, j: string) {
     return sql(
       em,

@@ -10,3 +10,17 @@ export function createBrainProvider(config: BrainConfig): BrainProvider & Caller
   const openai = openAiOptions(config);
   return openai ? new OpenAiBrain(openai) : new ScriptedBrain();
 }
+
+/**
+ * QA only (`GOFER_A2A_QA_TURN_DELAY_MS`, refused in production): the caller brain, each answer
+ * waiting `ms` first, so a fault test catches A2A turns in flight.
+ */
+export function withQaDelay(brain: CallerBrain, ms: number): CallerBrain {
+  if (ms <= 0) return brain;
+  return {
+    answerCaller: async (input) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return brain.answerCaller(input);
+    },
+  };
+}

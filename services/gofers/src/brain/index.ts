@@ -11,6 +11,6 @@ export {
   type PromptMessage,
   type TurnSource,
 } from './openai/prompt.ts';
-export { createBrainProvider, type BrainConfig } from './config.ts';
+export { createBrainProvider, withQaDelay, type BrainConfig } from './config.ts';
 export { buildBrainInput, type PreparedInput } from './input.ts';
 export { brainMetrics } from './metrics.ts';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from '@oan/db';
 import { goferStreamId } from '@oan/domain';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { openTasksOf, saveTask } from '../a2a/taskStore.ts';
@@ -87,10 +88,15 @@ export interface A2ATurn {
   answered: string;
 }
 
+/** The command id of turn `turn` of an A2A task: the record's, and the recovery sweep's. */
+export const a2aTurnCommandId = (taskId: string, turn: number) => `a2a/${taskId}/${turn}`;
+
 /**
  * One answered A2A turn as an assistant row of kind 'a2a' in the Gofer's role-chat, exactly once
- * under the command id `a2a/<taskId>/<turn>` (a retry never doubles it). Appends nothing when the
- * Gofer was unpublished or deleted meanwhile: the caller then gets no answer.
+ * under the command id `a2a/<taskId>/<turn>` (a retry never doubles it), its reply kept beside it in
+ * the same transaction (`gofers.a2a_turn_replies`) for the recovery sweep. Appends nothing when the
+ * Gofer was unpublished or deleted meanwhile, or when the sweep already ended the task: the caller
+ * then gets no answer from this turn.
  */
 export async function recordA2ATurn(ctx: GoferContext, turn: A2ATurn): Promise<{ appended: boolean }> {
   const { appended } = await goferCommands(ctx)(
@@ -102,8 +108,17 @@ export async function recordA2ATurn(ctx: GoferContext, turn: A2ATurn): Promise<{
     // The bounded view, not the whole stream (a busy Gofer's role-chat is long), the Gofer's row
     // locked so concurrent turns queue instead of failing their version check.
     {
-      commandId: `a2a/${turn.taskId}/${turn.turn}`,
+      commandId: a2aTurnCommandId(turn.taskId, turn.turn),
       snapshot: a2aTurnSnapshot(ctx.store.schema, turn.goferId),
+      inline: async (em, appended) => {
+        if (appended.length === 0) return;
+        await sql(
+          em,
+          `insert into gofers.a2a_turn_replies (task_id, turn, reply, recorded_at) values (?, ?, ?, ?)
+           on conflict do nothing`,
+          [turn.taskId, turn.turn, turn.answered, ctx.now().toISOString()],
+        );
+      },
     },
   );
   return { appended: appended.length > 0 };

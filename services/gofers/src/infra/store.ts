@@ -78,6 +78,20 @@ class CreateA2ATables extends Migration {
 }
 
 /**
+ * The reply of each A2A turn recorded in the owner's role-chat, written in the transaction that
+ * records it (`recordA2ATurn`): after a crash between the record and the task's completion, the
+ * recovery sweep (src/a2a/recovery.ts) completes the task with exactly the reply the owner saw. The
+ * role-chat row quotes the reply cut to a length, so it cannot serve.
+ */
+class CreateA2ATurnReplies extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table if not exists gofers.a2a_turn_replies (
+      task_id text not null, turn int not null, reply text not null, recorded_at timestamptz not null,
+      primary key (task_id, turn))`);
+  }
+}
+
+/**
  * Schema `gofers`: the event store, the relay keys of published Gofers, the owners' answers kept for
  * relay callers, and the A2A push configs and their delivery queue (src/a2a/push). The read models
  * (`read.gofers`, `read.gofer_messages`, `read.gofer_attachments`) belong to the projector, which
@@ -92,4 +106,5 @@ export const goferMigrations = (store: EventStore): MigrationDef[] => [
   { name: 'gofers-0004-caller-questions-index', class: IndexCallerQuestions },
   { name: 'gofers-0005-a2a', class: CreateA2ATables },
   a2aPushMigration,
+  { name: 'gofers-0007-a2a-turn-replies', class: CreateA2ATurnReplies },
 ];
