@@ -6,7 +6,9 @@ import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAccount, TestConnector, TestFleet, waitFor } from '@oan/testing';
+import pg from 'pg';
 import { chat, type ClaimedJob } from './runtimeJobs.ts';
+import { banAccount } from './support.ts';
 
 /**
  * ADR 0035 and 0036 through the edge with the unmodified @a2a-js/sdk 1.3.0 client: an A2A caller
@@ -261,5 +263,41 @@ describe("an A2A caller's question only the owner can answer", () => {
     const after = await client.getTask({ tenant: '', id: task.id }, opts);
     expect(after.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(JSON.stringify(after)).not.toContain('555');
+  });
+});
+
+describe('when the owner of a Gofer on A2A is banned', () => {
+  it('the Gofer leaves A2A at once, and a task waiting for that owner ends canceled', async () => {
+    const b = await joinAccount(fleet.url, fleet.mailbox, `a2a-banned-${fleet.id}@example.com`, 'dsh');
+    const banned = new TestConnector({ baseUrl: fleet.url, token: b.apiKey });
+    const gofer = (await banned.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' })).body.goferId;
+    expect((await banned.rest('PUT', `/gofers/${gofer}/a2a`)).status).toBe(200);
+    const client = await new ClientFactory().createFromUrl(`${fleet.url}/a2a/gofers/${gofer}/`);
+    const opts = { serviceParameters: { Authorization: `Bearer caller-of-banned-${randomUUID()}` } };
+    const task = asTask(await client.sendMessage(message('What is your price for a week?'), opts));
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+
+    banAccount(fleet, b.userId);
+    const card = await fetch(`${fleet.url}/a2a/gofers/${gofer}/.well-known/agent-card.json`);
+    expect(card.status).toBe(404);
+    const db = new pg.Client({ connectionString: fleet.env.DATABASE_URL! });
+    await db.connect();
+    try {
+      const ended = await waitFor(
+        async () => {
+          const { rows } = await db.query<{ state: string; published: boolean }>(
+            `select t.state, a.published from gofers.a2a_tasks t join gofers.a2a_agents a using (gofer_id)
+              where t.task_id = $1`,
+            [task.id],
+          );
+          return rows[0]?.state === 'TASK_STATE_CANCELED' ? rows[0] : undefined;
+        },
+        { timeoutMs: 30_000, what: "the banned owner's waiting task to end" },
+      );
+      expect(ended.published).toBe(false);
+    } finally {
+      await db.end();
+      banned.close();
+    }
   });
 });

@@ -69,8 +69,8 @@ const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PR
 const brain = await startBrain({ ...reactorDeps, ctx, provider });
 // After a restart every published Gofer announces again (once no other process holds its lease).
 await relayHost?.start();
-// A banned owner's Gofers leave the relay (group `gofers.account-banned` on `auth.events`).
-const banned = relayHost ? await startAccountBanned({ ...reactorDeps, ctx, relay: relayHost }) : null;
+// A banned owner's Gofers leave the relay and A2A (group `gofers.account-banned` on `auth.events`).
+const banned = await startAccountBanned({ ...reactorDeps, ctx, relay: relayHost });
 // Announces each pairing proposed by matching as a `system` row (kind 'pairing') in both chats.
 const pairings = await startPairings({ kafka, registry, ctx, logger, topicPrefix: config.TOPIC_PREFIX });
 // ADR 0036: the owner's answer to a caller's question goes to the caller's channel, once.
@@ -103,7 +103,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   // The announce sockets close, so the relay lists these Gofers again only once they re-announce.
   await relayHost?.stop();
   await brain.stop();
-  await banned?.stop();
+  await banned.stop();
   await pairings.stop();
   await ownerAnswers.stop();
   await rag?.stop();

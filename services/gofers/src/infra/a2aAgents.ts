@@ -16,6 +16,16 @@ export async function a2aAgentOf(em: EntityManager, goferId: string): Promise<A2
   return row;
 }
 
+/** The Gofers of an account that are on A2A now (a ban takes them off). */
+export async function publishedA2AAgentsOf(em: EntityManager, accountId: string): Promise<string[]> {
+  const rows = await sql<{ goferId: string }>(
+    em,
+    `select gofer_id as "goferId" from gofers.a2a_agents where account_id = ? and published`,
+    [accountId],
+  );
+  return rows.map((r) => r.goferId);
+}
+
 /** Inline, in the transaction of the event that decides it (published, unpublished, deleted). */
 export async function setA2APublished(
   em: EntityManager,

@@ -6,8 +6,10 @@ import {
   type RunningReactor,
   type SchemaRegistry,
 } from '@oan/kafka';
+import { unpublishFromA2A } from '../commands/a2a.ts';
 import type { GoferContext } from '../commands/context.ts';
 import { unpublishFromRelay } from '../commands/relay.ts';
+import { publishedA2AAgentsOf } from '../infra/a2aAgents.ts';
 import { publishedRelayAgentsOf } from '../infra/relayAgents.ts';
 import type { RelayControl } from '../relay/host.ts';
 
@@ -15,28 +17,32 @@ export interface AccountBannedDeps {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
   ctx: GoferContext;
-  relay: RelayControl;
+  /** Absent when no relay is configured: only A2A publications are taken off. */
+  relay: RelayControl | null;
   logger: LogSink;
   topicPrefix: string;
 }
 
 /**
- * Takes every published Gofer of a banned account off the relay, as its owner's DELETE would.
- * Callers are refused from the moment of the ban already (the relay host asks the credential view
- * before each turn); this makes it durable and withdraws the announcements. Safe to run twice: an
- * unpublished Gofer appends nothing.
+ * Takes every published Gofer of a banned account off the relay and off A2A, as its owner's DELETEs
+ * would: the A2A tasks that had not ended (one waiting for the banned owner's answer, say) end
+ * `canceled`. Callers are refused from the moment of the ban already (both doors ask the credential
+ * view before each turn); this makes it durable, withdraws the announcements and ends the tasks.
+ * Safe to run twice: an unpublished Gofer appends nothing.
  */
 export async function unpublishAllOf(
   ctx: GoferContext,
-  relay: RelayControl,
+  relay: RelayControl | null,
   accountId: string,
 ): Promise<string[]> {
-  const rows = await publishedRelayAgentsOf(ctx.orm.em.fork(), accountId);
-  for (const { goferId } of rows) {
+  const relayed = relay ? await publishedRelayAgentsOf(ctx.orm.em.fork(), accountId) : [];
+  for (const { goferId } of relayed) {
     await unpublishFromRelay(ctx, { accountId, goferId });
-    await relay.sync(goferId);
+    await relay?.sync(goferId);
   }
-  return rows.map((r) => r.goferId);
+  const onA2A = await publishedA2AAgentsOf(ctx.orm.em.fork(), accountId);
+  for (const goferId of onA2A) await unpublishFromA2A(ctx, { accountId, goferId });
+  return [...new Set([...relayed.map((r) => r.goferId), ...onA2A])];
 }
 
 /** Group `<prefix>gofers.account-banned` on `<prefix>auth.events`. */
@@ -51,7 +57,10 @@ export async function startAccountBanned(deps: AccountBannedDeps): Promise<Runni
       AccountBanned: async ({ data }) => {
         const goferIds = await unpublishAllOf(deps.ctx, deps.relay, data.accountId);
         if (goferIds.length > 0)
-          deps.logger.info({ unpublished: goferIds.length }, 'took a banned account’s Gofers off the relay');
+          deps.logger.info(
+            { unpublished: goferIds.length },
+            'took a banned account’s Gofers off the relay and A2A',
+          );
       },
     },
   });
