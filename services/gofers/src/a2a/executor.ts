@@ -17,7 +17,7 @@ import { a2aAgentOf } from '../infra/a2aAgents.ts';
 import { relayView } from '../infra/relayView.ts';
 import type { RelayBudget } from '../relay/budget.ts';
 import { callerOfCall } from './caller.ts';
-import { agentMessage, questionIdOf, replyArtifact } from './owner.ts';
+import { agentMessage, questionIdOf, replyArtifact, userTurns } from './owner.ts';
 import type { TaskScope } from './taskStore.ts';
 
 /** The earlier turns of a context the brain sees (caller's words and the Gofer's answers). */
@@ -144,7 +144,7 @@ export class GoferExecutor implements AgentExecutor {
         message: asked,
       });
       if (this.deps.canceled.has(task.id)) return;
-      const turn = task.history.filter((m) => m.role === Role.ROLE_USER).length;
+      const turn = userTurns(task);
       if (decision.kind === 'ask-owner') {
         // The question row quotes the caller for the owner; the owner's next message completes
         // the task (A2AOwnerAnswers). One question per turn, so a retried turn asks once.
@@ -198,7 +198,7 @@ export class GoferExecutor implements AgentExecutor {
     // A task waiting for its owner withdraws its question: the owner need not answer it, and the
     // Gofer's next caller question is asked.
     if (row?.state === 'TASK_STATE_INPUT_REQUIRED') {
-      const turns = TaskJson.fromJSON(row.task).history.filter((m) => m.role === Role.ROLE_USER).length;
+      const turns = userTurns(TaskJson.fromJSON(row.task));
       await withdrawCallerQuestion(this.deps.ctx, {
         goferId: this.scope.goferId,
         questionMessageId: questionIdOf(taskId, turns),

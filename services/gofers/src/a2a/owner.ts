@@ -93,7 +93,9 @@ export class A2AOwnerAnswers implements OwnerAnswers {
       artifacts: [...task.artifacts, artifact],
       status: { state: TaskState.TASK_STATE_COMPLETED, message: reply, timestamp: a.answeredAt },
     };
-    await saveTask(this.ctx, { goferId: a.goferId, accountId: agent.accountId }, row.caller_id, completed);
+    // A cancel that ended the task meanwhile wins: the caller is told nothing, the owner that it left.
+    const scope = { goferId: a.goferId, accountId: agent.accountId };
+    if (!(await saveTask(this.ctx, scope, row.caller_id, completed))) return { delivered: false };
     await tellCaller(this.hub, row.caller_id, completed, artifact);
     return { delivered: true };
   }
