@@ -11,3 +11,4 @@ export {
   type SealedContent,
   type Sealer,
 } from './format.ts';
+export { webcryptoSealer, type WebCryptoKey } from './webcrypto.ts';
