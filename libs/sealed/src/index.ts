@@ -12,3 +12,4 @@ export {
   type Sealer,
 } from './format.ts';
 export { webcryptoSealer, type WebCryptoKey } from './webcrypto.ts';
+export { nobleSealer } from './noble.ts';
