@@ -33,6 +33,11 @@ function chromiumPath(): string {
 /** Builds the frontend when its inputs changed (as `npm test` does) and starts a headless Chromium. */
 export async function startBrowser(): Promise<Browser> {
   await buildWeb();
+  return launchChromium();
+}
+
+/** A headless Chromium, for a test that brings its own page. */
+export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath(),
     headless: true,
