@@ -242,7 +242,7 @@ async function partyOf(name: 'owner' | 'other', m: Match, requestId: string): Pr
     },
     freshGofer: async () =>
       (await must<{ goferId: string }>(me.apiKey, 'POST /gofers', { json: {} })).goferId,
-    freshMessage: () => say(me.apiKey, 'to be recalled'),
+    freshMessage: () => say(me.apiKey, 'to be recalled or revised'),
     ...webhooksOf(me),
     ...(await runtimesOf(me)),
   };
@@ -644,7 +644,36 @@ const TABLE: Record<string, Row> = {
     mineText: 'Job not found',
     ...probeSafe404,
   },
-  // Extension (docs/openapi.json, ADR 0013): the sender recalls its message; probe-safe like /conversations.
+  // Extension (docs/sealed-messages.md, ADR 0037): the sender corrects or retracts its message.
+  'POST /conversations/{conversationId}/messages/{messageId}/revise': {
+    auth: 'multi+realm',
+    call: async (p) => ({
+      path: { conversationId: p.conversation, messageId: await p.freshMessage() },
+      json: { action: 'correct', clientMessageId: uuid(), content: 'corrected' },
+    }),
+    mine: 200,
+    ...probeSafe,
+    extras: [
+      {
+        name: "own conversation, the counterpart's message",
+        call: (o) => ({
+          path: { conversationId: o.conversation, messageId: o.peerMessage },
+          json: { action: 'correct', clientMessageId: uuid(), content: 'not mine' },
+        }),
+        mine: [403],
+      },
+      {
+        name: 'own conversation, random message',
+        call: (o) => ({
+          path: { conversationId: o.conversation, messageId: uuid() },
+          json: { action: 'retract', clientMessageId: uuid() },
+        }),
+        mine: [404],
+      },
+    ],
+  },
+  // Extension (docs/openapi.json, ADR 0013, 0037): the sender recalls its message (a retraction);
+  // probe-safe like /conversations.
   'DELETE /conversations/{conversationId}/messages/{messageId}': {
     auth: 'multi+realm',
     call: async (p) => ({ path: { conversationId: p.conversation, messageId: await p.freshMessage() } }),

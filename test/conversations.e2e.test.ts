@@ -304,7 +304,7 @@ describe('two matched accounts in their conversation, relayed as events', () => 
     }
   });
 
-  it('lets the sender alone recall a message: gone from both histories, its files answer 404', async () => {
+  it('lets the sender alone recall a message: gone from both histories, its files answer 404, the other side told', async () => {
     const [a, b] = sides;
     const target = a.sent.find((msg) => msg.attachments.length > 0)!;
     const pushed = b.me.pushes.length;
@@ -325,7 +325,17 @@ describe('two matched accounts in their conversation, relayed as events', () => 
       expect(url.status).toBe(404);
       uploads.delete(attachmentId);
     }
-    expect(b.me.pushes.length).toBe(pushed);
+    // The recall is a retraction (ADR 0037): the other side gets one relay_message saying so.
+    await waitFor(() => b.me.pushes.length > pushed, { what: 'the retraction relayed' });
+    await b.me.idle();
+    expect(b.me.pushes.slice(pushed).map((e) => e.payload)).toEqual([
+      {
+        messageId: expect.any(String),
+        content: '[retracted] The other side withdrew a message.',
+        createdAt: expect.any(String),
+        revision: { messageId: target.id, action: 'retract', count: 0 },
+      },
+    ]);
   });
 
   it('replaying the topics rebuilds the conversation read models and envelopes byte for byte', async () => {
@@ -335,7 +345,8 @@ describe('two matched accounts in their conversation, relayed as events', () => 
     const events = await dumpEventTable(db);
     expect(before['read.conversation_messages']).toHaveLength(2 * PER_SIDE);
     expect(before['read.conversation_attachments']).toHaveLength(2 * (PER_SIDE / ATTACH_EVERY) * 1.5);
-    expect(events.filter((line) => line.split('|')[3] === 'relay_message')).toHaveLength(2 * PER_SIDE);
+    // Every message's relay, and the recall's.
+    expect(events.filter((line) => line.split('|')[3] === 'relay_message')).toHaveLength(2 * PER_SIDE + 1);
     await fleet.kill('projector');
     // A rebuild, not a re-apply onto the old rows: damage that only a rebuild repairs.
     await corrupt(db, [

@@ -154,6 +154,12 @@ function baseBody(r: Route): Obj | undefined {
     'POST /api/v1/match-requests/{requestId}/decision': { accept: true },
     'POST /api/v1/threads/{id}/pair/confirm': { roleId: m.ga, accepted: true },
     'POST /api/v1/conversations/{conversationId}/messages': { content: 'hello' },
+    // Its messageId is unknown (realIds): every revision is refused, the message-free 404 or a 400.
+    'POST /api/v1/conversations/{conversationId}/messages/{messageId}/revise': {
+      action: 'correct',
+      clientMessageId: 'fuzz-1',
+      content: 'hello again',
+    },
     // `.invalid` never resolves (RFC 6761): the fleet's delivery attempts fail at once, offline.
     'POST /api/v1/webhooks': { url: 'https://webhook.invalid/fuzz' },
   };
@@ -943,7 +949,7 @@ const caseOf = (
 
 describe('fuzzed requests to every route of docs/openapi.json', () => {
   it('enumerates the whole public surface', () => {
-    expect(ROUTES.length).toBe(51);
+    expect(ROUTES.length).toBe(52);
   });
 
   describe('built to be refused: every answer is a well-formed 4xx and nothing changes', () => {

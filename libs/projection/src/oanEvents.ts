@@ -23,6 +23,26 @@ class CreateOanEventTable extends Migration {
 
 export const oanEventMigration: MigrationDef = { name: 'read-0001-oan-event', class: CreateOanEventTable };
 
+/**
+ * Which `relay_message` rows of an account carry a direct message's content (its own and its
+ * corrections'), so a retraction scrubs them without reading the account's events (stage 2 of the
+ * projector, ADR 0037). Rebuilt by a replay like every table of schema `read`.
+ */
+class CreateRelayMessageSeqs extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`create table if not exists read.relay_message_seqs (
+      account_id text not null,
+      message_id text not null,
+      seq bigint not null,
+      primary key (account_id, message_id, seq))`);
+  }
+}
+
+export const relayMessageSeqsMigration: MigrationDef = {
+  name: 'read-0014-relay-message-seqs',
+  class: CreateRelayMessageSeqs,
+};
+
 export interface OanEventRow {
   seq: string;
   envelope: string;

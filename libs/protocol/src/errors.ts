@@ -43,6 +43,16 @@ export const ErrorCodes = {
   runtimeWithoutEndpoint: 'RUNTIME_WITHOUT_ENDPOINT',
   /** The endpoint did not echo the challenge (422); the runtime stays `unverified`. */
   verificationFailed: 'VERIFICATION_FAILED',
+  /** Revisions (docs/sealed-messages.md): the other side's message (403). */
+  messageNotYours: 'MESSAGE_NOT_YOURS',
+  /** Revisions: an unknown or withdrawn message (404). */
+  messageNotFound: 'MESSAGE_NOT_FOUND',
+  /** Revisions: more than 24 hours after the message's createdAt (409). */
+  revisionWindowClosed: 'REVISION_WINDOW_CLOSED',
+  /** Revisions: an eleventh correction (409). */
+  revisionLimit: 'REVISION_LIMIT',
+  /** A clientMessageId used before with another body (409). */
+  clientMessageIdReused: 'CLIENT_MESSAGE_ID_REUSED',
 } as const;
 
 export const ErrorKeys = {

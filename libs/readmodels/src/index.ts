@@ -10,11 +10,16 @@ import {
   oanEventMigration,
   oanExpectedMigration,
   projectorMigration,
+  relayMessageSeqsMigration,
 } from '@oan/projection';
 import { a2aProjection, a2aTables } from './a2a/index.ts';
 import { accountsDropped, accountsTables, authProjection } from './accounts/index.ts';
 import { agentsProjection, agentsTables } from './agents/index.ts';
-import { conversationsProjection, conversationsTables } from './conversations/index.ts';
+import {
+  conversationRevisionsTables,
+  conversationsProjection,
+  conversationsTables,
+} from './conversations/index.ts';
 import { gofersProjection, gofersTables } from './gofers/index.ts';
 import { matchingProjection, matchingTables } from './matching/index.ts';
 import type { Projection } from './types.ts';
@@ -45,7 +50,12 @@ export {
   type AcceptedMatchRow,
   type PairingCardRow,
 } from './matching/index.ts';
-export { conversationHistoryPage, type ConversationMessageRow } from './conversations/index.ts';
+export {
+  conversationHistoryPage,
+  relayedMessageOf,
+  scrubbedRelayPayload,
+  type ConversationMessageRow,
+} from './conversations/index.ts';
 export {
   discoverySeed,
   discoverySeeds,
@@ -91,4 +101,6 @@ export const readModelMigrations: MigrationDef[] = [
   ...agentsTables,
   accountsDropped,
   ...a2aTables,
+  ...conversationRevisionsTables,
+  relayMessageSeqsMigration,
 ];

@@ -175,6 +175,10 @@ describe('the conversations projection over an open conversation', () => {
         change_sequence: '1',
         created_at: at(11),
         recalled_at: null,
+        sealed: null,
+        revision_state: null,
+        revision_count: null,
+        revised_at: null,
       },
       {
         id: `msg-2-${suffix}`,
@@ -186,6 +190,10 @@ describe('the conversations projection over an open conversation', () => {
         change_sequence: '2',
         created_at: at(12),
         recalled_at: null,
+        sealed: null,
+        revision_state: null,
+        revision_count: null,
+        revised_at: null,
       },
     ]);
     const attached = await rows<{ id: string; message_id: string | null }>(
@@ -292,12 +300,13 @@ const closed = conversation.ConversationClosed(
 );
 
 describe('when a message is recalled and then the conversation is closed', () => {
-  it('marks the message recalled and its attachments deleted, notifying nobody', async () => {
+  it('marks the message recalled, its content gone and its attachments deleted, notifying nobody', async () => {
     expect(await apply([recalled])).toEqual([]);
-    const [m] = await rows('select recalled_at from read.conversation_messages where id = ?', [
-      `msg-1-${suffix}`,
-    ]);
-    expect(m).toEqual({ recalled_at: at(30) });
+    const [m] = await rows(
+      'select recalled_at, content, revision_state from read.conversation_messages where id = ?',
+      [`msg-1-${suffix}`],
+    );
+    expect(m).toEqual({ recalled_at: at(30), content: '', revision_state: null });
     expect(await attachment(doc.attachmentId)).toMatchObject({ deleted_at: at(30) });
     expect(await attachment(photo.attachmentId)).toMatchObject({ deleted_at: at(30) });
     expect(await attachment(`pb-${suffix}`)).toMatchObject({ deleted_at: null });
@@ -374,9 +383,11 @@ describe('a conversation of its own', () => {
           ? c.ConversationMessageSent({ attachments })
           : type === 'ConversationMessageRecalled'
             ? c.ConversationMessageRecalled({ attachmentIds: [attachmentId] })
-            : type === 'ConversationClosed'
-              ? c.ConversationClosed({ attachmentIds: [attachmentId] })
-              : c[type]();
+            : type === 'ConversationMessageRetracted'
+              ? c.ConversationMessageRetracted({ attachmentIds: [attachmentId] })
+              : type === 'ConversationClosed'
+                ? c.ConversationClosed({ attachmentIds: [attachmentId] })
+                : c[type]();
     return { given: () => given.map(built), event: () => built(event) };
   };
   spec.appliedTwice<ConversationEvent>({
@@ -389,6 +400,19 @@ describe('a conversation of its own', () => {
     ConversationMessageRecalled: withPhoto(
       ['ConversationOpened', 'ConversationAttachmentUploaded', 'ConversationMessageSent'],
       'ConversationMessageRecalled',
+    ),
+    ConversationMessageCorrected: twice(
+      ['ConversationOpened', 'ConversationMessageSent'],
+      'ConversationMessageCorrected',
+    ),
+    ConversationMessageRetracted: withPhoto(
+      [
+        'ConversationOpened',
+        'ConversationAttachmentUploaded',
+        'ConversationMessageSent',
+        'ConversationMessageCorrected',
+      ],
+      'ConversationMessageRetracted',
     ),
     ConversationClosed: withPhoto(
       ['ConversationOpened', 'ConversationAttachmentUploaded'],

@@ -8,6 +8,7 @@ import {
   X25519_KEY_BYTES,
   sealedEnvelope,
   sealedRecipient,
+  type SealedEnvelope,
 } from './shape.ts';
 
 /**
@@ -64,7 +65,7 @@ export interface Sealer<PrivateKey> {
   generateDeviceKey(): Promise<DeviceKeyPair<PrivateKey>>;
   /** A device key from its 32 raw private bytes (tests, vectors, a key restored from a backup). */
   importDeviceKey(rawPrivateKey: Uint8Array): Promise<DeviceKeyPair<PrivateKey>>;
-  seal(content: SealedContent, options: SealOptions): Promise<z.infer<typeof sealedEnvelope>>;
+  seal(content: SealedContent, options: SealOptions): Promise<SealedEnvelope>;
   /** Throws `SealedOpenError` whenever the envelope does not open for this key, whatever the reason. */
   open(envelope: unknown, options: OpenOptions<PrivateKey>): Promise<SealedContent>;
   fingerprint(publicKey: Uint8Array): Promise<string>;

@@ -12,10 +12,12 @@ import type { ConversationContext } from './commands/context.ts';
 import type { ConversationsConfig } from './config.ts';
 import { attachmentRoutes } from './http/attachments.ts';
 import { messageRoutes } from './http/messages.ts';
+import { revisionRoutes } from './http/revisions.ts';
+import { noClockOffset, redisClockOffset } from './infra/qaClock.ts';
 import { createConversationStore } from './infra/store.ts';
 
 export interface ConversationContextDeps {
-  config: Pick<ConversationsConfig, 'REDIS_PREFIX'>;
+  config: Pick<ConversationsConfig, 'REDIS_PREFIX' | 'CONVERSATIONS_QA_CLOCK'>;
   orm: MikroORM;
   redis: Redis;
   store?: EventStore;
@@ -30,6 +32,10 @@ export function createConversationContext(deps: ConversationContextDeps): Conver
     store: deps.store ?? createConversationStore(),
     writes: new WriteTracker(deps.redis, deps.config.REDIS_PREFIX),
     now: deps.now ?? (() => new Date()),
+    clockOffsetMs:
+      deps.config.CONVERSATIONS_QA_CLOCK === 'redis'
+        ? redisClockOffset(deps.redis, deps.config.REDIS_PREFIX)
+        : noClockOffset,
     ids: deps.ids ?? randomUUID,
   };
 }
@@ -67,6 +73,7 @@ export async function buildApp(deps: ConversationAppDeps) {
   // with the gate off no OAN route exists (the factory's 404 answers).
   if (config.ENABLE_OPEN_API) {
     await app.register(messageRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
+    await app.register(revisionRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
     if (storage) await app.register(attachmentRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
   }
   return app;

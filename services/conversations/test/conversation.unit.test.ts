@@ -116,11 +116,44 @@ const message = (over: Partial<StoredMessage> = {}): StoredMessage => ({
   changeSequence: 1,
   recalled: false,
   attachmentIds: [],
+  createdAt: NOW,
+  corrections: 0,
+  sealed: false,
   ...over,
 });
-const recall = (accountId: string, m: StoredMessage | null): ConversationCommand => ({
-  type: 'RecallMessage',
-  data: { accountId, message: m },
+/** DELETE …/messages/m1: a retraction without a clientMessageId (src/domain/revisions.ts). */
+const recall = (
+  accountId: string,
+  m: StoredMessage | null,
+  files: StoredAttachment[] = [],
+): ConversationCommand => ({
+  type: 'ReviseMessage',
+  data: {
+    accountId,
+    messageId: 'm1',
+    revisionId: 'r1',
+    clientMessageId: null,
+    action: 'retract',
+    message: m,
+    prior: null,
+    attachments: files,
+    usedElsewhere: [],
+  },
+});
+const retracted = (attachmentIds: string[] = []): ConversationEvent => ({
+  type: 'ConversationMessageRetracted',
+  data: {
+    conversationId: CONV,
+    messageId: 'm1',
+    revisionId: 'r1',
+    senderAccountId: A.accountId,
+    recipientAccountId: B.accountId,
+    clientMessageId: null,
+    changeSequence: 1,
+    count: 0,
+    attachmentIds,
+    retractedAt: NOW,
+  },
 });
 const upload = (accountId: string): ConversationCommand => ({
   type: 'UploadAttachment',
@@ -220,11 +253,11 @@ describe('when the conversation is open', () => {
     }
   });
 
-  it('lets the sender alone recall a message, once', () => {
+  it('lets the sender alone recall a message, once: a retraction', () => {
     const withFile = message({ attachmentIds: ['att-1'] });
     given(opened, sent(1))
-      .when(recall(A.accountId, withFile))
-      .then(recalled(['att-1']));
+      .when(recall(A.accountId, withFile, [stored({ messageId: 'm1' })]))
+      .then(retracted(['att-1']));
     given(opened, sent(1)).when(recall(B.accountId, message())).thenThrows('MESSAGE_NOT_YOURS');
     given(opened, sent(1))
       .when(recall(A.accountId, message({ recalled: true })))

@@ -50,7 +50,11 @@ export interface ConversationFleet {
  * The conversations app against real Postgres, Redis and Kafka, with the outbox publisher and the projector
  * in-process (libs/testing startInProcessFleet), and filesystem storage with its listener.
  */
-export async function startConversationFleet(env: Record<string, string> = {}): Promise<ConversationFleet> {
+export async function startConversationFleet(
+  env: Record<string, string> = {},
+  /** The commands' clock (the service's `now`), for tests that move it. */
+  opts: { now?: () => Date } = {},
+): Promise<ConversationFleet> {
   const store = createConversationStore();
   const fleet = await startInProcessFleet({
     name: 'conversations',
@@ -69,7 +73,13 @@ export async function startConversationFleet(env: Record<string, string> = {}): 
   const dir = mkdtempSync(join(tmpdir(), 'oan-conv-'));
   const storage = new FilesystemStorage({ dir, secret: 'conversations-test-signing-secret-0123456789' });
   const listener = await startFileListener({ storage, host: '127.0.0.1', port: 0 });
-  const ctx = createConversationContext({ config, orm, redis: fleet.redis, store });
+  const ctx = createConversationContext({
+    config,
+    orm,
+    redis: fleet.redis,
+    store,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   const app = await buildApp({ config, orm, redis: fleet.redis, ctx, storage, metrics: false });
 
   const account = () => fleet.account();

@@ -514,6 +514,20 @@ export interface paths {
                             id: string;
                             senderUserId: string;
                             content: string;
+                            sealed?: {
+                                /** @enum {string} */
+                                alg: "oan-sealed-v1";
+                                ephemeralKey: string;
+                                nonce: string;
+                                ciphertext: string;
+                                recipients: {
+                                    accountId: string;
+                                    /** Format: uuid */
+                                    keyId: string;
+                                    nonce: string;
+                                    wrappedKey: string;
+                                }[];
+                            };
                             attachments: {
                                 attachmentId: string;
                                 /** @enum {string} */
@@ -526,6 +540,12 @@ export interface paths {
                             }[];
                             changeSequence: string;
                             createdAt: string;
+                            revision?: {
+                                /** @enum {string} */
+                                state: "corrected" | "retracted";
+                                count: number;
+                                at: string;
+                            };
                         }[];
                     };
                 };
@@ -568,6 +588,20 @@ export interface paths {
                             id: string;
                             senderUserId: string;
                             content: string;
+                            sealed?: {
+                                /** @enum {string} */
+                                alg: "oan-sealed-v1";
+                                ephemeralKey: string;
+                                nonce: string;
+                                ciphertext: string;
+                                recipients: {
+                                    accountId: string;
+                                    /** Format: uuid */
+                                    keyId: string;
+                                    nonce: string;
+                                    wrappedKey: string;
+                                }[];
+                            };
                             attachments: {
                                 attachmentId: string;
                                 /** @enum {string} */
@@ -580,6 +614,12 @@ export interface paths {
                             }[];
                             changeSequence: string;
                             createdAt: string;
+                            revision?: {
+                                /** @enum {string} */
+                                state: "corrected" | "retracted";
+                                count: number;
+                                at: string;
+                            };
                         };
                     };
                 };
@@ -606,7 +646,7 @@ export interface paths {
         post?: never;
         /**
          * Recall a message (extension to protocol v1)
-         * @description Extension to protocol v1: the sender recalls its own message. It disappears from both histories and its attachments are deleted (their URLs answer 404). No event is emitted.
+         * @description Extension to protocol v1: the sender recalls its own message, the same retraction as `POST …/messages/{messageId}/revise` with `action: "retract"` (docs/sealed-messages.md). It disappears from both histories, its attachments are deleted (their URLs answer 404), and the other side gets a `relay_message` saying it was withdrawn. Within 24 hours of its createdAt (else 409 REVISION_WINDOW_CLOSED).
          */
         delete: {
             parameters: {
@@ -635,6 +675,117 @@ export interface paths {
                 429: components["responses"]["RateLimited"];
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversations/{conversationId}/messages/{messageId}/revise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Correct or retract a message (extension to protocol v1)
+         * @description Extension to protocol v1 (docs/sealed-messages.md, ADR 0037): the sender corrects its message (`content` for a plain message, `sealed` for a sealed one) or retracts it, within 24 hours of its createdAt, at most 10 corrections. The message keeps its id and changeSequence; the other side gets a relay_message with `revision`. A retraction empties the message, takes it out of both histories and deletes its attachments. The same clientMessageId and body answer the same 200 again. Refusals: 403 MESSAGE_NOT_YOURS, 404 MESSAGE_NOT_FOUND, 409 REVISION_WINDOW_CLOSED, 409 REVISION_LIMIT, 409 CLIENT_MESSAGE_ID_REUSED, 400 VALIDATION_ERROR.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional (IETF httpapi idempotency-key-header draft): a structured-field string ("…") or a bare key of printable ASCII, 1-255 characters, unique per intended request. For 24 h the same key, account and request answer the first final answer again (status, body, content type; header Idempotent-Replayed: true) without a second effect; a 5xx is not kept. Honoured for authenticated requests (an API key and a JWT of one account share keys); ignored without a valid credential. A malformed key is a 400 VALIDATION_ERROR. */
+                    "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                };
+                path: {
+                    conversationId: string;
+                    messageId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        action: "correct" | "retract";
+                        clientMessageId: string;
+                        content?: string;
+                        sealed?: {
+                            /** @enum {string} */
+                            alg: "oan-sealed-v1";
+                            ephemeralKey: string;
+                            nonce: string;
+                            ciphertext: string;
+                            recipients: {
+                                accountId: string;
+                                /** Format: uuid */
+                                keyId: string;
+                                nonce: string;
+                                wrappedKey: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            senderUserId: string;
+                            content: string;
+                            sealed?: {
+                                /** @enum {string} */
+                                alg: "oan-sealed-v1";
+                                ephemeralKey: string;
+                                nonce: string;
+                                ciphertext: string;
+                                recipients: {
+                                    accountId: string;
+                                    /** Format: uuid */
+                                    keyId: string;
+                                    nonce: string;
+                                    wrappedKey: string;
+                                }[];
+                            };
+                            attachments: {
+                                attachmentId: string;
+                                /** @enum {string} */
+                                kind: "photo" | "document";
+                                name: string;
+                                mimeType: string;
+                                size: number;
+                                width?: number;
+                                height?: number;
+                            }[];
+                            changeSequence: string;
+                            createdAt: string;
+                            revision?: {
+                                /** @enum {string} */
+                                state: "corrected" | "retracted";
+                                count: number;
+                                at: string;
+                            };
+                        };
+                    };
+                };
+                409: components["responses"]["IdempotencyKeyInUse"];
+                422: components["responses"]["IdempotencyKeyReused"];
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

@@ -1,4 +1,5 @@
 /** The conversations context's domain events (schemas/conversations/*.avsc, version 1). */
+import type { SealedEnvelope } from '@oan/sealed';
 import type { AttachmentKind } from './common.ts';
 
 /** The protocol's `OanConversationAttachment` as the events carry it (width/height: photos only, else null). */
@@ -54,6 +55,47 @@ export interface ConversationMessageRecalled {
   recalledAt: string;
 }
 
+/**
+ * The sender corrected its message (docs/sealed-messages.md "Revisions"): the message keeps its id
+ * and changeSequence; `revisionId` is the id of this revision, the `messageId` of its relay_message.
+ */
+export interface ConversationMessageCorrected {
+  conversationId: string;
+  messageId: string;
+  revisionId: string;
+  senderAccountId: string;
+  recipientAccountId: string;
+  clientMessageId: string;
+  changeSequence: number;
+  /** The new text; "" when the message is sealed. */
+  content: string;
+  /** The new sealed content of a sealed message, else null. */
+  sealed: SealedEnvelope | null;
+  /** Corrections of the message so far, this one included. */
+  count: number;
+  correctedAt: string;
+}
+
+/**
+ * The sender withdrew its message (the revise route's `retract`, or DELETE): its content goes, it
+ * leaves both histories; `ConversationMessageRecalled` is the same fact as older logs recorded it.
+ */
+export interface ConversationMessageRetracted {
+  conversationId: string;
+  messageId: string;
+  revisionId: string;
+  senderAccountId: string;
+  recipientAccountId: string;
+  /** null when withdrawn through DELETE, which takes none. */
+  clientMessageId: string | null;
+  changeSequence: number;
+  /** Corrections of the message before it. */
+  count: number;
+  /** The message's attachments deleted with it (those no other message uses). */
+  attachmentIds: string[];
+  retractedAt: string;
+}
+
 export interface ConversationClosed {
   conversationId: string;
   reason: 'gofer_deleted';
@@ -68,6 +110,8 @@ export type ConversationEvent =
   | { type: 'ConversationAttachmentUploaded'; data: ConversationAttachmentUploaded }
   | { type: 'ConversationMessageSent'; data: ConversationMessageSent }
   | { type: 'ConversationMessageRecalled'; data: ConversationMessageRecalled }
+  | { type: 'ConversationMessageCorrected'; data: ConversationMessageCorrected }
+  | { type: 'ConversationMessageRetracted'; data: ConversationMessageRetracted }
   | { type: 'ConversationClosed'; data: ConversationClosed };
 
 export const conversationStreamId = (conversationId: string) => `conversation-${conversationId}`;

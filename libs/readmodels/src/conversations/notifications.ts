@@ -24,7 +24,7 @@ function wireAttachment(a: MessageAttachment): Record<string, unknown> {
 
 /**
  * The conversations context's one notification: `relay_message`, only to the account that did
- * not write the message; the sender gets no echo.
+ * not write the message; the sender gets no echo. Revisions send their own (`relayRevision`).
  */
 export function relayMessage({ data: d }: Event<'ConversationMessageSent'>): NotificationSpec[] {
   const { conversationId, messageId, createdAt, attachments } = d;
@@ -47,4 +47,75 @@ export function relayMessage({ data: d }: Event<'ConversationMessageSent'>): Not
       createdAt,
     },
   ];
+}
+
+/** What the other side reads of a retraction, a v1 connector as plain text (ADR 0037). */
+export const RETRACTED_TEXT = '[retracted] The other side withdrew a message.';
+/** The prefix of a correction's text, so a v1 connector shows it as one. */
+export const CORRECTION_PREFIX = '[correction] ';
+
+/**
+ * A revision reaches the other side as a `relay_message` of its own (docs/sealed-messages.md, ADR
+ * 0037): a new `messageId` (the revision's id, so a client that drops repeated ids keeps it), the text
+ * a v1 connector shows, and `revision` naming the message it revises. A sealed correction carries
+ * `sealed` instead of `content`.
+ */
+export function relayRevision(
+  event: Event<'ConversationMessageCorrected'> | Event<'ConversationMessageRetracted'>,
+): NotificationSpec[] {
+  const d = event.data;
+  const recipient = d.recipientAccountId;
+  if (recipient === d.senderAccountId) return [];
+  const corrected = event.type === 'ConversationMessageCorrected';
+  const createdAt = corrected ? event.data.correctedAt : event.data.retractedAt;
+  const body = !corrected
+    ? { content: RETRACTED_TEXT }
+    : event.data.sealed === null
+      ? { content: `${CORRECTION_PREFIX}${event.data.content}` }
+      : { sealed: event.data.sealed };
+  return [
+    {
+      recipient,
+      type: 'relay_message',
+      source: 'counterpart_party',
+      conversationId: d.conversationId,
+      reply: `/conversations/${d.conversationId}/messages`,
+      payload: {
+        messageId: d.revisionId,
+        ...body,
+        createdAt,
+        revision: {
+          messageId: d.messageId,
+          action: corrected ? 'correct' : 'retract',
+          count: Number(d.count),
+        },
+      },
+      createdAt,
+    },
+  ];
+}
+
+/**
+ * The message a `relay_message` payload carries content of, and whether it is the retraction that
+ * withdraws it: a message's own (`messageId`) or a correction's (`revision.messageId`). The projector
+ * keeps the first, to scrub them when the second comes (services/projector/src/stages/scrub.ts).
+ */
+export function relayedMessageOf(
+  payload: Record<string, unknown>,
+): { messageId: string; retracts: boolean } | null {
+  const revision = payload.revision as { messageId?: unknown; action?: unknown } | undefined;
+  if (revision === undefined) {
+    return typeof payload.messageId === 'string' ? { messageId: payload.messageId, retracts: false } : null;
+  }
+  if (typeof revision.messageId !== 'string') return null;
+  return { messageId: revision.messageId, retracts: revision.action === 'retract' };
+}
+
+/**
+ * A `relay_message` payload with the withdrawn message's content taken out: its text empty, no sealed
+ * content and no attachments (deleted with it); its ids, time and `revision` stay.
+ */
+export function scrubbedRelayPayload(payload: Record<string, unknown>): Record<string, unknown> {
+  const { messageId, createdAt, revision } = payload;
+  return { messageId, content: '', createdAt, ...(revision === undefined ? {} : { revision }) };
 }

@@ -1,7 +1,7 @@
 import { sql, type EntityManager } from '@oan/db';
 import type { ConversationEvent } from '@oan/domain';
 import { projection, type NotificationSpec, type StoredEvent } from '../types.ts';
-import { numOrNull, relayMessage } from './notifications.ts';
+import { numOrNull, relayMessage, relayRevision } from './notifications.ts';
 
 type Event<T extends ConversationEvent['type']> = StoredEvent<Extract<ConversationEvent, { type: T }>>;
 /** Ids as a parameter: arrays go to Postgres as JSON text (`?::jsonb`). */
@@ -11,7 +11,7 @@ const IDS = '(select jsonb_array_elements_text(?::jsonb))';
  * The conversations context's read models (the post-match channels): `read.conversations`,
  * `read.conversation_attachments` and `read.conversation_messages`, and the notification of
  * `notifications.ts`. Events are keyed by the acting account, so one conversation's events span
- * partitions: only the per-sender order (upload → send → recall) is guaranteed, and every write here
+ * partitions: only the per-sender order (upload → send → correct → retract) is guaranteed, and every write here
  * either stands alone or is guarded to move forward only, so a redelivered event changes nothing.
  */
 export const conversationsProjection = projection<ConversationEvent>({
@@ -52,15 +52,48 @@ export const conversationsProjection = projection<ConversationEvent>({
     return [];
   },
   ConversationMessageSent: messageSent,
+  // Older logs' withdrawal (before revisions): the same as a retraction, and it told nobody.
   async ConversationMessageRecalled(em, { data: d }) {
     await sql(
       em,
-      `update read.conversation_messages set recalled_at = ?
+      `update read.conversation_messages set recalled_at = ?, content = '', sealed = null
        where id = ? and conversation_id = ? and recalled_at is null`,
       [d.recalledAt, d.messageId, d.conversationId],
     );
     await deleteAttachments(em, d.conversationId, d.attachmentIds, d.recalledAt);
     return [];
+  },
+  async ConversationMessageCorrected(em, event) {
+    const d = event.data;
+    // The sender's events share a partition: its corrections arrive in order, a redelivery changes nothing.
+    await sql(
+      em,
+      `update read.conversation_messages set content = ?, sealed = ?::jsonb, revision_state = 'corrected',
+         revision_count = ?, revised_at = ?
+       where id = ? and conversation_id = ? and recalled_at is null and coalesce(revision_count, 0) < ?`,
+      [
+        d.content,
+        d.sealed === null ? null : JSON.stringify(d.sealed),
+        d.count,
+        d.correctedAt,
+        d.messageId,
+        d.conversationId,
+        d.count,
+      ],
+    );
+    return relayRevision(event);
+  },
+  async ConversationMessageRetracted(em, event) {
+    const d = event.data;
+    await sql(
+      em,
+      `update read.conversation_messages set content = '', sealed = null, recalled_at = ?,
+         revision_state = 'retracted', revision_count = ?, revised_at = ?
+       where id = ? and conversation_id = ? and recalled_at is null`,
+      [d.retractedAt, d.count, d.retractedAt, d.messageId, d.conversationId],
+    );
+    await deleteAttachments(em, d.conversationId, d.attachmentIds, d.retractedAt);
+    return relayRevision(event);
   },
   async ConversationClosed(em, { data: d }) {
     await sql(

@@ -1,5 +1,6 @@
 import { isoUtc, sql, type EntityManager } from '@oan/db';
 import type { MessageAttachment } from '@oan/domain';
+import type { SealedEnvelope } from '@oan/sealed';
 
 // Queries other code may run on the conversations tables (no service writes its own SQL against them).
 
@@ -14,12 +15,18 @@ export interface ConversationMessageRow {
   changeSequence: string;
   createdAt: string;
   attachments: MessageAttachment[] | null;
+  /** A sealed message's content (then `content` is ""), else null. */
+  sealed: SealedEnvelope | null;
+  /** null for a message never revised (its history item has no `revision`). */
+  revision: { state: 'corrected' | 'retracted'; count: number; at: string } | null;
 }
 
 // Attachments resolved from the ids in the message's order; deleted files drop out (no tombstones).
 const MESSAGES = `select m.id, m.sender_account_id as "senderAccountId", m.content,
     m.change_sequence as "changeSequence",
-    ${isoUtc('m.created_at')} as "createdAt",
+    ${isoUtc('m.created_at')} as "createdAt", m.sealed,
+    case when m.revision_state is null then null else jsonb_build_object('state', m.revision_state,
+      'count', m.revision_count, 'at', ${isoUtc('m.revised_at')}) end as revision,
     (select jsonb_agg(jsonb_build_object('attachmentId', a.id, 'kind', a.kind, 'name', a.name,
                       'mimeType', a.mime_type, 'size', a.size, 'width', a.width, 'height', a.height)
                       order by x.ord)

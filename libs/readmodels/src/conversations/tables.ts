@@ -28,7 +28,26 @@ class CreateConversationsReadModels extends Migration {
   }
 }
 
+/**
+ * Revisions (docs/sealed-messages.md): a message's sealed content, and the state of its last
+ * revision (null: never revised, and history shows no `revision`).
+ */
+class AddConversationRevisions extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table read.conversation_messages
+      add column if not exists sealed jsonb,
+      add column if not exists revision_state text,
+      add column if not exists revision_count integer,
+      add column if not exists revised_at timestamptz`);
+  }
+}
+
 /** This read model's tables, in migration order. */
 export const conversationsTables: MigrationDef[] = [
   { name: 'read-0006-conversations', class: CreateConversationsReadModels },
+];
+
+/** Added after the others (their names are recorded in the projector's migrations; never renumber). */
+export const conversationRevisionsTables: MigrationDef[] = [
+  { name: 'read-0013-conversation-revisions', class: AddConversationRevisions },
 ];

@@ -55,6 +55,31 @@ export function conversationOf(conversationId: string, a: Party, b: Party) {
         attachmentIds: [],
         recalledAt: at(3),
       }),
+      ConversationMessageCorrected: () => ({
+        conversationId,
+        messageId: `${conversationId}-m1`,
+        revisionId: `${conversationId}-r1`,
+        senderAccountId: a.accountId,
+        recipientAccountId: b.accountId,
+        clientMessageId: 'c-1',
+        changeSequence: 1,
+        content: 'Hi, corrected',
+        sealed: null,
+        count: 1,
+        correctedAt: at(3),
+      }),
+      ConversationMessageRetracted: () => ({
+        conversationId,
+        messageId: `${conversationId}-m1`,
+        revisionId: `${conversationId}-r2`,
+        senderAccountId: a.accountId,
+        recipientAccountId: b.accountId,
+        clientMessageId: 'c-2',
+        changeSequence: 1,
+        count: 0,
+        attachmentIds: [],
+        retractedAt: at(3),
+      }),
       ConversationClosed: () => ({
         conversationId,
         reason: 'gofer_deleted',
@@ -68,7 +93,10 @@ export function conversationOf(conversationId: string, a: Party, b: Party) {
       partitionKey:
         type === 'ConversationAttachmentUploaded'
           ? data.uploaderAccountId
-          : type === 'ConversationMessageSent' || type === 'ConversationMessageRecalled'
+          : type === 'ConversationMessageSent' ||
+              type === 'ConversationMessageRecalled' ||
+              type === 'ConversationMessageCorrected' ||
+              type === 'ConversationMessageRetracted'
             ? data.senderAccountId
             : a.accountId,
     }),

@@ -17,7 +17,12 @@ export interface ConversationContext {
   /** Records each command's last position so the writer's next reads wait for the projector. */
   writes: WriteTracker;
   now: () => Date;
-  /** Fresh ids (randomUUID) for messages and attachments. */
+  /**
+   * Added to `now` for every command: 0, unless the QA clock knob is on (CONVERSATIONS_QA_CLOCK,
+   * refused in production), which lets a test move the clock without sleeping (src/infra/qaClock.ts).
+   */
+  clockOffsetMs: () => Promise<number>;
+  /** Fresh ids (randomUUID) for messages, revisions and attachments. */
   ids: () => string;
 }
 
@@ -38,7 +43,7 @@ function keyAccountOf(command: ConversationCommand, state: ConversationState): s
       return state.accountA;
     case 'UploadAttachment':
     case 'SendMessage':
-    case 'RecallMessage':
+    case 'ReviseMessage':
       return command.data.accountId;
     default: {
       const unexpected: never = command;
@@ -70,12 +75,14 @@ type CommandOn = (
  */
 const conversationCommands = (
   ctx: ConversationContext,
+  clockOffsetMs: number,
 ): CommandHandler<ConversationState, ConversationCommand> =>
   commandHandler({
     orm: ctx.orm,
     store: ctx.store,
     decider: conversationDecider,
-    now: ctx.now,
+    // Read under the conversation's lock, so times follow the order of the decisions.
+    now: () => new Date(ctx.now().getTime() + clockOffsetMs),
     partitionKey: (state, _events, command) => keyAccountOf(command, state),
     stamp: (e, c) =>
       c.type === 'OpenConversation'
@@ -94,14 +101,15 @@ const conversationCommands = (
  * One command on `conversation-<conversationId>` (`conversationCommands`). With `openFirst`, a
  * conversation not opened yet throws `Unopened` before anything is decided.
  */
-function decideOn(
+async function decideOn(
   ctx: ConversationContext,
   conversationId: string,
   command: CommandOn,
   openFirst: boolean,
   commandId?: string,
 ) {
-  return conversationCommands(ctx)(
+  const offsetMs = await ctx.clockOffsetMs();
+  return conversationCommands(ctx, offsetMs)(
     conversationStreamId(conversationId),
     async (state, em) => {
       if (openFirst && state.status === 'none') throw new Unopened();

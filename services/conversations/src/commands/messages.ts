@@ -1,8 +1,8 @@
 import type { StoredEvent } from '@oan/eventstore';
 import type { SendMessage, UploadAttachment } from '../domain/conversation.ts';
 import type { ConversationMessageSent } from '@oan/domain';
-import { loadAttachments, loadMessage } from '../infra/store.ts';
-import { ensureConversation, runConversationCommand, type ConversationContext } from './context.ts';
+import { loadAttachments } from '../infra/store.ts';
+import { runConversationCommand, type ConversationContext } from './context.ts';
 
 /** Sending a message: the stored message, with its changeSequence. */
 export async function sendMessage(
@@ -34,24 +34,6 @@ export async function recordUpload(
   input: UploadAttachment,
 ): Promise<void> {
   await runConversationCommand(ctx, conversationId, () => ({ type: 'UploadAttachment', data: input }));
-}
-
-/** Extension: the sender recalls its message; returns the storage keys of the files to delete. */
-export async function recallMessage(
-  ctx: ConversationContext,
-  conversationId: string,
-  accountId: string,
-  messageId: string,
-): Promise<string[]> {
-  await ensureConversation(ctx, conversationId, accountId);
-  let keys: string[] = [];
-  await runConversationCommand(ctx, conversationId, async (em, state) => {
-    if (state.status === 'none') return { type: 'RecallMessage', data: { accountId, message: null } };
-    const message = await loadMessage(em, state.id, messageId);
-    if (message) keys = (await loadAttachments(em, state.id, message.attachmentIds)).map((a) => a.storageKey);
-    return { type: 'RecallMessage', data: { accountId, message } };
-  });
-  return keys;
 }
 
 function only(appended: StoredEvent[]): StoredEvent {

@@ -1,13 +1,21 @@
-import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
+import { RejectedError } from './errors.ts';
 import type { ConversationEvent, ConversationOpened, Decider, MessageAttachment, Timed } from '@oan/domain';
 import {
   evolveConversation,
   initialConversationState,
-  type Conversation,
   type ConversationState,
   type StoredAttachment,
-  type StoredMessage,
 } from './conversationState.ts';
+import { assertParticipant, otherAccount, validateMessageInput } from './messageRules.ts';
+import { decideRevise, type ReviseMessage } from './revisions.ts';
+
+export {
+  assertParticipant,
+  MAX_CONTENT_LENGTH,
+  MAX_MESSAGE_ATTACHMENTS,
+  otherAccount,
+  validateMessageInput,
+} from './messageRules.ts';
 
 /**
  * The conversation aggregate's decisions (the post-match direct channel). They see the conversation's
@@ -17,28 +25,12 @@ import {
  * transaction.
  */
 
-/** The most attachmentIds one conversation message may carry. */
-export const MAX_MESSAGE_ATTACHMENTS = 10;
-/** The longest message text, in UTF-16 code units (the role-chat's bound). */
-export const MAX_CONTENT_LENGTH = 20_000;
-
 export type ConversationCommand =
   | { type: 'OpenConversation'; data: OpenConversation }
   | { type: 'UploadAttachment'; data: UploadAttachment }
   | { type: 'SendMessage'; data: SendMessage }
-  | { type: 'RecallMessage'; data: RecallMessage }
+  | { type: 'ReviseMessage'; data: ReviseMessage }
   | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer };
-
-/** Unknown, closed and foreign conversations are one refusal (a probe-safe 403). */
-export function assertParticipant(state: ConversationState, accountId: string): Conversation {
-  if (state.status !== 'open') throw conversationForbidden();
-  if (state.accountA !== accountId && state.accountB !== accountId) throw conversationForbidden();
-  return state;
-}
-
-/** The account on the other side (the caller's own account when both sides are one account). */
-export const otherAccount = (conv: Conversation, accountId: string) =>
-  conv.accountA === accountId ? conv.accountB : conv.accountA;
 
 export interface SendMessage {
   accountId: string;
@@ -51,24 +43,6 @@ export interface SendMessage {
 
 const rejected = (code: ConstructorParameters<typeof RejectedError>[0], message: string) =>
   new RejectedError(code, message);
-
-/** Shape rules of a message body, checked before anything is loaded. */
-export function validateMessageInput(input: Pick<SendMessage, 'content' | 'attachmentIds'>): void {
-  const ids = input.attachmentIds ?? [];
-  const text = input.content ?? '';
-  if (text.trim() === '' && ids.length === 0) {
-    throw rejected('MESSAGE_EMPTY', 'A message needs non-blank content or at least one attachment');
-  }
-  if (text.length > MAX_CONTENT_LENGTH) {
-    throw rejected('MESSAGE_TOO_LONG', `content is longer than ${MAX_CONTENT_LENGTH} characters`);
-  }
-  if (ids.length > MAX_MESSAGE_ATTACHMENTS) {
-    throw rejected('TOO_MANY_ATTACHMENTS', `At most ${MAX_MESSAGE_ATTACHMENTS} attachmentIds per message`);
-  }
-  if (new Set(ids).size !== ids.length) {
-    throw rejected('DUPLICATE_ATTACHMENT', 'attachmentIds lists an attachment twice');
-  }
-}
 
 /**
  * Sending a message: it takes the next changeSequence. Each attachment must have been uploaded by the
@@ -132,42 +106,6 @@ export function decideUpload(
         storageKey,
         ...attachment,
         uploadedAt: now,
-      },
-    },
-  ];
-}
-
-export interface RecallMessage {
-  accountId: string;
-  /** The index row of the message, null when this conversation has none of that id. */
-  message: StoredMessage | null;
-}
-
-/**
- * Extension (DELETE …/messages/:messageId): the sender withdraws its own message. Unknown and already
- * recalled messages are 404; the other side's message is 403 (both sides see every message anyway).
- */
-export function decideRecall(
-  state: ConversationState,
-  { accountId, message }: RecallMessage,
-  now: string,
-): ConversationEvent[] {
-  const c = assertParticipant(state, accountId);
-  if (!message || message.recalled) throw new NotFoundError('MESSAGE_NOT_FOUND', 'Message not found');
-  if (message.senderAccountId !== accountId) {
-    throw new ForbiddenError('MESSAGE_NOT_YOURS', 'Only the sender may recall a message');
-  }
-  return [
-    {
-      type: 'ConversationMessageRecalled',
-      data: {
-        conversationId: c.id,
-        messageId: message.id,
-        senderAccountId: accountId,
-        recipientAccountId: otherAccount(c, accountId),
-        changeSequence: message.changeSequence,
-        attachmentIds: message.attachmentIds,
-        recalledAt: now,
       },
     },
   ];
@@ -240,8 +178,8 @@ export function decideConversation(
       return decideUpload(state, command.data, now);
     case 'SendMessage':
       return decideSend(state, command.data, now);
-    case 'RecallMessage':
-      return decideRecall(state, command.data, now);
+    case 'ReviseMessage':
+      return decideRevise(state, command.data, now);
     case 'CloseForDeletedGofer':
       return decideClose(state, command.data, now);
     default: {

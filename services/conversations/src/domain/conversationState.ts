@@ -1,4 +1,5 @@
 import type { ConversationEvent, ConversationOpened, MessageAttachment } from '@oan/domain';
+import type { SealedEnvelope } from '@oan/sealed';
 
 /**
  * Stream `conversation-<conversationId>`: the two accounts of a match and their messages. A send
@@ -38,6 +39,8 @@ export function evolveConversation(state: ConversationState, event: Conversation
     // Facts about one file or one message: the index keeps them (indexChangesOf).
     case 'ConversationAttachmentUploaded':
     case 'ConversationMessageRecalled':
+    case 'ConversationMessageCorrected':
+    case 'ConversationMessageRetracted':
       return state;
     default: {
       const unexpected: never = event;
@@ -60,8 +63,30 @@ export interface StoredMessage {
   id: string;
   senderAccountId: string;
   changeSequence: number;
+  /** Withdrawn: recalled (older logs) or retracted. */
   recalled: boolean;
   attachmentIds: string[];
+  createdAt: string;
+  /** Corrections so far. */
+  corrections: number;
+  /** Its content is sealed (oan-sealed-v1): a correction must be sealed too. */
+  sealed: boolean;
+}
+
+/** One revision of a message as the index keeps it: what a retry under its clientMessageId answers. */
+export interface StoredRevision {
+  id: string;
+  messageId: string;
+  senderAccountId: string;
+  /** null for a retraction through DELETE. */
+  clientMessageId: string | null;
+  action: 'correct' | 'retract';
+  /** The corrected text ("" once the message is retracted, and for sealed or retracting revisions). */
+  content: string;
+  sealed: SealedEnvelope | null;
+  /** Corrections of the message after this revision. */
+  count: number;
+  at: string;
 }
 
 /** One change to the index rows (`conversations.attachments`, `conversations.messages`). */
@@ -74,6 +99,10 @@ export type IndexChange =
   | { type: 'message_stored'; conversationId: string; message: StoredMessage }
   | { type: 'attachments_used'; conversationId: string; messageId: string; attachmentIds: string[] }
   | { type: 'message_recalled'; messageId: string }
+  | { type: 'message_corrected'; messageId: string; corrections: number }
+  | { type: 'revision_stored'; conversationId: string; revision: StoredRevision }
+  /** A retraction strips the content of the message's earlier corrections. */
+  | { type: 'revisions_stripped'; messageId: string }
   | { type: 'attachments_deleted'; conversationId: string; attachmentIds: string[] };
 
 /**
@@ -103,6 +132,9 @@ export function indexChangesOf(event: ConversationEvent): IndexChange[] {
         changeSequence: d.changeSequence,
         recalled: false,
         attachmentIds,
+        createdAt: d.createdAt,
+        corrections: 0,
+        sealed: false,
       };
       const changes: IndexChange[] = [{ type: 'message_stored', conversationId: d.conversationId, message }];
       if (attachmentIds.length > 0) {
@@ -115,6 +147,45 @@ export function indexChangesOf(event: ConversationEvent): IndexChange[] {
       const { conversationId, messageId, attachmentIds } = event.data;
       return [
         { type: 'message_recalled', messageId },
+        { type: 'attachments_deleted', conversationId, attachmentIds },
+      ];
+    }
+    case 'ConversationMessageCorrected': {
+      const d = event.data;
+      const revision: StoredRevision = {
+        id: d.revisionId,
+        messageId: d.messageId,
+        senderAccountId: d.senderAccountId,
+        clientMessageId: d.clientMessageId,
+        action: 'correct',
+        content: d.content,
+        sealed: d.sealed,
+        count: d.count,
+        at: d.correctedAt,
+      };
+      return [
+        { type: 'message_corrected', messageId: d.messageId, corrections: d.count },
+        { type: 'revision_stored', conversationId: d.conversationId, revision },
+      ];
+    }
+    case 'ConversationMessageRetracted': {
+      const d = event.data;
+      const { conversationId, messageId, attachmentIds } = d;
+      const revision: StoredRevision = {
+        id: d.revisionId,
+        messageId,
+        senderAccountId: d.senderAccountId,
+        clientMessageId: d.clientMessageId,
+        action: 'retract',
+        content: '',
+        sealed: null,
+        count: d.count,
+        at: d.retractedAt,
+      };
+      return [
+        { type: 'message_recalled', messageId },
+        { type: 'revisions_stripped', messageId },
+        { type: 'revision_stored', conversationId, revision },
         { type: 'attachments_deleted', conversationId, attachmentIds },
       ];
     }

@@ -5,8 +5,10 @@ import { awaitOwnWrites } from '@oan/projection';
 import { conversationHistoryPage, type ConversationMessageRow } from '@oan/readmodels';
 import type { ObjectStorage } from '@oan/storage';
 import { assertParticipates, WRITE_SOURCE, type ConversationContext } from '../commands/context.ts';
-import { recallMessage, sendMessage } from '../commands/messages.ts';
-import { rethrowMapped } from './errors.ts';
+import { sendMessage } from '../commands/messages.ts';
+import { reviseMessage } from '../commands/revisions.ts';
+import { rethrowMapped, rethrowMappedForRecall } from './errors.ts';
+import { deleteFiles } from './files.ts';
 import * as s from './schemas.ts';
 import { toOanAttachment } from './shapes.ts';
 
@@ -21,9 +23,12 @@ const toMessage = (r: ConversationMessageRow): s.ConversationMessage => ({
   id: r.id,
   senderUserId: r.senderAccountId,
   content: r.content,
+  ...(r.sealed === null ? {} : { sealed: r.sealed }),
   attachments: (r.attachments ?? []).map(toOanAttachment),
   changeSequence: r.changeSequence,
   createdAt: r.createdAt,
+  // Only a revised message has the key: an unrevised one reads as in protocol v1.
+  ...(r.revision === null ? {} : { revision: r.revision }),
 });
 
 /** History, sending and the recall extension, under `/api/v1`. */
@@ -83,7 +88,8 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
     },
   );
 
-  // Extension (documented in the OpenAPI document): the sender withdraws its own message.
+  // Extension (documented in the OpenAPI document): the sender withdraws its own message, which is
+  // the revise route's retraction without a clientMessageId (ADR 0037).
   app.delete(
     '/conversations/:conversationId/messages/:messageId',
     {
@@ -92,8 +98,11 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
         tags: ['extension'],
         summary: 'Recall a message (extension to protocol v1)',
         description:
-          'Extension to protocol v1: the sender recalls its own message. It disappears from both ' +
-          'histories and its attachments are deleted (their URLs answer 404). No event is emitted.',
+          'Extension to protocol v1: the sender recalls its own message, the same retraction as ' +
+          '`POST …/messages/{messageId}/revise` with `action: "retract"` (docs/sealed-messages.md). It ' +
+          'disappears from both histories, its attachments are deleted (their URLs answer 404), and the ' +
+          'other side gets a `relay_message` saying it was withdrawn. Within 24 hours of its createdAt ' +
+          '(else 409 REVISION_WINDOW_CLOSED).',
         params: s.messageParams,
         response: { 204: noContent },
       },
@@ -101,11 +110,11 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
     async (req, reply) => {
       const accountId = principalOf(req).accountId;
       const { conversationId, messageId } = req.params;
-      const keys = await recallMessage(ctx, conversationId, accountId, messageId);
-      for (const key of keys) {
-        // Best effort: the files are already unreachable (the URL route answers 404).
-        await storage?.delete(key).catch((err: unknown) => app.log.warn({ err }, 'could not delete a file'));
-      }
+      const retract = { action: 'retract' as const, clientMessageId: null };
+      const { storageKeys } = await reviseMessage(ctx, conversationId, accountId, messageId, retract).catch(
+        rethrowMappedForRecall,
+      );
+      await deleteFiles(storage, storageKeys, req.log);
       return reply.status(204).send(null);
     },
   );

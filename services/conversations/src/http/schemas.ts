@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sealedEnvelope } from '@oan/sealed';
 
 /** A malformed id is answered like an unknown one (403 / 404), never with a 400 that tells them apart. */
 export const conversationParams = z.object({ conversationId: z.string() });
@@ -50,16 +51,49 @@ export const attachment = z.object({
 });
 export type OanConversationAttachment = z.infer<typeof attachment>;
 
-/** A conversation message (GET items and the POST answer). */
+/** A revised message's state (docs/sealed-messages.md "Revisions"); absent on an unrevised message. */
+export const revision = z.object({
+  state: z.enum(['corrected', 'retracted']),
+  /** Corrections so far. */
+  count: z.number().int().min(0),
+  at: z.string(),
+});
+
+/**
+ * A conversation message (GET items and the POST answer). `sealed` (a sealed message's content, then
+ * `content` is "") and `revision` are extensions, absent otherwise: a v1 client reads the same bytes.
+ */
 export const message = z.object({
   id: z.string(),
   senderUserId: z.string(),
   content: z.string(),
+  sealed: sealedEnvelope.optional(),
   attachments: z.array(attachment),
   changeSequence: z.string(),
   createdAt: z.string(),
+  revision: revision.optional(),
 });
 export type ConversationMessage = z.infer<typeof message>;
+
+/**
+ * A revision (docs/sealed-messages.md "Revisions"): `correct` with `content` (a plain message) or
+ * `sealed` (a sealed one), `retract` with neither; which of the two a message takes is its own kind.
+ */
+export const reviseBody = z
+  .strictObject({
+    action: z.enum(['correct', 'retract']),
+    clientMessageId: z.string().min(1).max(128),
+    content: z.string().optional(),
+    sealed: sealedEnvelope.optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.action === 'retract' && (b.content !== undefined || b.sealed !== undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'retract takes neither content nor sealed' });
+    }
+    if (b.action === 'correct' && (b.content === undefined) === (b.sealed === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'correct takes content or sealed, exactly one' });
+    }
+  });
 
 export const uploadResponse = z.object({ attachment });
 export const urlResponse = z.object({ url: z.string() });

@@ -2,7 +2,7 @@
  * migrations, its snapshot rows and the message/attachment indexes are saved in the append's
  * transaction, and keeping them in one file keeps each column beside the statement that writes it.
  */
-import { Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
 import { commandIdsMigration, EventStore, type Snapshot, type StoredEvent } from '@oan/eventstore';
 import { avroEventValidator, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import {
@@ -14,6 +14,7 @@ import {
   type IndexChange,
   type StoredAttachment,
   type StoredMessage,
+  type StoredRevision,
 } from '../domain/conversationState.ts';
 import type { ConversationEvent } from '@oan/domain';
 
@@ -53,10 +54,34 @@ class CreateWriteState extends Migration {
   }
 }
 
+/**
+ * Revisions (docs/sealed-messages.md): each message's time (the 24-hour window), its corrections so
+ * far and whether it is sealed, and each revision as a retry under its clientMessageId answers it.
+ * Rows of messages sent before take their time from their event.
+ */
+class AddRevisions extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table conversations.messages
+      add column if not exists created_at timestamptz,
+      add column if not exists corrections integer not null default 0,
+      add column if not exists sealed boolean not null default false`);
+    this.addSql(`update conversations.messages m set created_at = (e.data->>'createdAt')::timestamptz
+      from conversations.events e
+      where m.created_at is null and e.type = 'ConversationMessageSent' and e.data->>'messageId' = m.id`);
+    this.addSql(`create table if not exists conversations.revisions (
+      id text primary key, conversation_id text not null, message_id text not null,
+      sender_account_id text not null, client_message_id text, action text not null,
+      content text not null, sealed jsonb, count integer not null, at timestamptz not null,
+      unique (conversation_id, sender_account_id, client_message_id))`);
+    this.addSql('create index if not exists revisions_message on conversations.revisions (message_id)');
+  }
+}
+
 export const conversationMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
   commandIdsMigration(store),
   { name: 'conversations-0001-write-state', class: CreateWriteState },
+  { name: 'conversations-0002-revisions', class: AddRevisions },
 ];
 
 /**
@@ -150,17 +175,49 @@ function indexWrite(change: IndexChange): Statement | null {
     case 'message_stored': {
       const m = change.message;
       return {
-        text: `insert into conversations.messages (id, conversation_id, sender_account_id, change_sequence, attachment_ids)
-         values (?, ?, ?, ?, ?::jsonb) on conflict (id) do nothing`,
+        text: `insert into conversations.messages (id, conversation_id, sender_account_id, change_sequence,
+           attachment_ids, created_at, sealed) values (?, ?, ?, ?, ?::jsonb, ?, ?) on conflict (id) do nothing`,
         params: [
           m.id,
           change.conversationId,
           m.senderAccountId,
           m.changeSequence,
           JSON.stringify(m.attachmentIds),
+          m.createdAt,
+          m.sealed,
         ],
       };
     }
+    case 'message_corrected':
+      return {
+        text: 'update conversations.messages set corrections = greatest(corrections, ?) where id = ?',
+        params: [change.corrections, change.messageId],
+      };
+    case 'revision_stored': {
+      const r = change.revision;
+      return {
+        text: `insert into conversations.revisions (id, conversation_id, message_id, sender_account_id,
+           client_message_id, action, content, sealed, count, at) values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)
+         on conflict (id) do nothing`,
+        params: [
+          r.id,
+          change.conversationId,
+          r.messageId,
+          r.senderAccountId,
+          r.clientMessageId,
+          r.action,
+          r.content,
+          r.sealed === null ? null : JSON.stringify(r.sealed),
+          r.count,
+          r.at,
+        ],
+      };
+    }
+    case 'revisions_stripped':
+      return {
+        text: `update conversations.revisions set content = '', sealed = null where message_id = ?`,
+        params: [change.messageId],
+      };
     case 'attachments_used':
       return {
         text: `update conversations.attachments set message_id = ?
@@ -330,9 +387,13 @@ export async function loadMessage(
     change_sequence: string;
     recalled: boolean;
     attachment_ids: string[];
+    created_at: string;
+    corrections: number;
+    sealed: boolean;
   }>(
     em,
-    `select id, sender_account_id, change_sequence, recalled, attachment_ids
+    `select id, sender_account_id, change_sequence, recalled, attachment_ids,
+            ${isoUtc('created_at')} as created_at, corrections, sealed
        from conversations.messages where conversation_id = ? and id = ?`,
     [conversationId, messageId],
   );
@@ -343,5 +404,61 @@ export async function loadMessage(
     changeSequence: Number(r.change_sequence),
     recalled: r.recalled,
     attachmentIds: r.attachment_ids,
+    createdAt: r.created_at,
+    corrections: r.corrections,
+    sealed: r.sealed,
   };
+}
+
+/** The caller's revision in this conversation under `clientMessageId`, if any (a retry, or a reuse). */
+export async function loadRevision(
+  em: EntityManager,
+  conversationId: string,
+  senderAccountId: string,
+  clientMessageId: string,
+): Promise<StoredRevision | null> {
+  const [r] = await sql<{
+    id: string;
+    message_id: string;
+    action: 'correct' | 'retract';
+    content: string;
+    sealed: StoredRevision['sealed'];
+    count: number;
+    at: string;
+  }>(
+    em,
+    `select id, message_id, action, content, sealed, count, ${isoUtc('at')} as at from conversations.revisions
+      where conversation_id = ? and sender_account_id = ? and client_message_id = ?`,
+    [conversationId, senderAccountId, clientMessageId],
+  );
+  if (!r) return null;
+  return {
+    id: r.id,
+    messageId: r.message_id,
+    senderAccountId,
+    clientMessageId,
+    action: r.action,
+    content: r.content,
+    sealed: r.sealed,
+    count: r.count,
+    at: r.at,
+  };
+}
+
+/** Which of `attachmentIds` another message of the conversation, not withdrawn, names too. */
+export async function attachmentsUsedElsewhere(
+  em: EntityManager,
+  conversationId: string,
+  messageId: string,
+  attachmentIds: string[],
+): Promise<string[]> {
+  if (attachmentIds.length === 0) return [];
+  const rows = await sql<{ id: string }>(
+    em,
+    `select distinct x.id from conversations.messages m, jsonb_array_elements_text(m.attachment_ids) as x(id)
+      where m.conversation_id = ? and m.id <> ? and not m.recalled
+        and x.id in (select jsonb_array_elements_text(?::jsonb))`,
+    [conversationId, messageId, JSON.stringify(attachmentIds)],
+  );
+  return rows.map((r) => r.id);
 }

@@ -1,5 +1,6 @@
 import { sql, type EntityManager } from '@oan/db';
 import { envelopeText, type Notification } from '../notifications.ts';
+import { scrubRetracted } from './scrub.ts';
 
 export interface CommittedEnvelope {
   accountId: string;
@@ -11,8 +12,8 @@ export interface CommittedEnvelope {
  * Stage 2 (per-account order, a deterministic seq): gives each notification of one `oan.events`
  * partition batch its dense per-account seq, in partition order, and writes the rows. A notification
  * whose eventId is already stored (an at-least-once redelivery from stage 1) is skipped before a seq is
- * taken, so replaying the topic from zero reproduces the same seqs. Runs inside the batch's
- * transaction.
+ * taken, so replaying the topic from zero reproduces the same seqs. A retraction then scrubs the
+ * rows that carried its message's content (`scrubRetracted`). Runs inside the batch's transaction.
  */
 export async function writeEnvelopes(em: EntityManager, batch: Notification[]): Promise<CommittedEnvelope[]> {
   if (batch.length === 0) return [];
@@ -80,5 +81,10 @@ export async function writeEnvelopes(em: EntityManager, batch: Notification[]): 
       ),
     ],
   );
-  return out;
+  // The rows just written may be among those a retraction of this batch rewrote: push the rewritten.
+  const rewritten = await scrubRetracted(
+    em,
+    out.map((e, i) => ({ n: fresh[i]!, e })),
+  );
+  return out.map((e) => ({ ...e, envelope: rewritten.get(`${e.accountId}:${e.seq}`) ?? e.envelope }));
 }
