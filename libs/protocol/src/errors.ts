@@ -43,6 +43,20 @@ export const ErrorCodes = {
   runtimeWithoutEndpoint: 'RUNTIME_WITHOUT_ENDPOINT',
   /** The endpoint did not echo the challenge (422); the runtime stays `unverified`. */
   verificationFailed: 'VERIFICATION_FAILED',
+  /** Sealed messages (docs/sealed-messages.md): a key the caller never published (404). */
+  keyNotFound: 'KEY_NOT_FOUND',
+  /** A keyId taken by another key, retired, or a public key already under another keyId (409). */
+  keyIdInUse: 'KEY_ID_IN_USE',
+  /** A ninth current device key (409). */
+  tooManyKeys: 'TOO_MANY_KEYS',
+  /** A sealed recipient that is not a current key of one of the two sides, or named twice (400). */
+  sealedRecipientUnknown: 'SEALED_RECIPIENT_UNKNOWN',
+  /** A current key of the receiving side not among the recipients, without `allowMissing` (409). */
+  sealedRecipientsMissing: 'SEALED_RECIPIENTS_MISSING',
+  /** A sealed message to a side without a current key (409). */
+  recipientHasNoKey: 'RECIPIENT_HAS_NO_KEY',
+  /** A `clientMessageId` sent again with another body (409). */
+  clientMessageIdReused: 'CLIENT_MESSAGE_ID_REUSED',
 } as const;
 
 export const ErrorKeys = {

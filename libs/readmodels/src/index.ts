@@ -14,7 +14,7 @@ import {
 import { a2aProjection, a2aTables } from './a2a/index.ts';
 import { accountsDropped, accountsTables, authProjection } from './accounts/index.ts';
 import { agentsProjection, agentsTables } from './agents/index.ts';
-import { conversationsProjection, conversationsTables } from './conversations/index.ts';
+import { conversationsProjection, conversationsTables, deviceKeysProjection } from './conversations/index.ts';
 import { gofersProjection, gofersTables } from './gofers/index.ts';
 import { matchingProjection, matchingTables } from './matching/index.ts';
 import type { Projection } from './types.ts';
@@ -70,6 +70,7 @@ export const projections: Projection[] = [
   gofersProjection,
   matchingProjection,
   conversationsProjection,
+  deviceKeysProjection,
   agentsProjection,
   a2aProjection,
 ];
@@ -85,10 +86,11 @@ export const readModelMigrations: MigrationDef[] = [
   appliedPositionsMigration,
   ...gofersTables,
   matchingTables[0]!,
-  ...conversationsTables,
+  conversationsTables[0]!,
   matchingTables[1]!,
   oanExpectedMigration,
   ...agentsTables,
   accountsDropped,
   ...a2aTables,
+  conversationsTables[1]!,
 ];

@@ -1,5 +1,5 @@
 import { isoUtc, sql, type EntityManager } from '@oan/db';
-import type { MessageAttachment } from '@oan/domain';
+import type { MessageAttachment, SealedContent } from '@oan/domain';
 
 // Queries other code may run on the conversations tables (no service writes its own SQL against them).
 
@@ -14,6 +14,8 @@ export interface ConversationMessageRow {
   changeSequence: string;
   createdAt: string;
   attachments: MessageAttachment[] | null;
+  /** A sealed message's envelope (its `content` is ""); null for a plain one. */
+  sealed: SealedContent | null;
 }
 
 // Attachments resolved from the ids in the message's order; deleted files drop out (no tombstones).
@@ -25,7 +27,8 @@ const MESSAGES = `select m.id, m.sender_account_id as "senderAccountId", m.conte
                       order by x.ord)
        from jsonb_array_elements_text(m.attachment_ids) with ordinality as x(aid, ord)
        join read.conversation_attachments a on a.id = x.aid and a.deleted_at is null
-    ) as attachments
+    ) as attachments,
+    m.sealed
   from read.conversation_messages m`;
 
 /**

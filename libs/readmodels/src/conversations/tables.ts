@@ -28,7 +28,15 @@ class CreateConversationsReadModels extends Migration {
   }
 }
 
+/** A sealed message's envelope (docs/sealed-messages.md), null for a plain message. */
+class AddSealedMessages extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table read.conversation_messages add column if not exists sealed jsonb');
+  }
+}
+
 /** This read model's tables, in migration order. */
 export const conversationsTables: MigrationDef[] = [
   { name: 'read-0006-conversations', class: CreateConversationsReadModels },
+  { name: 'read-0013-conversation-sealed-messages', class: AddSealedMessages },
 ];

@@ -1,5 +1,13 @@
 import { conversationForbidden, ForbiddenError, NotFoundError, RejectedError } from './errors.ts';
-import type { ConversationEvent, ConversationOpened, Decider, MessageAttachment, Timed } from '@oan/domain';
+import type {
+  ConversationEvent,
+  ConversationMessageSent,
+  ConversationOpened,
+  Decider,
+  MessageAttachment,
+  SealedContent,
+  Timed,
+} from '@oan/domain';
 import {
   evolveConversation,
   initialConversationState,
@@ -8,6 +16,14 @@ import {
   type StoredAttachment,
   type StoredMessage,
 } from './conversationState.ts';
+import {
+  checkSealedRecipients,
+  clientMessageIdReused,
+  sameSend,
+  storedContent,
+  type CurrentKey,
+} from './sealed.ts';
+import { decideKeyNotice, type NoticeKeyChange } from './keyNotice.ts';
 
 /**
  * The conversation aggregate's decisions (the post-match direct channel). They see the conversation's
@@ -22,12 +38,15 @@ export const MAX_MESSAGE_ATTACHMENTS = 10;
 /** The longest message text, in UTF-16 code units (the role-chat's bound). */
 export const MAX_CONTENT_LENGTH = 20_000;
 
+export type { NoticeKeyChange };
+
 export type ConversationCommand =
   | { type: 'OpenConversation'; data: OpenConversation }
   | { type: 'UploadAttachment'; data: UploadAttachment }
   | { type: 'SendMessage'; data: SendMessage }
   | { type: 'RecallMessage'; data: RecallMessage }
-  | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer };
+  | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer }
+  | { type: 'NoticeKeyChange'; data: NoticeKeyChange };
 
 /** Unknown, closed and foreign conversations are one refusal (a probe-safe 403). */
 export function assertParticipant(state: ConversationState, accountId: string): Conversation {
@@ -44,19 +63,32 @@ export interface SendMessage {
   accountId: string;
   messageId: string;
   content?: string | undefined;
+  /** Instead of `content`: an `oan-sealed-v1` envelope (docs/sealed-messages.md). */
+  sealed?: SealedContent | undefined;
   attachmentIds?: string[] | undefined;
+  /** The sender's retry key: the same send again answers the message it made. */
+  clientMessageId?: string | undefined;
+  /** A sealed message may leave out current keys of the receiving side. */
+  allowMissing?: boolean | undefined;
   /** The index rows of `attachmentIds` found in this conversation. */
   attachments: StoredAttachment[];
+  /** The current device keys of both sides, read in the send's transaction (for a sealed message). */
+  keys: CurrentKey[];
+  /** The sender's message of this conversation under the same `clientMessageId`, if there is one. */
+  previous: ConversationMessageSent | null;
 }
 
 const rejected = (code: ConstructorParameters<typeof RejectedError>[0], message: string) =>
   new RejectedError(code, message);
 
 /** Shape rules of a message body, checked before anything is loaded. */
-export function validateMessageInput(input: Pick<SendMessage, 'content' | 'attachmentIds'>): void {
+export function validateMessageInput(input: Pick<SendMessage, 'content' | 'attachmentIds' | 'sealed'>): void {
   const ids = input.attachmentIds ?? [];
   const text = input.content ?? '';
-  if (text.trim() === '' && ids.length === 0) {
+  if (input.sealed !== undefined && input.content !== undefined) {
+    throw rejected('SEALED_WITH_CONTENT', 'A message has content or sealed, not both');
+  }
+  if (input.sealed === undefined && text.trim() === '' && ids.length === 0) {
     throw rejected('MESSAGE_EMPTY', 'A message needs non-blank content or at least one attachment');
   }
   if (text.length > MAX_CONTENT_LENGTH) {
@@ -73,11 +105,22 @@ export function validateMessageInput(input: Pick<SendMessage, 'content' | 'attac
 /**
  * Sending a message: it takes the next changeSequence. Each attachment must have been uploaded by the
  * caller to this conversation, be stored still, and not be attached to another message; one refusal
- * for all of these (probe-safe inside a conversation). `content` is "" for an attachment-only message.
+ * for all of these (probe-safe inside a conversation). `content` is "" for an attachment-only or a
+ * sealed message. A `clientMessageId` used before decides nothing new: the same send is answered
+ * with its message (the caller has it as `previous`), another one is refused.
  */
 export function decideSend(state: ConversationState, input: SendMessage, now: string): ConversationEvent[] {
   const c = assertParticipant(state, input.accountId);
+  if (input.previous) {
+    if (!sameSend(input.previous, input)) throw clientMessageIdReused();
+    return [];
+  }
   validateMessageInput(input);
+  const recipient = otherAccount(c, input.accountId);
+  if (input.sealed !== undefined) {
+    const sides = { sender: input.accountId, recipient };
+    checkSealedRecipients(input.sealed, input.keys, sides, input.allowMissing === true);
+  }
   const ids = input.attachmentIds ?? [];
   const byId = new Map(input.attachments.map((a) => [a.attachmentId, a]));
   const chosen: MessageAttachment[] = [];
@@ -92,7 +135,6 @@ export function decideSend(state: ConversationState, input: SendMessage, now: st
     const { attachmentId, kind, name, mimeType, size, width, height } = a;
     chosen.push({ attachmentId, kind, name, mimeType, size, width, height });
   }
-  const text = input.content ?? '';
   return [
     {
       type: 'ConversationMessageSent',
@@ -100,11 +142,13 @@ export function decideSend(state: ConversationState, input: SendMessage, now: st
         conversationId: c.id,
         messageId: input.messageId,
         senderAccountId: input.accountId,
-        recipientAccountId: otherAccount(c, input.accountId),
-        content: text.trim() === '' ? '' : text,
+        recipientAccountId: recipient,
+        content: storedContent(input),
         attachments: chosen,
         changeSequence: c.lastChangeSequence + 1,
         createdAt: now,
+        sealed: input.sealed ?? null,
+        clientMessageId: input.clientMessageId ?? null,
       },
     },
   ];
@@ -244,6 +288,8 @@ export function decideConversation(
       return decideRecall(state, command.data, now);
     case 'CloseForDeletedGofer':
       return decideClose(state, command.data, now);
+    case 'NoticeKeyChange':
+      return decideKeyNotice(state, command.data);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);

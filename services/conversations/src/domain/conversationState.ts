@@ -35,9 +35,11 @@ export function evolveConversation(state: ConversationState, event: Conversation
       };
     case 'ConversationClosed':
       return { ...state, status: 'closed' };
-    // Facts about one file or one message: the index keeps them (indexChangesOf).
+    // Facts about one file or one message: the index keeps them (indexChangesOf). A key notice
+    // changes nothing here.
     case 'ConversationAttachmentUploaded':
     case 'ConversationMessageRecalled':
+    case 'ConversationKeyChanged':
       return state;
     default: {
       const unexpected: never = event;
@@ -71,7 +73,13 @@ export type IndexChange =
       conversationId: string;
       attachment: StoredAttachment & { storageKey: string };
     }
-  | { type: 'message_stored'; conversationId: string; message: StoredMessage }
+  | {
+      type: 'message_stored';
+      conversationId: string;
+      message: StoredMessage;
+      /** The sender's retry key, found again by (conversation, sender, clientMessageId). */
+      clientMessageId: string | null;
+    }
   | { type: 'attachments_used'; conversationId: string; messageId: string; attachmentIds: string[] }
   | { type: 'message_recalled'; messageId: string }
   | { type: 'attachments_deleted'; conversationId: string; attachmentIds: string[] };
@@ -83,6 +91,7 @@ export type IndexChange =
 export function indexChangesOf(event: ConversationEvent): IndexChange[] {
   switch (event.type) {
     case 'ConversationOpened':
+    case 'ConversationKeyChanged':
       return [];
     case 'ConversationAttachmentUploaded': {
       const { conversationId, uploadedAt: _at, ...a } = event.data;
@@ -104,7 +113,15 @@ export function indexChangesOf(event: ConversationEvent): IndexChange[] {
         recalled: false,
         attachmentIds,
       };
-      const changes: IndexChange[] = [{ type: 'message_stored', conversationId: d.conversationId, message }];
+      const changes: IndexChange[] = [
+        {
+          type: 'message_stored',
+          conversationId: d.conversationId,
+          message,
+          // absent from events stored as version 1
+          clientMessageId: d.clientMessageId ?? null,
+        },
+      ];
       if (attachmentIds.length > 0) {
         const { conversationId, messageId } = d;
         changes.push({ type: 'attachments_used', conversationId, messageId, attachmentIds });

@@ -1,4 +1,5 @@
-import { forbidden, notFound, validation, type HttpError } from '@oan/http';
+import { forbidden, HttpError, notFound, validation } from '@oan/http';
+import { ErrorCodes } from '@oan/protocol';
 import { isDomainError, type DomainError } from '../domain/errors.ts';
 
 /** The one place where the conversations context's coded errors become statuses and bodies. */
@@ -14,12 +15,28 @@ export function toHttpError(err: DomainError): HttpError {
       return notFound('Attachment not found');
     case 'MESSAGE_NOT_FOUND':
       return notFound('Message not found');
+    case 'KEY_NOT_FOUND':
+      // one body for another account's key and one nobody published.
+      return new HttpError(404, ErrorCodes.keyNotFound, 'Key not found');
     case 'MESSAGE_EMPTY':
     case 'MESSAGE_TOO_LONG':
     case 'TOO_MANY_ATTACHMENTS':
     case 'DUPLICATE_ATTACHMENT':
     case 'ATTACHMENT_UNUSABLE':
+    case 'SEALED_WITH_CONTENT':
       return validation(err.message);
+    case 'SEALED_RECIPIENT_UNKNOWN':
+      return new HttpError(400, ErrorCodes.sealedRecipientUnknown, err.message);
+    case 'KEY_ID_IN_USE':
+      return new HttpError(409, ErrorCodes.keyIdInUse, err.message);
+    case 'TOO_MANY_KEYS':
+      return new HttpError(409, ErrorCodes.tooManyKeys, err.message);
+    case 'SEALED_RECIPIENTS_MISSING':
+      return new HttpError(409, ErrorCodes.sealedRecipientsMissing, err.message);
+    case 'RECIPIENT_HAS_NO_KEY':
+      return new HttpError(409, ErrorCodes.recipientHasNoKey, err.message);
+    case 'CLIENT_MESSAGE_ID_REUSED':
+      return new HttpError(409, ErrorCodes.clientMessageIdReused, err.message);
     default: {
       const unexpected: never = err;
       return unexpected;

@@ -8,7 +8,7 @@ import { assertParticipates, WRITE_SOURCE, type ConversationContext } from '../c
 import { recallMessage, sendMessage } from '../commands/messages.ts';
 import { rethrowMapped } from './errors.ts';
 import * as s from './schemas.ts';
-import { toOanAttachment } from './shapes.ts';
+import { sealedOf, toOanAttachment } from './shapes.ts';
 
 export interface ConversationRouteDeps {
   ctx: ConversationContext;
@@ -24,6 +24,7 @@ const toMessage = (r: ConversationMessageRow): s.ConversationMessage => ({
   attachments: (r.attachments ?? []).map(toOanAttachment),
   changeSequence: r.changeSequence,
   createdAt: r.createdAt,
+  ...sealedOf(r.sealed),
 });
 
 /** History, sending and the recall extension, under `/api/v1`. */
@@ -79,6 +80,7 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
         attachments: sent.attachments.map(toOanAttachment),
         changeSequence: String(sent.changeSequence),
         createdAt: sent.createdAt,
+        ...sealedOf(sent.sealed),
       });
     },
   );
