@@ -36,6 +36,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { prefix: '/api/v1/threads', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
   { prefix: '/api/v1/match-requests', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
   { prefix: '/api/v1/conversations', upstream: 'CONVERSATIONS_URL', bodyLimit: BODY_LIMITS.conversations },
+  // The key directory of sealed messages (docs/sealed-messages.md) is the conversations service's.
+  { prefix: '/api/v1/keys', upstream: 'CONVERSATIONS_URL', bodyLimit: BODY_LIMITS.conversations },
   { prefix: '/api/v1/runtimes', upstream: 'RUNTIMES_URL', bodyLimit: BODY_LIMITS.runtimes },
   // ADR 0035: published Gofers as A2A agents (their cards and JSON-RPC), with no credential.
   { prefix: '/a2a', upstream: 'GOFERS_URL', bodyLimit: BODY_LIMITS.a2a },
