@@ -155,7 +155,8 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
     <>This page is not on a secure origin (https), so it cannot seal: your messages go unsealed.</>
   ) : keys.keys === null ? null : theyHaveKeys ? (
     <>
-      <span aria-hidden="true">🔒 </span>Sealed: only your devices and {counterpart}'s can open your messages.
+      <LockIcon />
+      Sealed: only your devices and {counterpart}'s can open your messages.
     </>
   ) : (
     <>{counterpart} has no key yet, so your messages go unsealed: the server can read them.</>
@@ -204,6 +205,16 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
         </p>
       ) : null}
     </>
+  );
+}
+
+/** A padlock drawn inline (no emoji font needed); the text beside it says "Sealed". */
+function LockIcon() {
+  return (
+    <svg class="lock" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
+      <path d="M4.5 7V5a3.5 3.5 0 0 1 7 0v2" fill="none" stroke="currentColor" stroke-width="1.6" />
+      <rect x="2.5" y="7" width="11" height="8" rx="1.5" fill="currentColor" />
+    </svg>
   );
 }
 

@@ -1,6 +1,7 @@
 import type { SealedEnvelope } from '@oan/sealed';
 import { api, need } from '../api/client';
 import type { DeviceKey } from './keyStore';
+import { ensureDeviceKey } from './deviceKey';
 import { canSeal, loadSealed } from './lib';
 
 /** A current device key of one side of the conversation, with the fingerprint worked out here. */
@@ -47,6 +48,8 @@ export async function outgoing(
     if (plainAllowed) return { content: text };
     throw new Error('This page cannot seal here (it is not on a secure origin).');
   }
+  // This browser's own key first, so what it sends opens here too (a failure shows on the page).
+  await ensureDeviceKey(me).catch(() => undefined);
   const keys = await conversationKeys(conversationId);
   const { fromBase64url, webcryptoSealer } = await loadSealed();
   if (!keys.some((k) => k.accountId !== me)) {
