@@ -91,7 +91,7 @@ try {
     };
     gateways.push(
       startProcess(
-        { name, entry: 'services/gateway/src/main.ts', port, env },
+        { name, kind: 'gateway', entry: 'services/gateway/src/main.ts', port, env },
         join(tmpdir(), `oan-bench-${id}`),
       ),
     );

@@ -1,13 +1,22 @@
 /**
  * `npm run dev`: the whole fleet natively (no Docker): Kafka/Postgres/Redis via infra/up.sh, then
- * every service, two gateway replicas, one public origin on OAN_PORT (default 8080). Codes mailed by
+ * every service, two gateway replicas, one public origin on OAN_PORT (default 8080), or as many
+ * replicas of each kind as OAN_REPLICAS says (`auth=2,gofers=2`). Codes mailed by
  * the auth service land in a local SMTP sink and are printed here. Ctrl-C stops everything.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Mailbox, planFleet, REPO_ROOT, startProcess, waitReady, type RunningProcess } from '@oan/testing';
+import {
+  Mailbox,
+  parseReplicas,
+  planFleet,
+  REPO_ROOT,
+  startProcess,
+  waitReady,
+  type RunningProcess,
+} from '@oan/testing';
 import { buildWeb } from './web.ts';
 
 execFileSync('bash', [join(REPO_ROOT, 'infra/up.sh')], { stdio: 'inherit' });
@@ -47,7 +56,8 @@ const env: Record<string, string> = {
   OAN_WEB_BASE_URL: process.env.OAN_WEB_BASE_URL ?? `http://127.0.0.1:${process.env.OAN_PORT ?? '8080'}`,
   ...(process.env.OAN_TEST_LOGIN_CODES ? { OAN_TEST_LOGIN_CODES: process.env.OAN_TEST_LOGIN_CODES } : {}),
 };
-const plan = await planFleet(env, { fixedPorts: true });
+// OAN_REPLICAS=auth=2,gofers=2,…: replicas per kind (docs/architecture.md says which may run how many).
+const plan = await planFleet(env, { fixedPorts: true, replicas: parseReplicas(process.env.OAN_REPLICAS) });
 const logDir = join(dataDir, 'logs');
 const running: RunningProcess[] = [];
 for (const spec of plan.processes) {
@@ -75,7 +85,7 @@ process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
 
 await Promise.all(running.map((p) => waitReady(p, 90_000)));
-console.log(`\nOAN fleet is up: ${plan.publicUrl}  (logs in ${logDir})`);
+console.log(`\nOAN fleet is up: ${plan.publicUrls.join(', ')}  (logs in ${logDir})`);
 console.log(`  web:     ${plan.publicUrl}/  (sign in with an email code; codes are printed here)`);
 console.log(`  health:  ${plan.publicUrl}/api/health`);
 console.log(`  REST:    ${plan.publicUrl}/api/v1   Socket.IO: ${plan.publicUrl}/oan`);

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, type JWTPayload } from 'jose';
@@ -121,6 +121,8 @@ interface Party {
   conversationAttachment: string;
   /** A message the other participant sent in `conversation`. */
   peerMessage: string;
+  /** A device key this party published (docs/sealed-messages.md). */
+  deviceKey: string;
   /** Resources a destructive call may consume: one fresh per call. */
   mintKey(): Promise<{ key: string; id: string }>;
   freshGofer(): Promise<string>;
@@ -144,6 +146,7 @@ const nobody: Party = {
   counterpartAttachment: randomUUID(),
   conversationAttachment: randomUUID(),
   peerMessage: randomUUID(),
+  deviceKey: randomUUID(),
   mintKey: async () => ({ key: 'gofers_never_minted', id: randomUUID() }),
   freshGofer: async () => randomUUID(),
   freshMessage: async () => randomUUID(),
@@ -194,6 +197,8 @@ async function must<T>(token: string, route: string, call: Call = {}): Promise<T
 }
 
 const photo = () => form('p.png', 'image/png', png(2, 2));
+/** A fresh X25519 public key, as a client publishes it. */
+const newKey = () => generateKeyPairSync('x25519').publicKey.export({ format: 'jwk' }).x!;
 const text = () => form('note.txt', 'text/plain', Buffer.from('access matrix\n'));
 
 /** The party whose account is `m.b` (the recipient of `requestId`), its counterpart being `m.a`. */
@@ -222,6 +227,8 @@ async function partyOf(name: 'owner' | 'other', m: Match, requestId: string): Pr
     path: { conversationId: m.conversationId },
     json: { attachmentIds: [upload.attachment.attachmentId] },
   });
+  const deviceKey = randomUUID();
+  await must(me.apiKey, 'PUT /keys/{keyId}', { path: { keyId: deviceKey }, json: { publicKey: newKey() } });
   return {
     name,
     gofer: m.gb,
@@ -232,6 +239,7 @@ async function partyOf(name: 'owner' | 'other', m: Match, requestId: string): Pr
     counterpartAttachment: counterpart.photo.id,
     conversationAttachment: upload.attachment.attachmentId,
     peerMessage: await say(m.a.apiKey, 'from the counterpart'),
+    deviceKey,
     // Minted one at a time (the matrix builds its calls in sequence), so the new id is the difference.
     mintKey: async () => {
       const before = await keyIds();
@@ -317,6 +325,8 @@ interface Row {
   unknown?: 403 | 404;
   /** Probe-safe: every foreign and unknown answer byte-identical. */
   identical?: boolean;
+  /** The code of the foreign and unknown answers when not the protocol's FORBIDDEN / NOT_FOUND. */
+  refusedCode?: string;
   extras?: Extra[];
   /**
    * Probe-safe in the second id: the extras (the owner's own first id with another account's or a
@@ -644,6 +654,28 @@ const TABLE: Record<string, Row> = {
     mineText: 'Job not found',
     ...probeSafe404,
   },
+  // Extension (docs/sealed-messages.md): the key directory. A keyId is the caller's own name for its
+  // key, so there is no other account's to probe: every accepted credential publishes one of its own.
+  'PUT /keys/{keyId}': {
+    auth: 'multi+realm',
+    call: () => ({ path: { keyId: uuid() }, json: { publicKey: newKey() } }),
+    mine: 201,
+  },
+  'GET /keys': { auth: 'multi+realm', mine: 200 },
+  // Retiring is final and repeatable (204 again); a key the caller never published is one 404.
+  'DELETE /keys/{keyId}': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { keyId: p.deviceKey } }),
+    mine: 204,
+    ...probeSafe404,
+    refusedCode: 'KEY_NOT_FOUND',
+  },
+  'GET /conversations/{conversationId}/keys': {
+    auth: 'multi+realm',
+    call: (p) => ({ path: { conversationId: p.conversation } }),
+    mine: 200,
+    ...probeSafe,
+  },
   // Extension (docs/sealed-messages.md, ADR 0037): the sender corrects or retracts its message.
   'POST /conversations/{conversationId}/messages/{messageId}/revise': {
     auth: 'multi+realm',
@@ -704,7 +736,7 @@ interface Variant {
 type Expected =
   | { kind: 'unauthorized' | 'realm' }
   | { kind: 'mine'; statuses: number[]; text?: string }
-  | { kind: 'refused'; status: 403 | 404 };
+  | { kind: 'refused'; status: 403 | 404; code?: string };
 
 function variantsOf(row: Row): Variant[] {
   const call = (p: Party) => row.call?.(p) ?? {};
@@ -742,7 +774,11 @@ function expectationOf(row: Row, auth: Exclude<Auth, 'none'>, variant: Variant, 
           statuses: variant.mine ?? [row.mine],
           ...(row.mineText ? { text: row.mineText } : {}),
         }
-      : { kind: 'refused', status: relation === 'foreign' ? row.foreign! : row.unknown! };
+      : {
+          kind: 'refused',
+          status: relation === 'foreign' ? row.foreign! : row.unknown!,
+          ...(row.refusedCode ? { code: row.refusedCode } : {}),
+        };
   return { expected, relation };
 }
 
@@ -773,7 +809,7 @@ function problemWith(a: Answer, e: Expected): string | null {
         ? null
         : `expected an error containing "${e.text}"`;
     case 'refused': {
-      const code = e.status === 403 ? 'FORBIDDEN' : 'NOT_FOUND';
+      const code = e.code ?? (e.status === 403 ? 'FORBIDDEN' : 'NOT_FOUND');
       return a.status === e.status && errorBody && body?.code === code
         ? null
         : `expected ${e.status} {error, code: "${code}"} (§6, §5.1)`;

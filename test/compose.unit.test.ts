@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { z } from 'zod';
-import { planFleet, REPO_ROOT } from '@oan/testing';
+import { parseReplicas, planFleet, PROCESS_KINDS, REPO_ROOT } from '@oan/testing';
 import { agentsEnv } from '../services/agents/src/config.ts';
 import { authEnv } from '../services/auth/src/config.ts';
 import { conversationsEnv } from '../services/conversations/src/config.ts';
@@ -32,6 +32,8 @@ const known = (dir: string) => new Set(Object.keys(schemas[dir]!.shape));
 
 interface ComposeService {
   image?: string;
+  container_name?: string;
+  networks?: Record<string, { ipv4_address?: string } | null>;
   command?: string[] | string;
   environment?: Record<string, unknown>;
   depends_on?: Record<string, { condition: string }>;
@@ -67,6 +69,40 @@ describe('docker-compose.yml', () => {
     expect(edge.environment).not.toHaveProperty('GATEWAY_URLS');
     expect(edge.environment).not.toHaveProperty('GATEWAY_IDS');
     expect(edge.depends_on).toHaveProperty('gateway');
+  });
+
+  it('lets every service but the edge scale, and names each service by its DNS name', () => {
+    const portOf: Record<string, string> = {};
+    for (const [name, s] of ours) {
+      const port = Object.entries(s.environment ?? {}).find(
+        ([k]) => k.endsWith('_PORT') && !['OAN_PORT', 'EDGE_METRICS_PORT'].includes(k),
+      );
+      if (port) portOf[name] = String(port[1]);
+      // The service is named after its process (no `agents1`/`agents2`), so `--scale` and DNS find it.
+      expect(name, 'one service per process kind').toBe(serviceDir(s));
+      if (name === 'edge') continue;
+      expect(s.container_name, name).toBeUndefined();
+      expect(s.ports ?? [], `${name} publishes no port`).toEqual([]);
+      for (const net of Object.values(s.networks ?? {})) expect(net?.ipv4_address, name).toBeUndefined();
+    }
+    expect(compose.services.agents?.scale).toBe(2);
+    expect(compose.services.agents?.environment).not.toHaveProperty('AGENTS_REPLICA_ID');
+    // Every URL one process gives for another names a service and its port, never one replica.
+    const urls = ours.flatMap(([name, s]) =>
+      Object.entries(s.environment ?? {})
+        .filter(([k]) => /_URLS?$/.test(k) && !['DATABASE_URL', 'REDIS_URL', 'OAN_WEB_BASE_URL'].includes(k))
+        .flatMap(([k, v]) =>
+          String(v)
+            .split(',')
+            .map((u) => ({ at: `${name} ${k}`, u })),
+        ),
+    );
+    const internal = urls.filter(({ u }) => /^http:\/\/[a-z]+:\d+$/.test(u) && !u.includes('s3:'));
+    expect(internal.length).toBeGreaterThanOrEqual(12);
+    for (const { at, u } of internal) {
+      const { hostname, port } = new URL(u);
+      expect(portOf[hostname], `${at}: ${u} names a service`).toBe(port);
+    }
   });
 
   it('orders start-up by health checks and publishes ports on loopback only', () => {
@@ -139,7 +175,9 @@ describe('docker-compose.yml', () => {
       );
       // Natively mail goes to a local sink and objects to the filesystem store; compose uses SMTP and S3.
       // The native edge lists its gateways (GATEWAY_URLS); compose's finds the replicas by DNS (GATEWAY_DNS).
-      const nativeOnly = (k: string) => k === 'SMTP_URL' || k.startsWith('STORAGE_') || k === 'GATEWAY_URLS';
+      // Natively each agents replica is given its id; under compose each draws its own.
+      const nativeOnly = (k: string) =>
+        k === 'SMTP_URL' || k.startsWith('STORAGE_') || k === 'GATEWAY_URLS' || k === 'AGENTS_REPLICA_ID';
       const missing = Object.keys(p.env).filter((k) => !composeNames.has(k) && !nativeOnly(k));
       expect(missing, `compose ${dir} lacks variables the native runner sets`).toEqual([]);
     }
@@ -195,5 +233,59 @@ describe('docker-compose.yml', () => {
       expect(Object.keys(s.environment ?? {}).includes('JWT_SECRET'), `compose ${name}`).toBe(
         !keyless.has(serviceDir(s)!),
       );
+  });
+});
+
+describe('the native fleet with replicas (npm run dev, OAN_REPLICAS)', () => {
+  it('runs each kind as many times as asked, each replica on its own port and named apart', async () => {
+    const replicas = Object.fromEntries(PROCESS_KINDS.map((k) => [k, 2]));
+    const plan = await planFleet({ JWT_SECRET: 'x'.repeat(32) }, { fixedPorts: true, replicas });
+    for (const kind of PROCESS_KINDS) {
+      expect(
+        plan.processes.filter((p) => p.kind === kind),
+        kind,
+      ).toHaveLength(2);
+    }
+    const ports = plan.processes.flatMap((p) => [p.port, ...(p.metricsPort ? [p.metricsPort] : [])]);
+    const storage = plan.processes.flatMap((p) => (p.env.STORAGE_PORT ? [Number(p.env.STORAGE_PORT)] : []));
+    expect(new Set(ports).size).toBe(ports.length);
+    // Every gofers replica listens for files on a port of its own; the others only sign for one.
+    const gofersStorage = plan.processes.filter((p) => p.kind === 'gofers').map((p) => p.env.STORAGE_PORT);
+    expect(new Set(gofersStorage).size).toBe(2);
+    for (const port of gofersStorage) expect(ports).not.toContain(Number(port));
+    expect(storage.length).toBeGreaterThan(0);
+    expect(plan.publicUrls).toEqual(['http://127.0.0.1:8080', 'http://127.0.0.1:8081']);
+    const names = (kind: string, key: string) =>
+      plan.processes.filter((p) => p.kind === kind).map((p) => p.env[key]);
+    expect(new Set(names('gateway', 'GATEWAY_ID'))).toEqual(new Set(['g1', 'g2']));
+    expect(new Set(names('agents', 'AGENTS_REPLICA_ID'))).toEqual(new Set(['a1', 'a2']));
+    // Whoever calls a service is given all of its replicas.
+    const urlsOf = (kind: string) =>
+      plan.processes
+        .filter((p) => p.kind === kind)
+        .map((p) => `http://127.0.0.1:${p.port}`)
+        .join(',');
+    for (const p of plan.processes) {
+      for (const [key, kind] of [
+        ['AUTH_URL', 'auth'],
+        ['GOFERS_URL', 'gofers'],
+        ['MATCHING_URL', 'matching'],
+        ['CONVERSATIONS_URL', 'conversations'],
+        ['RUNTIMES_URL', 'runtimes'],
+        ['AGENTS_URLS', 'agents'],
+        ['GOFER_RELAY_URLS', 'agents'],
+        ['GATEWAY_URLS', 'gateway'],
+      ] as const) {
+        if (p.env[key] !== undefined) expect(p.env[key], `${p.name} ${key}`).toBe(urlsOf(kind));
+      }
+    }
+  });
+
+  it('reads OAN_REPLICAS as <kind>=<count> pairs and refuses anything else', () => {
+    expect(parseReplicas('auth=2, gofers=3,edge=1')).toEqual({ auth: 2, gofers: 3, edge: 1 });
+    expect(parseReplicas(undefined)).toEqual({});
+    expect(parseReplicas('')).toEqual({});
+    for (const bad of ['auths=2', 'auth=0', 'auth=two', 'auth', 'auth=10'])
+      expect(() => parseReplicas(bad), bad).toThrow(/OAN_REPLICAS/);
   });
 });

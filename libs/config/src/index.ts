@@ -45,6 +45,12 @@ export const envHttpUrl = z
   .transform((u) => u.replace(/\/+$/, ''));
 
 /**
+ * One service's replicas: absolute http(s) URLs, comma-separated, without trailing slashes. A host
+ * name stands for every address it resolves to where the caller resolves it (the edge).
+ */
+export const envHttpUrls = envList.pipe(z.array(envHttpUrl).min(1));
+
+/**
  * The model provider of the Gofer brain and of Gofer-to-Gofer sessions : the
  * deterministic offline `scripted` one, or any OpenAI-compatible chat-completions endpoint.
  * Check with `refineLlmEnv` in the service's `superRefine`.

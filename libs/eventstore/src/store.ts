@@ -98,7 +98,7 @@ export class EventStore {
       let version = expected;
       for (const e of a.events) {
         version += 1;
-        const schemaVersion = e.version ?? 1;
+        const schemaVersion = e.version ?? this.validator?.latestVersion?.(e.type) ?? 1;
         this.validator?.assertValid(e.type, schemaVersion, e.data);
         rows.push({
           i: rows.length,

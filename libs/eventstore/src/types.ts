@@ -1,7 +1,10 @@
 /** An event a decider returns; the store stamps stream, version and position on append. */
 export interface NewEvent<T = unknown> {
   type: string;
-  /** Avro schema version of `data` (schemas/<context>/<type>.v<N>.avsc). Default: 1. */
+  /**
+   * Avro schema version of `data` (schemas/<context>/<type>.v<N>.avsc). Default: the latest version
+   * the store's validator knows (`EventValidator.latestVersion`), else 1.
+   */
   version?: number;
   data: T;
   /**
@@ -51,4 +54,10 @@ export class ConcurrencyError extends Error {
 /** Validates an event's data against its schema before it is stored (a bad event never reaches the outbox). */
 export interface EventValidator {
   assertValid(type: string, version: number, data: unknown): void;
+  /**
+   * The newest schema version of `type`: what an event is written as when it names none, so a
+   * writer always writes the latest shape and readers resolve older ones (a new version only adds
+   * fields with defaults).
+   */
+  latestVersion?(type: string): number;
 }

@@ -192,3 +192,28 @@ describe('a command across streams (handleMultiStreamCommand)', () => {
     expect(await store.readStream(orm.em.fork(), 'unloaded')).toEqual([]);
   });
 });
+
+describe('the schema version an event is stored at', () => {
+  it('is the one the event names, else the newest its validator knows, else 1', async () => {
+    const seen: string[] = [];
+    const versioned = new EventStore('es_test', {
+      assertValid: (type, version) => void seen.push(`${type}.v${version}`),
+      latestVersion: (type) => (type === 'Counted' ? 3 : 1),
+    });
+    const stored = await orm.em
+      .fork()
+      .transactional((em) =>
+        versioned.append(em, [
+          { streamId: 'versions', expectedVersion: 'no_stream', events: [ev(1), { ...ev(2), version: 1 }] },
+        ]),
+      );
+    expect(stored.map((e) => e.version)).toEqual([3, 1]);
+    expect(seen).toEqual(['Counted.v3', 'Counted.v1']);
+    const plain = await orm.em
+      .fork()
+      .transactional((em) =>
+        store.append(em, [{ streamId: 'versions', expectedVersion: 2, events: [ev(3)] }]),
+      );
+    expect(plain.map((e) => e.version)).toEqual([1]);
+  });
+});

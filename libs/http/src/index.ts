@@ -6,3 +6,4 @@ export type { ZodTypeProvider } from 'fastify-type-provider-zod';
 export * from './multipart.ts';
 export * from './schemas.ts';
 export * from './clientAddress.ts';
+export * from './replicas.ts';

@@ -35,5 +35,12 @@ export function avroEventValidator(registry: SchemaRegistry) {
         );
       }
     },
+    latestVersion(type: string): number {
+      try {
+        return registry.latestVersion(type);
+      } catch {
+        throw new EventSchemaError(`No schema for event ${type}`);
+      }
+    },
   };
 }

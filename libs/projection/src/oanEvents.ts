@@ -39,7 +39,7 @@ class CreateRelayMessageSeqs extends Migration {
 }
 
 export const relayMessageSeqsMigration: MigrationDef = {
-  name: 'read-0014-relay-message-seqs',
+  name: 'read-0015-relay-message-seqs',
   class: CreateRelayMessageSeqs,
 };
 

@@ -51,7 +51,19 @@ export const ErrorCodes = {
   revisionWindowClosed: 'REVISION_WINDOW_CLOSED',
   /** Revisions: an eleventh correction (409). */
   revisionLimit: 'REVISION_LIMIT',
-  /** A clientMessageId used before with another body (409). */
+  /** Sealed messages (docs/sealed-messages.md): a key the caller never published (404). */
+  keyNotFound: 'KEY_NOT_FOUND',
+  /** A keyId taken by another key, retired, or a public key already under another keyId (409). */
+  keyIdInUse: 'KEY_ID_IN_USE',
+  /** A ninth current device key (409). */
+  tooManyKeys: 'TOO_MANY_KEYS',
+  /** A sealed recipient that is not a current key of one of the two sides, or named twice (400). */
+  sealedRecipientUnknown: 'SEALED_RECIPIENT_UNKNOWN',
+  /** A current key of the receiving side not among the recipients, without `allowMissing` (409). */
+  sealedRecipientsMissing: 'SEALED_RECIPIENTS_MISSING',
+  /** A sealed message to a side without a current key (409). */
+  recipientHasNoKey: 'RECIPIENT_HAS_NO_KEY',
+  /** A `clientMessageId` sent again with another body (409). */
   clientMessageIdReused: 'CLIENT_MESSAGE_ID_REUSED',
 } as const;
 

@@ -19,6 +19,7 @@ import {
   conversationRevisionsTables,
   conversationsProjection,
   conversationsTables,
+  deviceKeysProjection,
 } from './conversations/index.ts';
 import { gofersProjection, gofersTables } from './gofers/index.ts';
 import { matchingProjection, matchingTables } from './matching/index.ts';
@@ -80,6 +81,7 @@ export const projections: Projection[] = [
   gofersProjection,
   matchingProjection,
   conversationsProjection,
+  deviceKeysProjection,
   agentsProjection,
   a2aProjection,
 ];
@@ -95,12 +97,13 @@ export const readModelMigrations: MigrationDef[] = [
   appliedPositionsMigration,
   ...gofersTables,
   matchingTables[0]!,
-  ...conversationsTables,
+  conversationsTables[0]!,
   matchingTables[1]!,
   oanExpectedMigration,
   ...agentsTables,
   accountsDropped,
   ...a2aTables,
+  conversationsTables[1]!,
   ...conversationRevisionsTables,
   relayMessageSeqsMigration,
 ];

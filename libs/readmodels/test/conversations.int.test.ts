@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConversationEvent, MessageAttachment } from '@oan/domain';
 import { readModelTables } from '@oan/projection';
 import type { NotificationSpec } from '@oan/readmodels';
-import { conversationsProjection } from '../src/conversations/index.ts';
+import { conversationHistoryPage, conversationsProjection } from '../src/conversations/index.ts';
 import { conversationOf } from './support/conversations.ts';
 import { type DataOf } from './support/events.ts';
 import { projectionSpec } from './support/projectionSpec.ts';
@@ -418,5 +418,64 @@ describe('a conversation of its own', () => {
       ['ConversationOpened', 'ConversationAttachmentUploaded'],
       'ConversationClosed',
     ),
+    ConversationKeyChanged: twice(['ConversationOpened'], 'ConversationKeyChanged'),
+  });
+});
+
+describe('a sealed message', () => {
+  const a = party();
+  const b = party();
+  const c = conversationOf(`conv-${randomUUID()}`, a, b);
+  const b64 = (n: number) => randomBytes(n).toString('base64url');
+  const sealed = {
+    alg: 'oan-sealed-v1' as const,
+    ephemeralKey: b64(32),
+    nonce: b64(12),
+    ciphertext: b64(40),
+    recipients: [{ accountId: b.accountId, keyId: randomUUID(), nonce: b64(12), wrappedKey: b64(48) }],
+  };
+  const message = c.ConversationMessageSent({ content: '', sealed });
+
+  it('is stored with its envelope and relayed with sealed instead of content, in wire order', async () => {
+    const [note, ...rest] = await apply([c.ConversationOpened(), message]);
+    expect(rest).toEqual([]);
+    const payload = { messageId: message.data.messageId, sealed, createdAt: message.data.createdAt };
+    expect(note).toMatchObject({ recipient: b.accountId, type: 'relay_message', payload });
+    expect(JSON.stringify(note!.payload)).toBe(JSON.stringify(payload));
+    const [row] = await rows<{ content: string; sealed: unknown }>(
+      'select content, sealed from read.conversation_messages where id = ?',
+      [message.data.messageId],
+    );
+    expect(row).toEqual({ content: '', sealed });
+  });
+
+  it('is shown in the history with its envelope', async () => {
+    const page = await spec.withEm((em) => conversationHistoryPage(em, message.data.conversationId, 0n, 10));
+    expect(page.map((m) => [m.content, m.sealed])).toEqual([['', sealed]]);
+  });
+});
+
+describe('a key change of one side', () => {
+  it('tells the other side with a system_notice of kind conversation_key_changed', async () => {
+    const a = party();
+    const b = party();
+    const c = conversationOf(`conv-${randomUUID()}`, a, b);
+    const changed = c.ConversationKeyChanged({ change: 'retired' });
+    expect(await apply([c.ConversationOpened(), changed])).toEqual([
+      {
+        recipient: a.accountId,
+        type: 'system_notice',
+        source: 'platform',
+        payload: {
+          kind: 'conversation_key_changed',
+          conversationId: changed.data.conversationId,
+          accountId: b.accountId,
+          keyId: changed.data.keyId,
+          fingerprint: changed.data.fingerprint,
+          change: 'retired',
+        },
+        createdAt: changed.data.changedAt,
+      },
+    ]);
   });
 });

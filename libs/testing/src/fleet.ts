@@ -10,25 +10,19 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FLEET_NODE_FLAGS } from '@oan/config';
 import { freePort, waitFor } from './ports.ts';
+import {
+  DEFAULT_REPLICAS,
+  replicaName,
+  type ProcessKind,
+  type ProcessName,
+  type ReplicaCounts,
+} from './replicas.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export type ProcessName =
-  | 'auth'
-  | 'gofers'
-  | 'matching'
-  | 'conversations'
-  | 'runtimes'
-  | 'outbox'
-  | 'projector'
-  | 'gateway1'
-  | 'gateway2'
-  | 'agents1'
-  | 'agents2'
-  | 'edge';
-
 export interface ProcessSpec {
   name: ProcessName;
+  kind: ProcessKind;
   entry: string;
   port: number;
   /** Where its `/metrics` answer when not on `port` (the edge's port is the public origin). */
@@ -39,35 +33,65 @@ export interface ProcessSpec {
 export interface FleetPlan {
   env: Record<string, string>;
   processes: ProcessSpec[];
+  /** The first edge's origin; every edge is in `publicUrls`. */
   publicUrl: string;
+  publicUrls: string[];
 }
+
+/** The native ports of replica 1 of each kind (`npm run dev`); replica i adds 100 × (i − 1). */
+const FIXED_PORTS = {
+  auth: 8181,
+  gofers: 8182,
+  storage: 8183,
+  matching: 8184,
+  conversations: 8185,
+  agents: 8186,
+  projector: 8188,
+  outbox: 8189,
+  edgeMetrics: 8190,
+  gateway: 8191,
+  runtimes: 8196,
+} as const;
 
 /**
  * The whole fleet as processes: the same plan runs `npm run dev` and the end-to-end tests.
- * `base` is the shared environment (database, Redis and topic prefixes, secrets, switches).
+ * `base` is the shared environment (database, Redis and topic prefixes, secrets, switches);
+ * `replicas` how many of each kind run (docs/architecture.md says which may run how many).
  */
 export async function planFleet(
   base: Record<string, string>,
-  opts: { fixedPorts?: boolean } = {},
+  opts: { fixedPorts?: boolean; replicas?: ReplicaCounts } = {},
 ): Promise<FleetPlan> {
-  const port = async (fixed: number) => (opts.fixedPorts ? fixed : freePort());
-  const ports = {
-    edge: opts.fixedPorts ? Number(base.OAN_PORT ?? 8080) : await freePort(),
-    auth: await port(8181),
-    gofers: await port(8182),
-    storage: await port(8183),
-    matching: await port(8184),
-    conversations: await port(8185),
-    agents1: await port(8186),
-    agents2: await port(8187),
-    projector: await port(8188),
-    outbox: await port(8189),
-    edgeMetrics: await port(8190),
-    gateway1: await port(8191),
-    gateway2: await port(8192),
-    runtimes: await port(8196),
+  const count = (kind: ProcessKind) => opts.replicas?.[kind] ?? DEFAULT_REPLICAS[kind] ?? 1;
+  const edgePort = Number(base.OAN_PORT ?? 8080);
+  // The second gateway and agents replicas keep the ports they always had (8192, 8187); the edges
+  // count up from OAN_PORT.
+  const fixed = (key: keyof typeof FIXED_PORTS | 'edge', i: number): number => {
+    if (key === 'edge') return edgePort + i - 1;
+    if (i === 2 && (key === 'gateway' || key === 'agents')) return FIXED_PORTS[key] + 1;
+    return FIXED_PORTS[key] + 100 * (i - 1);
   };
-  const url = (p: number) => `http://127.0.0.1:${p}`;
+  const ports = async (key: keyof typeof FIXED_PORTS | 'edge', n: number) => {
+    const out: number[] = [];
+    for (let i = 1; i <= n; i++) out.push(opts.fixedPorts ? fixed(key, i) : await freePort());
+    return out;
+  };
+  const p = {
+    edge: await ports('edge', count('edge')),
+    edgeMetrics: await ports('edgeMetrics', count('edge')),
+    auth: await ports('auth', count('auth')),
+    gofers: await ports('gofers', count('gofers')),
+    storage: await ports('storage', count('gofers')),
+    matching: await ports('matching', count('matching')),
+    conversations: await ports('conversations', count('conversations')),
+    agents: await ports('agents', count('agents')),
+    projector: await ports('projector', count('projector')),
+    outbox: await ports('outbox', count('outbox')),
+    gateway: await ports('gateway', count('gateway')),
+    runtimes: await ports('runtimes', count('runtimes')),
+  };
+  const url = (port: number) => `http://127.0.0.1:${port}`;
+  const urls = (ps: number[]) => ps.map(url).join(',');
   // Object storage is the gofers, matching and conversations services' alone; the key of derived ids
   // is auth's and matching's alone (they derive account and thread ids); the others get the shared variables.
   const { STORAGE_DIR, STORAGE_DRIVER, ID_SECRET, ...rest } = base;
@@ -77,18 +101,20 @@ export async function planFleet(
   // The outbox publisher, the projector and the agents relay neither sign nor check an OAN token: only
   // auth (which signs) and the processes that verify one get the key.
   const { JWT_SECRET: _key, ...keyless } = env;
-  const svc = (
-    name: ProcessName,
-    dir: string,
-    p: number,
-    extra: Record<string, string>,
+  // Every replica of a kind: the same environment but for what names the replica (`extra(i)`).
+  const kind = (
+    k: ProcessKind,
+    ps: number[],
+    extra: (i: number) => Record<string, string>,
     shared = env,
-  ): ProcessSpec => ({
-    name,
-    entry: join(REPO_ROOT, 'services', dir, 'src/main.ts'),
-    port: p,
-    env: { ...shared, ...extra },
-  });
+  ): ProcessSpec[] =>
+    ps.map((port, idx) => ({
+      name: replicaName(k, idx + 1),
+      kind: k,
+      entry: join(REPO_ROOT, 'services', k, 'src/main.ts'),
+      port,
+      env: { ...shared, ...extra(idx + 1) },
+    }));
   // The edge owns no data: it gets the switches it reads, and the credential view and Redis of the
   // connector extensions (idempotency keys, the opt-in RATE_LIMIT_PER_MINUTE), and auth's
   // Google settings, to offer Google sign-in on the page exactly when auth verifies its tokens.
@@ -108,99 +134,79 @@ export async function planFleet(
   ];
   const edgeShared = Object.fromEntries(Object.entries(env).filter(([k]) => EDGE_READS.includes(k)));
   // The filesystem object store (the default) serves signed URLs, which clients fetch without any
-  // credentials, from the gofers process's listener; matching signs counterpart-attachment URLs and
+  // credentials, from a gofers process's listener; matching signs counterpart-attachment URLs and
   // conversations stores and signs its attachments for that same listener and directory, starting
-  // none. With STORAGE_DRIVER=s3 the three get the S3_* variables instead, and the bucket signs the URLs.
-  const storage =
+  // none. Every gofers replica stores into the one directory and signs for the first one's listener.
+  // With STORAGE_DRIVER=s3 the three get the S3_* variables instead, and the bucket signs the URLs.
+  const storage = (port: number) =>
     STORAGE_DRIVER === 's3'
       ? { STORAGE_DRIVER, ...s3 }
       : {
           STORAGE_DRIVER: STORAGE_DRIVER ?? 'fs',
           ...(STORAGE_DIR ? { STORAGE_DIR } : {}),
-          STORAGE_PORT: String(ports.storage),
-          STORAGE_PUBLIC_URL: url(ports.storage),
+          STORAGE_PORT: String(port),
+          STORAGE_PUBLIC_URL: url(p.storage[0]!),
         };
-  const edge: ProcessSpec = {
-    ...svc(
-      'edge',
-      'edge',
-      ports.edge,
-      {
-        OAN_PORT: String(ports.edge),
-        EDGE_METRICS_PORT: String(ports.edgeMetrics),
-        AUTH_URL: url(ports.auth),
-        GOFERS_URL: url(ports.gofers),
-        MATCHING_URL: url(ports.matching),
-        CONVERSATIONS_URL: url(ports.conversations),
-        RUNTIMES_URL: url(ports.runtimes),
-        GATEWAY_URLS: `${url(ports.gateway1)},${url(ports.gateway2)}`,
-        AGENTS_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
-      },
-      edgeShared,
-    ),
-    metricsPort: ports.edgeMetrics,
+  const services = {
+    AUTH_URL: urls(p.auth),
+    GOFERS_URL: urls(p.gofers),
+    MATCHING_URL: urls(p.matching),
+    CONVERSATIONS_URL: urls(p.conversations),
   };
   const processes: ProcessSpec[] = [
-    svc('auth', 'auth', ports.auth, { AUTH_PORT: String(ports.auth), ...ids }),
-    svc('gofers', 'gofers', ports.gofers, {
-      GOFERS_PORT: String(ports.gofers),
-      ...storage,
+    ...kind('auth', p.auth, (i) => ({ AUTH_PORT: String(p.auth[i - 1]), ...ids })),
+    ...kind('gofers', p.gofers, (i) => ({
+      GOFERS_PORT: String(p.gofers[i - 1]),
+      ...storage(p.storage[i - 1]!),
       // Published Gofers announce (ADR 0023) on the relay's replicas, their keys sealed with
       // a secret the gofers process derives from JWT_SECRET (so `npm run dev` opens them again after a restart).
-      GOFER_RELAY_URLS: `${url(ports.agents1)},${url(ports.agents2)}`,
+      GOFER_RELAY_URLS: urls(p.agents),
       // The A2A agent cards name the edge's origin (ADR 0035).
-      GOFER_A2A_PUBLIC_URL: url(ports.edge),
-    }),
-    svc('matching', 'matching', ports.matching, {
-      MATCHING_PORT: String(ports.matching),
+      GOFER_A2A_PUBLIC_URL: url(p.edge[0]!),
+    })),
+    ...kind('matching', p.matching, (i) => ({
+      MATCHING_PORT: String(p.matching[i - 1]),
       ...ids,
-      ...storage,
-    }),
-    svc('conversations', 'conversations', ports.conversations, {
-      CONVERSATIONS_PORT: String(ports.conversations),
-      ...storage,
-    }),
+      ...storage(p.storage[0]!),
+    })),
+    ...kind('conversations', p.conversations, (i) => ({
+      CONVERSATIONS_PORT: String(p.conversations[i - 1]),
+      ...storage(p.storage[0]!),
+    })),
     // Runtimes read the envelopes from read.oan_event and wake held claims from the push stream;
     // they verify credentials, so they get the key, which also signs their internal call to auth
     // (the `runtime_job_waiting` notice of the takeover sweep); they carry out replies through the
     // owning services.
-    svc('runtimes', 'runtimes', ports.runtimes, {
-      RUNTIMES_PORT: String(ports.runtimes),
-      AUTH_URL: url(ports.auth),
-      GOFERS_URL: url(ports.gofers),
-      MATCHING_URL: url(ports.matching),
-      CONVERSATIONS_URL: url(ports.conversations),
-    }),
-    svc('outbox', 'outbox', ports.outbox, { OUTBOX_PORT: String(ports.outbox) }, keyless),
-    svc('projector', 'projector', ports.projector, { PROJECTOR_PORT: String(ports.projector) }, keyless),
-    svc('gateway1', 'gateway', ports.gateway1, {
-      GATEWAY_PORT: String(ports.gateway1),
-      GATEWAY_ID: 'g1',
-      AUTH_URL: url(ports.auth),
-    }),
-    svc('gateway2', 'gateway', ports.gateway2, {
-      GATEWAY_PORT: String(ports.gateway2),
-      GATEWAY_ID: 'g2',
-      AUTH_URL: url(ports.auth),
-    }),
-    // Two replicas of the ConnectOnion agent relay (their routing is shared through Redis).
-    svc(
-      'agents1',
+    ...kind('runtimes', p.runtimes, (i) => ({ RUNTIMES_PORT: String(p.runtimes[i - 1]), ...services })),
+    ...kind('outbox', p.outbox, (i) => ({ OUTBOX_PORT: String(p.outbox[i - 1]) }), keyless),
+    ...kind('projector', p.projector, (i) => ({ PROJECTOR_PORT: String(p.projector[i - 1]) }), keyless),
+    ...kind('gateway', p.gateway, (i) => ({
+      GATEWAY_PORT: String(p.gateway[i - 1]),
+      GATEWAY_ID: `g${i}`,
+      AUTH_URL: services.AUTH_URL,
+    })),
+    // The ConnectOnion agent relay (its replicas share their routing through Redis).
+    ...kind(
       'agents',
-      ports.agents1,
-      { AGENTS_PORT: String(ports.agents1), AGENTS_REPLICA_ID: 'a1' },
+      p.agents,
+      (i) => ({ AGENTS_PORT: String(p.agents[i - 1]), AGENTS_REPLICA_ID: `a${i}` }),
       keyless,
     ),
-    svc(
-      'agents2',
-      'agents',
-      ports.agents2,
-      { AGENTS_PORT: String(ports.agents2), AGENTS_REPLICA_ID: 'a2' },
-      keyless,
-    ),
-    edge,
+    ...kind(
+      'edge',
+      p.edge,
+      (i) => ({
+        OAN_PORT: String(p.edge[i - 1]),
+        EDGE_METRICS_PORT: String(p.edgeMetrics[i - 1]),
+        ...services,
+        RUNTIMES_URL: urls(p.runtimes),
+        GATEWAY_URLS: urls(p.gateway),
+        AGENTS_URLS: urls(p.agents),
+      }),
+      edgeShared,
+    ).map((spec, idx) => ({ ...spec, metricsPort: p.edgeMetrics[idx]! })),
   ];
-  return { env, processes, publicUrl: url(ports.edge) };
+  return { env, processes, publicUrl: url(p.edge[0]!), publicUrls: p.edge.map(url) };
 }
 
 export interface RunningProcess {

@@ -1,5 +1,6 @@
 export * from './ports.ts';
 export * from './fleet.ts';
+export * from './replicas.ts';
 export * from './mailbox.ts';
 export * from './testFleet.ts';
 export * from './connector.ts';

@@ -16,15 +16,17 @@ import {
   startProcess,
   waitReady,
   type FleetPlan,
-  type ProcessName,
   type RunningProcess,
 } from './fleet.ts';
+import type { ProcessKind, ProcessName, ReplicaCounts } from './replicas.ts';
 import { Mailbox } from './mailbox.ts';
 
 export interface TestFleetOptions {
   enableOpenApi?: boolean;
   env?: Record<string, string>;
   only?: ProcessName[];
+  /** Replicas per kind (`{ auth: 2 }`); unnamed kinds run their default (fleet.ts). */
+  replicas?: ReplicaCounts;
   /**
    * `OAN_WEB_BASE_URL` is the fleet's own public origin (known only once its ports are chosen), so
    * every webUrl opens the edge's web frontend, as `npm run dev` does.
@@ -70,7 +72,7 @@ export class TestFleet {
       MAIL_FROM: 'OAN <no-reply@oan.test>',
       ...opts.env,
     };
-    const plan = await planFleet(base);
+    const plan = await planFleet(base, opts.replicas ? { replicas: opts.replicas } : {});
     if (opts.webAtPublicUrl) {
       plan.env.OAN_WEB_BASE_URL = plan.publicUrl;
       for (const spec of plan.processes) spec.env.OAN_WEB_BASE_URL = plan.publicUrl;
@@ -91,6 +93,23 @@ export class TestFleet {
 
   get url(): string {
     return this.plan.publicUrl;
+  }
+
+  /** Every edge's origin (one unless `replicas.edge` says more). */
+  get urls(): string[] {
+    return this.plan.publicUrls;
+  }
+
+  /** The names of a kind's replicas in the plan, in order. */
+  replicasOf(kind: ProcessKind): ProcessName[] {
+    return this.plan.processes.filter((p) => p.kind === kind).map((p) => p.name);
+  }
+
+  /** The port a process of the plan listens on. */
+  portOf(name: ProcessName): number {
+    const spec = this.plan.processes.find((p) => p.name === name);
+    if (!spec) throw new Error(`no process ${name} in this fleet`);
+    return spec.port;
   }
 
   get env(): Record<string, string> {

@@ -11,6 +11,7 @@ import type { ObjectStorage } from '@oan/storage';
 import type { ConversationContext } from './commands/context.ts';
 import type { ConversationsConfig } from './config.ts';
 import { attachmentRoutes } from './http/attachments.ts';
+import { keyRoutes } from './http/keys.ts';
 import { messageRoutes } from './http/messages.ts';
 import { revisionRoutes } from './http/revisions.ts';
 import { noClockOffset, redisClockOffset } from './infra/qaClock.ts';
@@ -74,6 +75,7 @@ export async function buildApp(deps: ConversationAppDeps) {
   if (config.ENABLE_OPEN_API) {
     await app.register(messageRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
     await app.register(revisionRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
+    await app.register(keyRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator });
     if (storage) await app.register(attachmentRoutes, { prefix: OAN_BASE_PATH, ctx, authenticator, storage });
   }
   return app;

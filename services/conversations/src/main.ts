@@ -7,6 +7,7 @@ import { createStorage } from '@oan/storage';
 import { buildApp, createConversationContext } from './app.ts';
 import { loadConversationsConfig } from './config.ts';
 import { conversationMigrations, createConversationStore } from './infra/store.ts';
+import { startKeyNotices } from './reactors/keyNotices.ts';
 import { startGoferDeleted, startOpener } from './reactors/lifecycle.ts';
 
 const config = loadConversationsConfig();
@@ -35,7 +36,11 @@ const reactorDeps = {
   logger,
   topicPrefix: config.TOPIC_PREFIX,
 };
-const reactors = [await startOpener(reactorDeps), await startGoferDeleted({ ...reactorDeps, storage })];
+const reactors = [
+  await startOpener(reactorDeps),
+  await startGoferDeleted({ ...reactorDeps, storage }),
+  await startKeyNotices(reactorDeps),
+];
 
 // Stop accepting requests first, then the reactors, then close what they used, in reverse order.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {

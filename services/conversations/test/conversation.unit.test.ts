@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ConversationEvent, MessageAttachment } from '@oan/domain';
+import type { ConversationEvent, ConversationMessageSent, MessageAttachment } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 import {
   conversationDecider,
@@ -70,7 +70,9 @@ const sent = (
   changeSequence: number,
   from = A,
   to = B,
-  over: { messageId?: string; content?: string; attachments?: MessageAttachment[] } = {},
+  over: Partial<
+    Pick<ConversationMessageSent, 'messageId' | 'content' | 'attachments' | 'sealed' | 'clientMessageId'>
+  > = {},
 ): ConversationEvent => ({
   type: 'ConversationMessageSent',
   data: {
@@ -82,6 +84,8 @@ const sent = (
     attachments: over.attachments ?? [],
     changeSequence,
     createdAt: NOW,
+    sealed: over.sealed ?? null,
+    clientMessageId: over.clientMessageId ?? null,
   },
 });
 /** A's message m1 (changeSequence 1, to B) recalled, with the files it had. */
@@ -108,7 +112,15 @@ const send = (
   over: Partial<Omit<SendMessage, 'accountId'>> = {},
 ): ConversationCommand => ({
   type: 'SendMessage',
-  data: { accountId, messageId: 'm-new', content: 'hello', attachments: [], ...over },
+  data: {
+    accountId,
+    messageId: 'm-new',
+    content: 'hello',
+    attachments: [],
+    keys: [],
+    previous: null,
+    ...over,
+  },
 });
 const message = (over: Partial<StoredMessage> = {}): StoredMessage => ({
   id: 'm1',
@@ -138,6 +150,7 @@ const recall = (
     prior: null,
     attachments: files,
     usedElsewhere: [],
+    keys: [],
   },
 });
 const retracted = (attachmentIds: string[] = []): ConversationEvent => ({
@@ -303,16 +316,22 @@ describe('the write-side index', () => {
         attachment: { ...file, messageId: null, deleted: false },
       },
     ]);
-    expect(indexChangesOf(sent(1, A, B, { attachments: [photo] }))).toEqual([
+    expect(indexChangesOf(sent(1, A, B, { attachments: [photo], clientMessageId: 'c-1' }))).toEqual([
       {
         type: 'message_stored',
         conversationId: CONV,
         message: message({ attachmentIds: ['att-1'] }),
+        clientMessageId: 'c-1',
       },
       { type: 'attachments_used', conversationId: CONV, messageId: 'm1', attachmentIds: ['att-1'] },
     ]);
     expect(indexChangesOf(sent(2))).toEqual([
-      { type: 'message_stored', conversationId: CONV, message: message({ id: 'm2', changeSequence: 2 }) },
+      {
+        type: 'message_stored',
+        conversationId: CONV,
+        message: message({ id: 'm2', changeSequence: 2 }),
+        clientMessageId: null,
+      },
     ]);
     expect(indexChangesOf(closed(A.goferId, ['att-1']))).toEqual([
       { type: 'attachments_deleted', conversationId: CONV, attachmentIds: ['att-1'] },

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@oan/db';
 import { body, expectError, form, waitFor } from '@oan/testing';
@@ -141,7 +141,11 @@ describe('a correction of a plain message', () => {
       { action: 'edit', clientMessageId: 'c', content: 'x' },
       { action: 'correct', clientMessageId: 'c', content: '   ' },
       { action: 'correct', clientMessageId: 'c', content: 'x'.repeat(20_001) },
-      { action: 'correct', clientMessageId: 'c', sealed: sealed(1) },
+      {
+        action: 'correct',
+        clientMessageId: 'c',
+        sealed: sealed(1, { accountId: 'acc', keyId: randomUUID() }),
+      },
     ];
     for (const payload of bad) expectError(await revise(m, m.a, sent.id, payload), 400, 'VALIDATION_ERROR');
     expect((await f.events()).length).toBe(before);
@@ -372,31 +376,45 @@ describe('the write state', () => {
 });
 
 const b64 = (n: number, fill: number) => Buffer.alloc(n, fill).toString('base64url');
-function sealed(fill: number) {
+/** A device key of `who`, published through the key directory (the server never opens with it). */
+async function publishKey(who: Who & { accountId: string }): Promise<{ accountId: string; keyId: string }> {
+  const keyId = randomUUID();
+  const publicKey = generateKeyPairSync('x25519').publicKey.export({ format: 'jwk' }).x!;
+  const res = await f.app.inject({
+    method: 'PUT',
+    url: `/api/v1/keys/${keyId}`,
+    headers: who.headers,
+    payload: { publicKey },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return { accountId: who.accountId, keyId };
+}
+
+function sealed(fill: number, to: { accountId: string; keyId: string }) {
   return {
     alg: 'oan-sealed-v1',
     ephemeralKey: b64(32, fill),
     nonce: b64(12, fill),
     ciphertext: b64(64, fill),
-    recipients: [{ accountId: 'acc', keyId: randomUUID(), nonce: b64(12, fill), wrappedKey: b64(48, fill) }],
+    recipients: [{ ...to, nonce: b64(12, fill), wrappedKey: b64(48, fill) }],
   };
 }
 
 describe('a correction of a sealed message', () => {
-  it('takes sealed content (the shape checked), never plain content, and relays sealed', async () => {
+  it('takes sealed content (shape and keys checked), never plain content, and relays sealed', async () => {
     const m = await f.match();
-    const sent = await send(m, m.a, { content: 'stand-in for a sealed message' });
-    // Sealed sending is not this service's yet: the stored row says the message is sealed.
-    await sql(f.orm.em.fork(), 'update conversations.messages set sealed = true where id = ?', [sent.id]);
+    const kb = await publishKey(m.b);
+    const sent = await send(m, m.a, { sealed: sealed(1, kb) });
+    expect(sent.content).toBe('');
     expectError(await correct(m, m.a, sent.id, 'plain'), 400, 'VALIDATION_ERROR');
-    const bad = { ...sealed(1), ciphertext: b64(8, 1) };
+    const bad = { ...sealed(1, kb), ciphertext: b64(8, 1) };
     const refused: Res = await revise(m, m.a, sent.id, {
       action: 'correct',
       clientMessageId: 'c',
       sealed: bad,
     });
     expectError(refused, 400, 'VALIDATION_ERROR');
-    const envelope = sealed(2);
+    const envelope = sealed(2, kb);
     const res = await revise(m, m.a, sent.id, {
       action: 'correct',
       clientMessageId: 's-1',

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ConversationEvent } from '@oan/domain';
-import type { SealedEnvelope } from '@oan/sealed';
+import type { ConversationEvent, SealedContent } from '@oan/domain';
 import { deciderSpec } from '@oan/testing';
 import { conversationDecider, type ConversationCommand } from '../src/domain/conversation.ts';
 import {
@@ -52,8 +51,9 @@ const closed: ConversationEvent = {
   },
 };
 
+const B_KEY = '6f7c1f7e-7c1a-4b55-9d0e-0a3c5e2b9f10';
 const b64 = (n: number, fill: number) => Buffer.alloc(n, fill).toString('base64url');
-const sealed = (fill = 1): SealedEnvelope => ({
+const sealed = (fill = 1): SealedContent => ({
   alg: 'oan-sealed-v1',
   ephemeralKey: b64(32, fill),
   nonce: b64(12, fill),
@@ -61,7 +61,7 @@ const sealed = (fill = 1): SealedEnvelope => ({
   recipients: [
     {
       accountId: B,
-      keyId: '6f7c1f7e-7c1a-4b55-9d0e-0a3c5e2b9f10',
+      keyId: B_KEY,
       nonce: b64(12, fill),
       wrappedKey: b64(48, fill),
     },
@@ -107,6 +107,7 @@ const revise = (over: Partial<ReviseMessage>): ConversationCommand => ({
     prior: null,
     attachments: [],
     usedElsewhere: [],
+    keys: [{ accountId: B, keyId: B_KEY }],
     ...over,
   },
 });
@@ -250,11 +251,21 @@ describe('when the sender corrects its sealed message', () => {
       .then(corrected({ content: '', sealed: sealed(2) }));
   });
 
-  it('refuses an envelope that is not oan-sealed-v1 in its sealed check', () => {
-    const bad = { ...sealed(), nonce: b64(11, 1) };
+  it("passes the checks of sending: every recipient a current key, the other side's keys all covered", () => {
+    const asSealed = { content: undefined, sealed: sealed(2), message: message({ sealed: true }) };
     given(opened)
-      .when(revise({ content: undefined, sealed: bad, message: message({ sealed: true }) }))
-      .thenThrows('SEALED_INVALID');
+      .when(revise({ ...asSealed, keys: [{ accountId: B, keyId: '0e9c7a52-1d1b-4a8e-8c6f-3b2a1d0e9f87' }] }))
+      .thenThrows('SEALED_RECIPIENT_UNKNOWN');
+    const second = { accountId: B, keyId: '0e9c7a52-1d1b-4a8e-8c6f-3b2a1d0e9f87' };
+    given(opened)
+      .when(revise({ ...asSealed, keys: [{ accountId: B, keyId: B_KEY }, second] }))
+      .thenThrows('SEALED_RECIPIENTS_MISSING');
+    given(opened)
+      .when(revise({ ...asSealed, keys: [{ accountId: B, keyId: B_KEY }, second], allowMissing: true }))
+      .then(corrected({ content: '', sealed: sealed(2) }));
+    given(opened)
+      .when(revise({ ...asSealed, keys: [] }))
+      .thenThrows('SEALED_RECIPIENT_UNKNOWN');
   });
 });
 

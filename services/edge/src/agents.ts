@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayPool } from './gateways.ts';
 import { registerProxy } from './proxy.ts';
+import { ServiceReplicas } from './upstreams.ts';
 
 /** The agent relay's sockets (the relay wire protocol's endpoints, and seed 001's `/announce`, `/lookup`). */
 const RELAY_SOCKETS = ['/ws/announce', '/ws/input', '/ws/lookup', '/announce', '/lookup'];
@@ -12,7 +12,8 @@ const RELAY_LOOKUPS = ['/api/agents', '/api/relay/agents'];
 /**
  * The ConnectOnion agent relay (services/agents, docs/agent-relay.md) behind the public
  * origin. Its replicas share their routing through Redis, so any socket may go to any replica: round
- * robin over those that answer their health probe, a lookup retried on another when one is down.
+ * robin over those that answer their health probe; the lookups are spread and retried as every
+ * service's requests are (upstreams.ts).
  */
 export async function registerAgentRelay(
   app: FastifyInstance,
@@ -20,23 +21,21 @@ export async function registerAgentRelay(
   connections?: number,
 ): Promise<void> {
   if (urls.length === 0) return;
-  const pool = new GatewayPool(urls);
-  const stopProbing = pool.startProbing();
-  app.addHook('onClose', async () => stopProbing());
+  const relay = new ServiceReplicas(urls, connections ? { connections } : {});
+  const stopProbing = relay.startProbing();
+  app.addHook('onClose', async () => {
+    stopProbing();
+    await relay.close();
+  });
   for (const prefix of RELAY_SOCKETS) {
     await registerProxy(app, {
       prefix,
-      upstream: () => pool.next(),
+      upstream: () => relay.next(),
       websocket: true,
       maxFrameBytes: RELAY_MAX_FRAME_BYTES,
     });
   }
   for (const prefix of RELAY_LOOKUPS) {
-    await registerProxy(app, {
-      prefix,
-      upstream: () => pool.next(),
-      failover: (failed) => pool.failover(failed),
-      ...(connections ? { connections } : {}),
-    });
+    await registerProxy(app, { prefix, upstream: relay.base, pool: relay.dispatcher() });
   }
 }

@@ -13,7 +13,8 @@ import { Idempotency, IdempotencyStore } from './idempotency/index.ts';
 import { registerLimits } from './limits.ts';
 import { registerProxy } from './proxy.ts';
 import { ReleasingDispatcher } from './releasing.ts';
-import { API_ROUTES, bodyLimitFor, upstreamUrl } from './routes.ts';
+import { API_ROUTES, bodyLimitFor, upstreamUrls, type Upstream } from './routes.ts';
+import { ServiceReplicas } from './upstreams.ts';
 import { registerWeb, webConfigOf } from './web.ts';
 
 const isLongPoll = (url: string) => url.startsWith('/api/v1/events?') && /[?&]wait=/.test(url);
@@ -48,6 +49,24 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
     : new GatewayPool(config.GATEWAY_URLS, config.GATEWAY_IDS);
   const stopProbing = gateways.startProbing();
   app.addHook('onClose', async () => stopProbing());
+  // One set of replicas per service, shared by its routes (several prefixes go to auth).
+  const services = new Map<Upstream, ServiceReplicas>();
+  const serviceOf = (upstream: Exclude<Upstream, 'GATEWAYS'>): ServiceReplicas | undefined => {
+    const urls = upstreamUrls(config, upstream);
+    if (!urls) return undefined;
+    let service = services.get(upstream);
+    if (!service) {
+      const created = new ServiceReplicas(urls, { connections: config.EDGE_UPSTREAM_CONNECTIONS });
+      const stop = created.startProbing();
+      app.addHook('onClose', async () => {
+        stop();
+        await created.close();
+      });
+      services.set(upstream, created);
+      service = created;
+    }
+    return service;
+  };
 
   // Reachability probe, no auth, outside /api/v1.
   app.get('/api/health', async () => ({ status: 'ok' }));
@@ -94,13 +113,13 @@ export async function buildApp({ config, metrics, extensions }: EdgeDeps) {
         });
         continue;
       }
-      const url = upstreamUrl(config, route.upstream);
-      if (url) {
+      const service = serviceOf(route.upstream);
+      if (service) {
         await registerProxy(app, {
           prefix: route.prefix,
-          upstream: url,
+          upstream: service.base,
+          pool: service.dispatcher(),
           bodyLimit,
-          connections: config.EDGE_UPSTREAM_CONNECTIONS,
           ...(idempotency ? { idempotency } : {}),
         });
       }

@@ -9,7 +9,11 @@ const httpUrl = z
   .url()
   .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
   .transform((u) => u.replace(/\/+$/, ''));
-const optionalUrl = httpUrl.optional();
+/**
+ * A service's replicas: one URL or several, comma-separated; a host name in one stands for every
+ * address it resolves to (upstreams.ts).
+ */
+const httpUrls = envList.pipe(z.array(httpUrl).min(1));
 
 /**
  * The edge signs nothing and owns no data. It reads the credential view (`DATABASE_URL`,
@@ -28,7 +32,7 @@ export const edgeEnv = z
     OAN_PORT: envPort(8080),
     /** The edge's own `/metrics` listener (on HOST); unset, the edge serves no metrics. Never the public port. */
     EDGE_METRICS_PORT: envOptional(z.coerce.number().int().min(1).max(65_535)),
-    AUTH_URL: httpUrl.default('http://127.0.0.1:8181'),
+    AUTH_URL: httpUrls.default(['http://127.0.0.1:8181']),
     GATEWAY_URLS: envList.pipe(z.array(httpUrl).min(1)).default(['http://127.0.0.1:8191']),
     GATEWAY_IDS: envList.pipe(z.array(z.string().regex(/^[a-z0-9]{1,8}$/))).optional(),
     /**
@@ -47,12 +51,12 @@ export const edgeEnv = z
         .refine((d) => d.port >= 1 && d.port <= 65_535, 'must name a port 1-65535'),
     ),
     // Later services: their routes exist only once their URL is configured (routes.ts).
-    GOFERS_URL: optionalUrl,
-    MATCHING_URL: optionalUrl,
-    CONVERSATIONS_URL: optionalUrl,
-    RUNTIMES_URL: optionalUrl,
-    /** The ConnectOnion agent relay's replicas (services/agents); unset = no relay routes. */
-    AGENTS_URLS: envList.pipe(z.array(httpUrl)).optional(),
+    GOFERS_URL: envOptional(httpUrls),
+    MATCHING_URL: envOptional(httpUrls),
+    CONVERSATIONS_URL: envOptional(httpUrls),
+    RUNTIMES_URL: envOptional(httpUrls),
+    /** The ConnectOnion agent relay's replicas (services/agents), names resolved as above; unset = no relay routes. */
+    AGENTS_URLS: envOptional(httpUrls),
     DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/oan'),
     REDIS_URL: z.string().url().default('redis://127.0.0.1:6379/0'),
     REDIS_PREFIX: z.string().default('oan:'),

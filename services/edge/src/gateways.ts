@@ -19,10 +19,10 @@ export interface GatewayDiscovery {
 /** A replica's id in its /health: what it prefixes its sids with (services/gateway config, `auto`). */
 const REPLICA_ID = /^[A-Za-z0-9_-]{1,63}$/;
 
-const systemResolver: Resolver = async (host) =>
+export const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true })).map((a) => (a.family === 6 ? `[${a.address}]` : a.address));
 
-const httpProbe: GatewayProbe = (url, timeoutMs) =>
+export const httpProbe: GatewayProbe = (url, timeoutMs) =>
   fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) })
     .then(async (r) => (r.ok ? ((await r.json().catch(() => ({}))) as { gatewayId?: unknown }) : undefined))
     .catch(() => undefined);

@@ -29,11 +29,13 @@ export interface ProxyRoute {
   bodyLimit?: (req: FastifyRequest) => number;
   /**
    * The most connections to each upstream origin (default reply-from's 128); a request beyond them
-   * waits for a free one. Unused with `dispatcher`, which bounds its own.
+   * waits for a free one. Unused with `dispatcher` or `pool`, which bound their own.
    */
   connections?: number;
   /** The upstream dispatcher when not reply-from's own (the gateways': long-polls, releasing.ts). */
   dispatcher?: ReleasingDispatcher;
+  /** A service's replicas (upstreams.ts): they choose where each request goes, and retry only what was never sent. */
+  pool?: Upstream;
   /** `Idempotency-Key` on the route's POSTs (a connector extension): its check, and its recording dispatcher. */
   idempotency?: Idempotency;
 }
@@ -155,7 +157,7 @@ export async function registerProxy(app: FastifyInstance, route: ProxyRoute): Pr
     if (idempotency) out = idempotency.tag(req, out);
     return out;
   };
-  const base: Upstream = dispatcher ?? boundedAgent(route.connections);
+  const base: Upstream = dispatcher ?? route.pool ?? boundedAgent(route.connections);
   const upstream = idempotency ? idempotency.wrap(base) : base;
   const replyOptions: ReplyOptions = {
     rewriteRequestHeaders: headersOf,

@@ -1,7 +1,7 @@
 import { BODY_LIMITS, UPLOAD_BODY_LIMIT } from '@oan/http';
 import type { EdgeConfig } from './config.ts';
 
-/** Where a route group goes: one service's URL, or the gateway pool (round robin). */
+/** Where a route group goes: one service's replicas (upstreams.ts), or the gateway pool (sticky by sid). */
 export type Upstream =
   'AUTH_URL' | 'GOFERS_URL' | 'MATCHING_URL' | 'CONVERSATIONS_URL' | 'RUNTIMES_URL' | 'GATEWAYS';
 
@@ -36,6 +36,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { prefix: '/api/v1/threads', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
   { prefix: '/api/v1/match-requests', upstream: 'MATCHING_URL', bodyLimit: BODY_LIMITS.matching },
   { prefix: '/api/v1/conversations', upstream: 'CONVERSATIONS_URL', bodyLimit: BODY_LIMITS.conversations },
+  // The key directory of sealed messages (docs/sealed-messages.md) is the conversations service's.
+  { prefix: '/api/v1/keys', upstream: 'CONVERSATIONS_URL', bodyLimit: BODY_LIMITS.conversations },
   { prefix: '/api/v1/runtimes', upstream: 'RUNTIMES_URL', bodyLimit: BODY_LIMITS.runtimes },
   // ADR 0035: published Gofers as A2A agents (their cards and JSON-RPC), with no credential.
   { prefix: '/a2a', upstream: 'GOFERS_URL', bodyLimit: BODY_LIMITS.a2a },
@@ -52,7 +54,10 @@ export function bodyLimitFor(route: ApiRoute, url: string, contentType = 'multip
   return multipart && UPLOAD_PATHS.some((p) => p.test(path)) ? UPLOAD_BODY_LIMIT : route.bodyLimit;
 }
 
-/** The URL of a fixed upstream, or undefined when that service is not configured. */
-export function upstreamUrl(config: EdgeConfig, upstream: Exclude<Upstream, 'GATEWAYS'>): string | undefined {
+/** The URLs of a service's replicas, or undefined when that service is not configured. */
+export function upstreamUrls(
+  config: EdgeConfig,
+  upstream: Exclude<Upstream, 'GATEWAYS'>,
+): readonly string[] | undefined {
   return config[upstream];
 }

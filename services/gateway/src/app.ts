@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createAuthenticator, type Authenticator } from '@oan/auth';
 import { sql, type MikroORM } from '@oan/db';
-import { BODY_LIMITS, createHttpApp } from '@oan/http';
+import { BODY_LIMITS, createHttpApp, Replicas } from '@oan/http';
 import { LongPollSlots, PushTail, WriteTracker } from '@oan/projection';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { GatewayConfig } from './config.ts';
@@ -83,6 +83,9 @@ export async function buildApp(deps: GatewayDeps) {
     credentialCheckMs: config.GATEWAY_CREDENTIAL_CHECK_MS,
     banGraceMs: config.GATEWAY_BAN_GRACE_MS,
   });
+  // The auth replicas, for the connector notices.
+  const auth = new Replicas(config.AUTH_URL);
+  app.addHook('onClose', () => auth.close());
   const runtimeWakes = new RuntimeWakeRelay(redis.duplicate(), config.REDIS_PREFIX);
   await runtimeWakes.start();
   const io = createSocketServer({
@@ -93,7 +96,7 @@ export async function buildApp(deps: GatewayDeps) {
     authenticator,
     delivery,
     runtimeWakes,
-    notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(config.AUTH_URL, config.JWT_SECRET, app.log),
+    notifyOutdated: deps.notifyOutdated ?? connectorNoticeClient(auth, config.JWT_SECRET, app.log),
     connectorReleases: config.OAN_CONNECTOR_RELEASES,
     log: app.log,
   });

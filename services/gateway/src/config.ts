@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { commonEnv, envPort, loadConfig, z } from '@oan/config';
+import { commonEnv, envHttpUrls, envPort, loadConfig, z } from '@oan/config';
 import { OAN_CONNECTOR_RELEASES } from '@oan/protocol';
 
 /** `{"<package>": "<latest version>", …}`: a JSON object of version strings. */
@@ -57,12 +57,11 @@ export const gatewayEnv = commonEnv.extend({
    * when this server was built (OAN_CONNECTOR_RELEASES in @oan/protocol).
    */
   OAN_CONNECTOR_RELEASES: releases.default(OAN_CONNECTOR_RELEASES),
-  /** Auth service base URL, for `POST /internal/connector-notices` (the `connector_outdated` notice). */
-  AUTH_URL: z
-    .string()
-    .url()
-    .default('http://127.0.0.1:8181')
-    .transform((u) => u.replace(/\/+$/, '')),
+  /**
+   * The auth replicas' base URLs, comma-separated, for `POST /internal/connector-notices` (the
+   * `connector_outdated` notice); spread over them, retried on another only when refused.
+   */
+  AUTH_URL: envHttpUrls.default(['http://127.0.0.1:8181']),
 });
 export type GatewayConfig = z.infer<typeof gatewayEnv>;
 

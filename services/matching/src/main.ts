@@ -9,7 +9,8 @@ import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { discoveryIndexMigrations } from './infra/discoveryIndex.ts';
 import { createMatchingStore, matchingMigrations } from './infra/store.ts';
 import { startAccountBanned } from './reactors/accountBanned.ts';
-import { runDiscoveryOnce, startDiscovery } from './reactors/discovery.ts';
+import { startDiscovery } from './reactors/discovery.ts';
+import { startDiscoverySweep } from './reactors/discoverySweep.ts';
 import { startGoferDeleted } from './reactors/goferDeleted.ts';
 import { startSession } from './reactors/session.ts';
 import { createSessionProvider } from './sessionProviders/config.ts';
@@ -50,20 +51,18 @@ const reactors = [
   await startGoferDeleted(reactorDeps),
   await startAccountBanned(reactorDeps),
 ];
-// The periodic sweep of the issue ("when a Gofer becomes ready, and periodically").
-const sweep = setInterval(() => {
-  runDiscoveryOnce({ ctx, logger, mode: config.PAIRING_MODE, caps }).catch((err: unknown) =>
-    logger.warn({ err: (err as Error).message }, 'discovery sweep failed'),
-  );
-}, config.DISCOVERY_SWEEP_MS);
-sweep.unref();
+// Discovery also sweeps every ready Gofer periodically, one matching process at a time.
+const sweep = startDiscoverySweep(
+  { ctx, logger, mode: config.PAIRING_MODE, caps },
+  config.DISCOVERY_SWEEP_MS,
+);
 
 // Stop accepting requests first, then close what they used, in reverse order.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
-  clearInterval(sweep);
+  await sweep.stop();
   await Promise.all(reactors.map((r) => r.stop()));
   await kafka.close();
   await storage?.close();

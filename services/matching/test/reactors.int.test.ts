@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropDatabase, openDatabase, sql, TEXT_ARRAY, type MikroORM } from '@oan/db';
+import { dropDatabase, openDatabase, sql, TEXT_ARRAY, transaction, type MikroORM } from '@oan/db';
 import { domainHeaders, startOutboxPublisher, type OutboxPublisher } from '@oan/eventstore';
 import {
   createKafka,
@@ -24,6 +24,7 @@ import { threadStreamId, type SummaryCardRecorded, type ThreadEvent, type Thread
 import { discoveryIndexMigrations, refreshDiscoveryTerms } from '../src/infra/discoveryIndex.ts';
 import { createMatchingStore, matchingMigrations } from '../src/infra/store.ts';
 import { discoverFor, runDiscoveryOnce, startDiscovery } from '../src/reactors/discovery.ts';
+import { sweepDiscoveryOnce } from '../src/reactors/discoverySweep.ts';
 import { closeThreadsOf, startGoferDeleted } from '../src/reactors/goferDeleted.ts';
 import { closeThreadsOfAccount, startAccountBanned } from '../src/reactors/accountBanned.ts';
 import { SessionGenerationError, runSession, startSession } from '../src/reactors/session.ts';
@@ -370,6 +371,34 @@ async function addAttachment(goferId: string, kind: 'photo' | 'document', delete
   );
   return attachmentId;
 }
+
+describe('the periodic sweep, with several matching processes', () => {
+  it('runs one pass at a time: while another process sweeps, a pass does nothing', async () => {
+    const borrower = { name: 'Borrower', description: 'ladder lending', values: [], demands: ['roof help'] };
+    const roofer = { name: 'Roofer', description: 'roof help', values: [], demands: ['ladder lending'] };
+    const [a, b] = [await gofer(borrower), await gofer(roofer)];
+    const threadId = threadIdFor(ID_SECRET, a.goferId, b.goferId);
+    const caps = { maxOpenPairings: 100, maxProposalsPerDay: 100 };
+    // Another process's pass: it holds the sweep's lock until told to finish.
+    let finish!: () => void;
+    let holding!: () => void;
+    const held = new Promise<void>((r) => (holding = r));
+    const other = transaction(orm, async (em) => {
+      await sql(em, 'select pg_advisory_xact_lock(hashtextextended(?, 0))', ['matching:discovery-sweep']);
+      holding();
+      await new Promise<void>((r) => (finish = r));
+    });
+    await held;
+    expect(await sweepDiscoveryOnce(runDeps({ caps }))).toEqual({ ran: false, proposed: [] });
+    expect(await events(threadId)).toEqual([]);
+    finish();
+    await other;
+    const pass = await sweepDiscoveryOnce(runDeps({ caps }));
+    expect(pass.ran).toBe(true);
+    expect(pass.proposed).toContain(threadId);
+    expect(await events(threadId)).toHaveLength(1);
+  });
+});
 
 describe('session', () => {
   it('runs an activated thread to its transcript, the end and one card per side with the counterpart assets', async () => {

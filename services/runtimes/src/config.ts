@@ -1,4 +1,4 @@
-import { commonEnv, envBool, envHttpUrl, envOptional, envPort, loadConfig, z } from '@oan/config';
+import { commonEnv, envBool, envHttpUrls, envOptional, envPort, loadConfig, z } from '@oan/config';
 
 const ms = (min: number, max: number, fallback: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
@@ -18,12 +18,11 @@ export const runtimesEnv = commonEnv
     RUNTIMES_WAKE_SWEEP_MS: ms(50, 60_000, 1000),
     /** How often the takeover sweep runs (ADR 0032); one replica at a time does the work. */
     RUNTIMES_SWEEP_MS: ms(100, 600_000, 5000),
-    /** Auth service base URL, for `POST /internal/runtime-notices` (the `runtime_job_waiting` notice). */
-    AUTH_URL: z
-      .string()
-      .url()
-      .default('http://127.0.0.1:8181')
-      .transform((u) => u.replace(/\/+$/, '')),
+    /**
+     * The auth replicas' base URLs, comma-separated, for `POST /internal/runtime-notices` (the
+     * `runtime_job_waiting` notice); spread over them, retried on another only when refused.
+     */
+    AUTH_URL: envHttpUrls.default(['http://127.0.0.1:8181']),
     // Dispatch to endpoint runtimes (ADR 0033): every runtimes process pushes jobs unless switched off.
     RUNTIMES_DISPATCH: z
       .enum(['on', 'off'])
@@ -47,9 +46,9 @@ export const runtimesEnv = commonEnv
      * The services a `handled` finish's `reply` is carried out through (ADR 0031), called directly;
      * a reply whose service is unset is `501 OUTCOME_NOT_SUPPORTED`.
      */
-    GOFERS_URL: envOptional(envHttpUrl),
-    MATCHING_URL: envOptional(envHttpUrl),
-    CONVERSATIONS_URL: envOptional(envHttpUrl),
+    GOFERS_URL: envOptional(envHttpUrls),
+    MATCHING_URL: envOptional(envHttpUrls),
+    CONVERSATIONS_URL: envOptional(envHttpUrls),
     /** How long one reply call to an owning service may take before it counts as not known yet. */
     RUNTIMES_REPLY_TIMEOUT_MS: ms(100, 60_000, 10_000),
     /** How often replies left pending (a crash, a service down) are carried out again; also at start. */

@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
-import { createLogger } from '@oan/http';
+import { createLogger, Replicas } from '@oan/http';
 import { parseRuntimeWake, PushTail, runtimeWakesChannel } from '@oan/projection';
 import { buildApp, createRuntimesContext } from './app.ts';
 import { JobWakes } from './commands/wakes.ts';
@@ -64,12 +64,8 @@ wakeRedis.on('message', (_channel: string, message: string) => {
 await wakeRedis.subscribe(runtimeWakesChannel(config.REDIS_PREFIX));
 await app.listen({ host: config.HOST, port: config.RUNTIMES_PORT });
 // Jobs nobody will handle go to the owner (ADR 0032): auth records the notice with the fleet's internal secret.
-const sweep = startSweep(
-  ctx,
-  ownerNoticeClient(config.AUTH_URL, config.JWT_SECRET),
-  config.RUNTIMES_SWEEP_MS,
-  logger,
-);
+const auth = new Replicas(config.AUTH_URL);
+const sweep = startSweep(ctx, ownerNoticeClient(auth, config.JWT_SECRET), config.RUNTIMES_SWEEP_MS, logger);
 // Replies a previous process recorded but did not finish are carried out now, then periodically.
 const replySweep = startReplySweep(ctx, config.RUNTIMES_REPLY_SWEEP_MS, replyAnswerText, logger);
 
@@ -86,6 +82,8 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   wakeRedis.disconnect();
   await dispatcher?.stop();
   await endpoints.close();
+  await auth.close();
+  await ctx.replies?.close();
   await redis.quit();
   await orm.close(true);
 });

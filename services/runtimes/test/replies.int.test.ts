@@ -20,6 +20,7 @@ const owner: ReplyClient = {
     sent.push({ call, accountId, commandId });
     return answers.shift() ?? { status: 202, text: '{"accepted":true}' };
   },
+  close: async () => undefined,
 };
 beforeAll(async () => {
   w = await startRuntimesWorld();

@@ -480,6 +480,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/conversations/{conversationId}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Both sides' current device keys (extension to protocol v1)
+         * @description Extension to protocol v1 (docs/sealed-messages.md). What a sealed message to this conversation is checked against, oldest first.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    conversationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: {
+                                accountId: string;
+                                keyId: string;
+                                publicKey: string;
+                                fingerprint: string;
+                                publishedAt: string;
+                            }[];
+                        };
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/conversations/{conversationId}/messages": {
         parameters: {
             query?: never;
@@ -569,7 +622,28 @@ export interface paths {
                 content: {
                     "application/json": {
                         content?: string;
+                        /** @description Extension: an oan-sealed-v1 envelope instead of content (docs/sealed-messages.md) */
+                        sealed?: {
+                            /** @enum {string} */
+                            alg: "oan-sealed-v1";
+                            ephemeralKey: string;
+                            nonce: string;
+                            ciphertext: string;
+                            recipients: {
+                                accountId: string;
+                                /** Format: uuid */
+                                keyId: string;
+                                nonce: string;
+                                wrappedKey: string;
+                            }[];
+                        };
                         attachmentIds?: string[];
+                        /** @description Extension: the same clientMessageId with the same body answers the first message again */
+                        clientMessageId?: string;
+                        /** @description Extension: a sealed message may leave out some of the other side's current keys */
+                        allowMissing?: boolean;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -727,6 +801,8 @@ export interface paths {
                                 wrappedKey: string;
                             }[];
                         };
+                        /** @description A sealed correction may leave out some of the other side's current keys */
+                        allowMissing?: boolean;
                     };
                 };
             };
@@ -1565,6 +1641,158 @@ export interface paths {
                             /** @enum {boolean} */
                             published: false;
                         };
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's current device keys (extension to protocol v1)
+         * @description Extension to protocol v1 (docs/sealed-messages.md). Oldest first.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: {
+                                keyId: string;
+                                publicKey: string;
+                                fingerprint: string;
+                                publishedAt: string;
+                            }[];
+                        };
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Publish a device key (extension to protocol v1)
+         * @description Extension to protocol v1 (docs/sealed-messages.md). 201 with the key when new, 200 when this keyId already holds this key (a retry). 409 KEY_ID_IN_USE: the keyId holds another key or was retired, or the key is under another keyId; 409 TOO_MANY_KEYS: the account has 8 current keys.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    keyId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        publicKey: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keyId: string;
+                            publicKey: string;
+                            fingerprint: string;
+                            publishedAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keyId: string;
+                            publicKey: string;
+                            fingerprint: string;
+                            publishedAt: string;
+                        };
+                    };
+                };
+                429: components["responses"]["RateLimited"];
+            };
+        };
+        post?: never;
+        /**
+         * Retire a device key (extension to protocol v1)
+         * @description Extension to protocol v1 (docs/sealed-messages.md). Retired for good (204, again 204); a keyId the caller never published is 404 KEY_NOT_FOUND.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    keyId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                        "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                        "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": null;
                     };
                 };
                 429: components["responses"]["RateLimited"];

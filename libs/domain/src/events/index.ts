@@ -8,5 +8,6 @@ export * from './auth.ts';
 export * from './gofers.ts';
 export * from './matching.ts';
 export * from './conversations.ts';
+export * from './deviceKeys.ts';
 export * from './agents.ts';
 export * from './a2a.ts';

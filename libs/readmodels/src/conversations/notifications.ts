@@ -1,4 +1,4 @@
-import type { ConversationEvent, MessageAttachment } from '@oan/domain';
+import type { ConversationEvent, MessageAttachment, SealedContent } from '@oan/domain';
 import type { NotificationSpec, StoredEvent } from '../types.ts';
 
 type Event<T extends ConversationEvent['type']> = StoredEvent<Extract<ConversationEvent, { type: T }>>;
@@ -22,14 +22,31 @@ function wireAttachment(a: MessageAttachment): Record<string, unknown> {
   };
 }
 
+/** An `oan-sealed-v1` envelope in its wire order, whatever order it was stored in. */
+export const wireSealed = (s: SealedContent): SealedContent => ({
+  alg: s.alg,
+  ephemeralKey: s.ephemeralKey,
+  nonce: s.nonce,
+  ciphertext: s.ciphertext,
+  recipients: s.recipients.map((r) => ({
+    accountId: r.accountId,
+    keyId: r.keyId,
+    nonce: r.nonce,
+    wrappedKey: r.wrappedKey,
+  })),
+});
+
 /**
- * The conversations context's one notification: `relay_message`, only to the account that did
- * not write the message; the sender gets no echo. Revisions send their own (`relayRevision`).
+ * The conversations context's notifications. `relay_message`, only to the account that did not
+ * write the message; the sender gets no echo. A sealed message's payload carries `sealed` instead of
+ * `content` (docs/sealed-messages.md); a plain one's is what v1 always sent. Revisions send their own
+ * (`relayRevision`).
  */
 export function relayMessage({ data: d }: Event<'ConversationMessageSent'>): NotificationSpec[] {
   const { conversationId, messageId, createdAt, attachments } = d;
   const recipient = d.recipientAccountId;
   if (recipient === d.senderAccountId) return [];
+  const sealed = d.sealed ?? null;
   return [
     {
       recipient,
@@ -40,7 +57,7 @@ export function relayMessage({ data: d }: Event<'ConversationMessageSent'>): Not
       // `attachments` omitted entirely (never `[]`) when the message has none.
       payload: {
         messageId,
-        content: d.content,
+        ...(sealed === null ? { content: d.content } : { sealed: wireSealed(sealed) }),
         createdAt,
         ...(attachments.length > 0 ? { attachments: attachments.map(wireAttachment) } : {}),
       },
@@ -72,7 +89,7 @@ export function relayRevision(
     ? { content: RETRACTED_TEXT }
     : event.data.sealed === null
       ? { content: `${CORRECTION_PREFIX}${event.data.content}` }
-      : { sealed: event.data.sealed };
+      : { sealed: wireSealed(event.data.sealed) };
   return [
     {
       recipient,
@@ -119,3 +136,23 @@ export function scrubbedRelayPayload(payload: Record<string, unknown>): Record<s
   const { messageId, createdAt, revision } = payload;
   return { messageId, content: '', createdAt, ...(revision === undefined ? {} : { revision }) };
 }
+/**
+ * A side of the conversation published or retired a device key: the other side gets a
+ * `system_notice` (kind `conversation_key_changed`, which v1 clients show or ignore as unknown).
+ */
+export const keyChanged = ({ data: d }: Event<'ConversationKeyChanged'>): NotificationSpec[] => [
+  {
+    recipient: d.recipientAccountId,
+    type: 'system_notice',
+    source: 'platform',
+    payload: {
+      kind: 'conversation_key_changed',
+      conversationId: d.conversationId,
+      accountId: d.accountId,
+      keyId: d.keyId,
+      fingerprint: d.fingerprint,
+      change: d.change,
+    },
+    createdAt: d.changedAt,
+  },
+];

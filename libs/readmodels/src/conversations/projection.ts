@@ -1,7 +1,7 @@
 import { sql, type EntityManager } from '@oan/db';
-import type { ConversationEvent } from '@oan/domain';
+import type { ConversationEvent, DeviceKeyEvent } from '@oan/domain';
 import { projection, type NotificationSpec, type StoredEvent } from '../types.ts';
-import { numOrNull, relayMessage, relayRevision } from './notifications.ts';
+import { keyChanged, numOrNull, relayMessage, relayRevision, wireSealed } from './notifications.ts';
 
 type Event<T extends ConversationEvent['type']> = StoredEvent<Extract<ConversationEvent, { type: T }>>;
 /** Ids as a parameter: arrays go to Postgres as JSON text (`?::jsonb`). */
@@ -73,7 +73,7 @@ export const conversationsProjection = projection<ConversationEvent>({
        where id = ? and conversation_id = ? and recalled_at is null and coalesce(revision_count, 0) < ?`,
       [
         d.content,
-        d.sealed === null ? null : JSON.stringify(d.sealed),
+        d.sealed === null ? null : JSON.stringify(wireSealed(d.sealed)),
         d.count,
         d.correctedAt,
         d.messageId,
@@ -105,6 +105,18 @@ export const conversationsProjection = projection<ConversationEvent>({
     await deleteAttachments(em, d.conversationId, d.attachmentIds, d.closedAt);
     return [];
   },
+  // A notice only; the key directory is the conversations service's own (read on its write side).
+  ConversationKeyChanged: async (_em, event) => keyChanged(event),
+});
+
+/**
+ * The key directory's events change no read model: the routes read the keys where a sealed send is
+ * checked against them (the conversations write side), and the other sides hear of a change through
+ * `ConversationKeyChanged`.
+ */
+export const deviceKeysProjection = projection<DeviceKeyEvent>({
+  DeviceKeyPublished: null,
+  DeviceKeyRetired: null,
 });
 
 async function deleteAttachments(em: EntityManager, conversationId: string, ids: string[], at: string) {
@@ -129,7 +141,7 @@ async function messageSent(
   await sql(
     em,
     `insert into read.conversation_messages (id, conversation_id, sender_account_id, recipient_account_id,
-       content, attachment_ids, change_sequence, created_at) values (?, ?, ?, ?, ?, ?::jsonb, ?, ?)
+       content, attachment_ids, change_sequence, created_at, sealed) values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb)
      on conflict do nothing`,
     [
       messageId,
@@ -140,6 +152,7 @@ async function messageSent(
       JSON.stringify(attachmentIds),
       String(d.changeSequence),
       createdAt,
+      d.sealed ? JSON.stringify(wireSealed(d.sealed)) : null,
     ],
   );
   if (attachmentIds.length > 0) {

@@ -1,6 +1,5 @@
 import { isoUtc, sql, type EntityManager } from '@oan/db';
-import type { MessageAttachment } from '@oan/domain';
-import type { SealedEnvelope } from '@oan/sealed';
+import type { MessageAttachment, SealedContent } from '@oan/domain';
 
 // Queries other code may run on the conversations tables (no service writes its own SQL against them).
 
@@ -15,8 +14,8 @@ export interface ConversationMessageRow {
   changeSequence: string;
   createdAt: string;
   attachments: MessageAttachment[] | null;
-  /** A sealed message's content (then `content` is ""), else null. */
-  sealed: SealedEnvelope | null;
+  /** A sealed message's envelope (its `content` is ""); null for a plain one. */
+  sealed: SealedContent | null;
   /** null for a message never revised (its history item has no `revision`). */
   revision: { state: 'corrected' | 'retracted'; count: number; at: string } | null;
 }

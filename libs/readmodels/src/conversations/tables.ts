@@ -42,12 +42,20 @@ class AddConversationRevisions extends Migration {
   }
 }
 
+/** A sealed message's envelope (docs/sealed-messages.md), null for a plain message. */
+class AddSealedMessages extends Migration {
+  override async up(): Promise<void> {
+    this.addSql('alter table read.conversation_messages add column if not exists sealed jsonb');
+  }
+}
+
 /** This read model's tables, in migration order. */
 export const conversationsTables: MigrationDef[] = [
   { name: 'read-0006-conversations', class: CreateConversationsReadModels },
+  { name: 'read-0013-conversation-sealed-messages', class: AddSealedMessages },
 ];
 
 /** Added after the others (their names are recorded in the projector's migrations; never renumber). */
 export const conversationRevisionsTables: MigrationDef[] = [
-  { name: 'read-0013-conversation-revisions', class: AddConversationRevisions },
+  { name: 'read-0014-conversation-revisions', class: AddConversationRevisions },
 ];

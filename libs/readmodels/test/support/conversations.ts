@@ -45,6 +45,8 @@ export function conversationOf(conversationId: string, a: Party, b: Party) {
         attachments: [],
         changeSequence: 1,
         createdAt: at(2),
+        sealed: null,
+        clientMessageId: null,
       }),
       ConversationMessageRecalled: () => ({
         conversationId,
@@ -87,6 +89,15 @@ export function conversationOf(conversationId: string, a: Party, b: Party) {
         attachmentIds: [],
         closedAt: at(4),
       }),
+      ConversationKeyChanged: () => ({
+        conversationId,
+        accountId: b.accountId,
+        recipientAccountId: a.accountId,
+        keyId: '4f0c2d7e-1b9a-4c3e-8d5f-6a7b8c9d0e1f',
+        fingerprint: '3f1a 09c2 0000 1111 2222 3333 4444 5555 6666 7777',
+        change: 'published',
+        changedAt: at(5),
+      }),
     },
     ({ type, data }) => ({
       streamId: conversationStreamId(data.conversationId),
@@ -98,7 +109,9 @@ export function conversationOf(conversationId: string, a: Party, b: Party) {
               type === 'ConversationMessageCorrected' ||
               type === 'ConversationMessageRetracted'
             ? data.senderAccountId
-            : a.accountId,
+            : type === 'ConversationKeyChanged'
+              ? data.accountId
+              : a.accountId,
     }),
   );
 }

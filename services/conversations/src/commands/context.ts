@@ -41,9 +41,11 @@ function keyAccountOf(command: ConversationCommand, state: ConversationState): s
     case 'CloseForDeletedGofer':
       if (state.status === 'none') throw new Error('Only an opened conversation closes');
       return state.accountA;
+    // The acting account; for a key notice the account whose key changed (the other side is told).
     case 'UploadAttachment':
     case 'SendMessage':
     case 'ReviseMessage':
+    case 'NoticeKeyChange':
       return command.data.accountId;
     default: {
       const unexpected: never = command;
@@ -91,8 +93,9 @@ const conversationCommands = (
             occurredAt: c.data.opened.openedAt,
           }
         : {},
+    // An opening and a key notice are the reactors', not a reader's own writes.
     remember: async (last, _callers, command) => {
-      if (command.type !== 'OpenConversation')
+      if (command.type !== 'OpenConversation' && command.type !== 'NoticeKeyChange')
         await ctx.writes.remember(last.partitionKey, WRITE_SOURCE, last.position);
     },
   });

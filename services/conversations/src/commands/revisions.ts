@@ -1,6 +1,6 @@
-import type { ConversationEvent, MessageAttachment } from '@oan/domain';
-import type { SealedEnvelope } from '@oan/sealed';
+import type { ConversationEvent, MessageAttachment, SealedContent } from '@oan/domain';
 import type { StoredMessage, StoredRevision } from '../domain/conversationState.ts';
+import { currentKeysOf } from '../infra/deviceKeys.ts';
 import { attachmentsUsedElsewhere, loadAttachments, loadMessage, loadRevision } from '../infra/store.ts';
 import { ensureConversation, runConversationCommand, type ConversationContext } from './context.ts';
 
@@ -9,14 +9,15 @@ export interface Revision {
   /** Required by the revise route; DELETE has none. */
   clientMessageId: string | null;
   content?: string | undefined;
-  sealed?: SealedEnvelope | undefined;
+  sealed?: SealedContent | undefined;
+  allowMissing?: boolean | undefined;
 }
 
 /** The message as history shows it after a revision (the revise route's answer). */
 export interface RevisedMessage {
   message: Pick<StoredMessage, 'id' | 'senderAccountId' | 'changeSequence' | 'createdAt'>;
   content: string;
-  sealed: SealedEnvelope | null;
+  sealed: SealedContent | null;
   attachments: MessageAttachment[];
   revision: { state: 'corrected' | 'retracted'; count: number; at: string };
 }
@@ -53,6 +54,10 @@ export async function reviseMessage(
       convId === null || revision.action !== 'retract'
         ? []
         : await attachmentsUsedElsewhere(em, convId, messageId, message?.attachmentIds ?? []);
+    const keys =
+      state.status === 'open' && revision.sealed !== undefined
+        ? await currentKeysOf(em, [state.accountA, state.accountB])
+        : [];
     loaded = { message, prior, files };
     return {
       type: 'ReviseMessage',
@@ -65,6 +70,7 @@ export async function reviseMessage(
         prior,
         attachments: files,
         usedElsewhere,
+        keys,
       },
     };
   });

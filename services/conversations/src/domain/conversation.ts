@@ -1,5 +1,13 @@
 import { RejectedError } from './errors.ts';
-import type { ConversationEvent, ConversationOpened, Decider, MessageAttachment, Timed } from '@oan/domain';
+import type {
+  ConversationEvent,
+  ConversationMessageSent,
+  ConversationOpened,
+  Decider,
+  MessageAttachment,
+  SealedContent,
+  Timed,
+} from '@oan/domain';
 import {
   evolveConversation,
   initialConversationState,
@@ -8,6 +16,14 @@ import {
 } from './conversationState.ts';
 import { assertParticipant, otherAccount, validateMessageInput } from './messageRules.ts';
 import { decideRevise, type ReviseMessage } from './revisions.ts';
+import {
+  checkSealedRecipients,
+  clientMessageIdReused,
+  sameSend,
+  storedContent,
+  type CurrentKey,
+} from './sealed.ts';
+import { decideKeyNotice, type NoticeKeyChange } from './keyNotice.ts';
 
 export {
   assertParticipant,
@@ -25,20 +41,33 @@ export {
  * transaction.
  */
 
+export type { NoticeKeyChange };
+
 export type ConversationCommand =
   | { type: 'OpenConversation'; data: OpenConversation }
   | { type: 'UploadAttachment'; data: UploadAttachment }
   | { type: 'SendMessage'; data: SendMessage }
   | { type: 'ReviseMessage'; data: ReviseMessage }
-  | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer };
+  | { type: 'CloseForDeletedGofer'; data: CloseForDeletedGofer }
+  | { type: 'NoticeKeyChange'; data: NoticeKeyChange };
 
 export interface SendMessage {
   accountId: string;
   messageId: string;
   content?: string | undefined;
+  /** Instead of `content`: an `oan-sealed-v1` envelope (docs/sealed-messages.md). */
+  sealed?: SealedContent | undefined;
   attachmentIds?: string[] | undefined;
+  /** The sender's retry key: the same send again answers the message it made. */
+  clientMessageId?: string | undefined;
+  /** A sealed message may leave out current keys of the receiving side. */
+  allowMissing?: boolean | undefined;
   /** The index rows of `attachmentIds` found in this conversation. */
   attachments: StoredAttachment[];
+  /** The current device keys of both sides, read in the send's transaction (for a sealed message). */
+  keys: CurrentKey[];
+  /** The sender's message of this conversation under the same `clientMessageId`, if there is one. */
+  previous: ConversationMessageSent | null;
 }
 
 const rejected = (code: ConstructorParameters<typeof RejectedError>[0], message: string) =>
@@ -47,11 +76,22 @@ const rejected = (code: ConstructorParameters<typeof RejectedError>[0], message:
 /**
  * Sending a message: it takes the next changeSequence. Each attachment must have been uploaded by the
  * caller to this conversation, be stored still, and not be attached to another message; one refusal
- * for all of these (probe-safe inside a conversation). `content` is "" for an attachment-only message.
+ * for all of these (probe-safe inside a conversation). `content` is "" for an attachment-only or a
+ * sealed message. A `clientMessageId` used before decides nothing new: the same send is answered
+ * with its message (the caller has it as `previous`), another one is refused.
  */
 export function decideSend(state: ConversationState, input: SendMessage, now: string): ConversationEvent[] {
   const c = assertParticipant(state, input.accountId);
+  if (input.previous) {
+    if (!sameSend(input.previous, input)) throw clientMessageIdReused();
+    return [];
+  }
   validateMessageInput(input);
+  const recipient = otherAccount(c, input.accountId);
+  if (input.sealed !== undefined) {
+    const sides = { sender: input.accountId, recipient };
+    checkSealedRecipients(input.sealed, input.keys, sides, input.allowMissing === true);
+  }
   const ids = input.attachmentIds ?? [];
   const byId = new Map(input.attachments.map((a) => [a.attachmentId, a]));
   const chosen: MessageAttachment[] = [];
@@ -66,7 +106,6 @@ export function decideSend(state: ConversationState, input: SendMessage, now: st
     const { attachmentId, kind, name, mimeType, size, width, height } = a;
     chosen.push({ attachmentId, kind, name, mimeType, size, width, height });
   }
-  const text = input.content ?? '';
   return [
     {
       type: 'ConversationMessageSent',
@@ -74,11 +113,13 @@ export function decideSend(state: ConversationState, input: SendMessage, now: st
         conversationId: c.id,
         messageId: input.messageId,
         senderAccountId: input.accountId,
-        recipientAccountId: otherAccount(c, input.accountId),
-        content: text.trim() === '' ? '' : text,
+        recipientAccountId: recipient,
+        content: storedContent(input),
         attachments: chosen,
         changeSequence: c.lastChangeSequence + 1,
         createdAt: now,
+        sealed: input.sealed ?? null,
+        clientMessageId: input.clientMessageId ?? null,
       },
     },
   ];
@@ -182,6 +223,8 @@ export function decideConversation(
       return decideRevise(state, command.data, now);
     case 'CloseForDeletedGofer':
       return decideClose(state, command.data, now);
+    case 'NoticeKeyChange':
+      return decideKeyNotice(state, command.data);
     default: {
       const unexpected: never = command;
       throw new Error(`Unknown command ${(unexpected as { type: string }).type}`);

@@ -1,5 +1,4 @@
-import type { ConversationEvent, ConversationOpened, MessageAttachment } from '@oan/domain';
-import type { SealedEnvelope } from '@oan/sealed';
+import type { ConversationEvent, ConversationOpened, MessageAttachment, SealedContent } from '@oan/domain';
 
 /**
  * Stream `conversation-<conversationId>`: the two accounts of a match and their messages. A send
@@ -36,11 +35,13 @@ export function evolveConversation(state: ConversationState, event: Conversation
       };
     case 'ConversationClosed':
       return { ...state, status: 'closed' };
-    // Facts about one file or one message: the index keeps them (indexChangesOf).
+    // Facts about one file or one message: the index keeps them (indexChangesOf). A key notice
+    // changes nothing here.
     case 'ConversationAttachmentUploaded':
     case 'ConversationMessageRecalled':
     case 'ConversationMessageCorrected':
     case 'ConversationMessageRetracted':
+    case 'ConversationKeyChanged':
       return state;
     default: {
       const unexpected: never = event;
@@ -83,7 +84,7 @@ export interface StoredRevision {
   action: 'correct' | 'retract';
   /** The corrected text ("" once the message is retracted, and for sealed or retracting revisions). */
   content: string;
-  sealed: SealedEnvelope | null;
+  sealed: SealedContent | null;
   /** Corrections of the message after this revision. */
   count: number;
   at: string;
@@ -96,7 +97,13 @@ export type IndexChange =
       conversationId: string;
       attachment: StoredAttachment & { storageKey: string };
     }
-  | { type: 'message_stored'; conversationId: string; message: StoredMessage }
+  | {
+      type: 'message_stored';
+      conversationId: string;
+      message: StoredMessage;
+      /** The sender's retry key, found again by (conversation, sender, clientMessageId). */
+      clientMessageId: string | null;
+    }
   | { type: 'attachments_used'; conversationId: string; messageId: string; attachmentIds: string[] }
   | { type: 'message_recalled'; messageId: string }
   | { type: 'message_corrected'; messageId: string; corrections: number }
@@ -112,6 +119,7 @@ export type IndexChange =
 export function indexChangesOf(event: ConversationEvent): IndexChange[] {
   switch (event.type) {
     case 'ConversationOpened':
+    case 'ConversationKeyChanged':
       return [];
     case 'ConversationAttachmentUploaded': {
       const { conversationId, uploadedAt: _at, ...a } = event.data;
@@ -134,9 +142,17 @@ export function indexChangesOf(event: ConversationEvent): IndexChange[] {
         attachmentIds,
         createdAt: d.createdAt,
         corrections: 0,
-        sealed: false,
+        sealed: d.sealed != null,
       };
-      const changes: IndexChange[] = [{ type: 'message_stored', conversationId: d.conversationId, message }];
+      const changes: IndexChange[] = [
+        {
+          type: 'message_stored',
+          conversationId: d.conversationId,
+          message,
+          // absent from events stored as version 1
+          clientMessageId: d.clientMessageId ?? null,
+        },
+      ];
       if (attachmentIds.length > 0) {
         const { conversationId, messageId } = d;
         changes.push({ type: 'attachments_used', conversationId, messageId, attachmentIds });

@@ -26,10 +26,15 @@ const rejected = (code: ConstructorParameters<typeof RejectedError>[0], message:
 export function validateMessageInput(input: {
   content?: string | undefined;
   attachmentIds?: string[] | undefined;
+  /** Present for a sealed message (then its content is the envelope's, unseen here). */
+  sealed?: unknown;
 }): void {
   const ids = input.attachmentIds ?? [];
   const text = input.content ?? '';
-  if (text.trim() === '' && ids.length === 0) {
+  if (input.sealed !== undefined && input.content !== undefined) {
+    throw rejected('SEALED_WITH_CONTENT', 'A message has content or sealed, not both');
+  }
+  if (input.sealed === undefined && text.trim() === '' && ids.length === 0) {
     throw rejected('MESSAGE_EMPTY', 'A message needs non-blank content or at least one attachment');
   }
   if (text.length > MAX_CONTENT_LENGTH) {

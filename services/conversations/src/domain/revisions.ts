@@ -1,13 +1,13 @@
-import type { ConversationEvent } from '@oan/domain';
-import { sealedEnvelope, type SealedEnvelope } from '@oan/sealed';
+import type { ConversationEvent, SealedContent } from '@oan/domain';
 import type {
   ConversationState,
   StoredAttachment,
   StoredMessage,
   StoredRevision,
 } from './conversationState.ts';
-import { ForbiddenError, IllegalStateError, NotFoundError, RejectedError } from './errors.ts';
+import { ForbiddenError, ConflictError, NotFoundError, RejectedError } from './errors.ts';
 import { assertParticipant, otherAccount, validateMessageInput } from './messageRules.ts';
+import { checkSealedRecipients, type CurrentKey } from './sealed.ts';
 
 /**
  * Corrections and retractions of a sent message (docs/sealed-messages.md "Revisions", ADR 0037).
@@ -30,7 +30,11 @@ export interface ReviseMessage {
   clientMessageId: string | null;
   action: 'correct' | 'retract';
   content?: string | undefined;
-  sealed?: SealedEnvelope | undefined;
+  sealed?: SealedContent | undefined;
+  /** A sealed correction may leave out current keys of the receiving side, as a send may. */
+  allowMissing?: boolean | undefined;
+  /** Both sides' current device keys, read under the lock (for a sealed correction). */
+  keys: CurrentKey[];
   /** The index row of the message, null when this conversation has none of that id. */
   message: StoredMessage | null;
   /** The caller's earlier revision in this conversation under the same clientMessageId, if any. */
@@ -43,7 +47,7 @@ export interface ReviseMessage {
 
 const notFound = () => new NotFoundError('MESSAGE_NOT_FOUND', 'Message not found');
 const reused = () =>
-  new IllegalStateError('CLIENT_MESSAGE_ID_REUSED', 'clientMessageId was already used for another revision');
+  new ConflictError('CLIENT_MESSAGE_ID_REUSED', 'clientMessageId was already used for another revision');
 
 /** A blank text is stored as "", as sending stores it. */
 const normalized = (content: string) => (content.trim() === '' ? '' : content);
@@ -74,7 +78,7 @@ export function decideRevise(
     throw new ForbiddenError('MESSAGE_NOT_YOURS', 'Only the sender may revise a message');
   }
   if (Date.parse(now) - Date.parse(message.createdAt) > REVISION_WINDOW_MS) {
-    throw new IllegalStateError('REVISION_WINDOW_CLOSED', 'A message can be revised for 24 hours only');
+    throw new ConflictError('REVISION_WINDOW_CLOSED', 'A message can be revised for 24 hours only');
   }
   const common = {
     conversationId: c.id,
@@ -106,9 +110,12 @@ export function decideRevise(
   }
   if (input.clientMessageId === null) throw new Error('A correction always has a clientMessageId');
   if (message.corrections >= MAX_CORRECTIONS) {
-    throw new IllegalStateError('REVISION_LIMIT', `A message takes at most ${MAX_CORRECTIONS} corrections`);
+    throw new ConflictError('REVISION_LIMIT', `A message takes at most ${MAX_CORRECTIONS} corrections`);
   }
-  const { content, sealed } = correctionOf(message, input);
+  const { content, sealed } = correctionOf(message, input, {
+    sender: input.accountId,
+    recipient: otherAccount(c, input.accountId),
+  });
   return [
     {
       type: 'ConversationMessageCorrected',
@@ -131,12 +138,13 @@ export function decideRevise(
 function correctionOf(
   message: StoredMessage,
   input: ReviseMessage,
-): { content: string; sealed: SealedEnvelope | null } {
+  sides: { sender: string; recipient: string },
+): { content: string; sealed: SealedContent | null } {
   if (message.sealed) {
     if (input.sealed === undefined || input.content !== undefined) {
       throw new RejectedError('REVISION_KIND_MISMATCH', 'A sealed message is corrected with sealed only');
     }
-    sealedCheck(input.sealed);
+    checkSealedRecipients(input.sealed, input.keys, sides, input.allowMissing === true);
     return { content: '', sealed: input.sealed };
   }
   if (input.content === undefined || input.sealed !== undefined) {
@@ -144,16 +152,6 @@ function correctionOf(
   }
   validateMessageInput({ content: input.content, attachmentIds: message.attachmentIds });
   return { content: normalized(input.content), sealed: null };
-}
-
-/**
- * What a sealed correction must pass beyond the route's schema, in one place: its shape now; the
- * key directory's recipient checks of sending (docs/sealed-messages.md "Sealed messages") join here.
- */
-export function sealedCheck(sealed: SealedEnvelope): void {
-  if (!sealedEnvelope.safeParse(sealed).success) {
-    throw new RejectedError('SEALED_INVALID', 'sealed is not an oan-sealed-v1 envelope');
-  }
 }
 
 /** The same correction asked for again: the same new text, or the same sealed envelope. */
@@ -167,7 +165,7 @@ function sameCorrection(prior: StoredRevision, input: ReviseMessage): boolean {
 }
 
 /** Field by field: the envelope is a fixed shape of strings (the route's strict schema). */
-function sameSealed(a: SealedEnvelope, b: SealedEnvelope): boolean {
+function sameSealed(a: SealedContent, b: SealedContent): boolean {
   return (
     a.alg === b.alg &&
     a.ephemeralKey === b.ephemeralKey &&

@@ -19,8 +19,9 @@ export function toHttpError(err: DomainError): HttpError {
       return new HttpError(409, ErrorCodes.revisionWindowClosed, err.message);
     case 'REVISION_LIMIT':
       return new HttpError(409, ErrorCodes.revisionLimit, err.message);
-    case 'CLIENT_MESSAGE_ID_REUSED':
-      return new HttpError(409, ErrorCodes.clientMessageIdReused, err.message);
+    case 'KEY_NOT_FOUND':
+      // one body for another account's key and one nobody published.
+      return new HttpError(404, ErrorCodes.keyNotFound, 'Key not found');
     case 'MESSAGE_EMPTY':
     case 'MESSAGE_TOO_LONG':
     case 'TOO_MANY_ATTACHMENTS':
@@ -28,7 +29,20 @@ export function toHttpError(err: DomainError): HttpError {
     case 'ATTACHMENT_UNUSABLE':
     case 'REVISION_KIND_MISMATCH':
     case 'SEALED_INVALID':
+    case 'SEALED_WITH_CONTENT':
       return validation(err.message);
+    case 'SEALED_RECIPIENT_UNKNOWN':
+      return new HttpError(400, ErrorCodes.sealedRecipientUnknown, err.message);
+    case 'KEY_ID_IN_USE':
+      return new HttpError(409, ErrorCodes.keyIdInUse, err.message);
+    case 'TOO_MANY_KEYS':
+      return new HttpError(409, ErrorCodes.tooManyKeys, err.message);
+    case 'SEALED_RECIPIENTS_MISSING':
+      return new HttpError(409, ErrorCodes.sealedRecipientsMissing, err.message);
+    case 'RECIPIENT_HAS_NO_KEY':
+      return new HttpError(409, ErrorCodes.recipientHasNoKey, err.message);
+    case 'CLIENT_MESSAGE_ID_REUSED':
+      return new HttpError(409, ErrorCodes.clientMessageIdReused, err.message);
     default: {
       const unexpected: never = err;
       return unexpected;

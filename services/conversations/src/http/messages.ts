@@ -10,7 +10,7 @@ import { reviseMessage } from '../commands/revisions.ts';
 import { rethrowMapped, rethrowMappedForRecall } from './errors.ts';
 import { deleteFiles } from './files.ts';
 import * as s from './schemas.ts';
-import { toOanAttachment } from './shapes.ts';
+import { sealedOf, toOanAttachment } from './shapes.ts';
 
 export interface ConversationRouteDeps {
   ctx: ConversationContext;
@@ -27,6 +27,7 @@ const toMessage = (r: ConversationMessageRow): s.ConversationMessage => ({
   attachments: (r.attachments ?? []).map(toOanAttachment),
   changeSequence: r.changeSequence,
   createdAt: r.createdAt,
+  ...sealedOf(r.sealed),
   // Only a revised message has the key: an unrevised one reads as in protocol v1.
   ...(r.revision === null ? {} : { revision: r.revision }),
 });
@@ -71,10 +72,12 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
     },
     async (req, reply) => {
       const accountId = principalOf(req).accountId;
+      // Only the known fields reach the command: a v1 body's extra fields are ignored, as they were.
+      const { content, sealed, attachmentIds, clientMessageId, allowMissing } = req.body;
       const sent = await sendMessage(
         ctx,
         req.params.conversationId,
-        { accountId, ...req.body },
+        { accountId, content, sealed, attachmentIds, clientMessageId, allowMissing },
         commandIdOf(req),
       );
       return reply.status(201).send({
@@ -84,6 +87,7 @@ export const messageRoutes: FastifyPluginAsyncZod<ConversationRouteDeps> = async
         attachments: sent.attachments.map(toOanAttachment),
         changeSequence: String(sent.changeSequence),
         createdAt: sent.createdAt,
+        ...sealedOf(sent.sealed),
       });
     },
   );

@@ -1,5 +1,6 @@
+import { base64urlByteLength, devicePublicKey, sealedEnvelope, X25519_KEY_BYTES } from '@oan/sealed';
 import { z } from 'zod';
-import { sealedEnvelope } from '@oan/sealed';
+import { isLowOrderPoint } from '../infra/keyMaterial.ts';
 
 /** A malformed id is answered like an unknown one (403 / 404), never with a 400 that tells them apart. */
 export const conversationParams = z.object({ conversationId: z.string() });
@@ -21,11 +22,40 @@ export const historyQuery = z.object({
     .default(50),
 });
 
-/** Sending a message; the content and attachment rules are the domain's (src/domain/conversation.ts). */
-export const messageBody = z.object({
-  content: z.string().optional(),
-  attachmentIds: z.array(z.string().max(128)).optional(),
-});
+const MESSAGE_FIELDS = new Set(['content', 'sealed', 'attachmentIds', 'clientMessageId', 'allowMissing']);
+
+/**
+ * Sending a message; the content and attachment rules are the domain's (src/domain/conversation.ts),
+ * the sealed envelope's shape @oan/sealed's (docs/sealed-messages.md). A sealed message's body may
+ * carry no unknown field; a plain one's unknown fields are ignored, as protocol v1 clients expect.
+ */
+export const messageBody = z
+  .looseObject({
+    content: z.string().optional(),
+    sealed: sealedEnvelope
+      .optional()
+      .describe('Extension: an oan-sealed-v1 envelope instead of content (docs/sealed-messages.md)'),
+    attachmentIds: z.array(z.string().max(128)).optional(),
+    clientMessageId: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('Extension: the same clientMessageId with the same body answers the first message again'),
+    allowMissing: z
+      .boolean()
+      .optional()
+      .describe("Extension: a sealed message may leave out some of the other side's current keys"),
+  })
+  .superRefine((b, ctx) => {
+    if (b.content !== undefined && b.sealed !== undefined) {
+      ctx.addIssue({ code: 'custom', message: 'content and sealed cannot both be sent', path: ['sealed'] });
+    }
+    const unknown = Object.keys(b).filter((k) => !MESSAGE_FIELDS.has(k));
+    if (b.sealed !== undefined && unknown.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `Unknown fields beside sealed: ${unknown.join(', ')}` });
+    }
+  });
 
 /** Uploading an attachment: options travel in the query string. */
 const dimension = z
@@ -85,6 +115,10 @@ export const reviseBody = z
     clientMessageId: z.string().min(1).max(128),
     content: z.string().optional(),
     sealed: sealedEnvelope.optional(),
+    allowMissing: z
+      .boolean()
+      .optional()
+      .describe("A sealed correction may leave out some of the other side's current keys"),
   })
   .superRefine((b, ctx) => {
     if (b.action === 'retract' && (b.content !== undefined || b.sealed !== undefined)) {
@@ -94,6 +128,29 @@ export const reviseBody = z
       ctx.addIssue({ code: 'custom', message: 'correct takes content or sealed, exactly one' });
     }
   });
+
+// ---- The key directory (extension, docs/sealed-messages.md) ----
+
+/** A malformed keyId is a 400 (keyIds are the caller's own: nothing to probe). */
+export const keyParams = z.object({ keyId: z.uuid() });
+
+export const publishKeyBody = z.strictObject({
+  publicKey: devicePublicKey.refine(
+    (k) => base64urlByteLength(k) !== X25519_KEY_BYTES || !isLowOrderPoint(k),
+    'publicKey is a low-order X25519 point (every shared secret with it is zero)',
+  ),
+});
+
+export const deviceKey = z.object({
+  keyId: z.string(),
+  publicKey: z.string(),
+  fingerprint: z.string(),
+  publishedAt: z.string(),
+});
+export const keysResponse = z.object({ keys: z.array(deviceKey) });
+export const conversationKeysResponse = z.object({
+  keys: z.array(z.object({ accountId: z.string(), ...deviceKey.shape })),
+});
 
 export const uploadResponse = z.object({ attachment });
 export const urlResponse = z.object({ url: z.string() });

@@ -1,4 +1,4 @@
-import type { MessageAttachment } from '@oan/domain';
+import type { MessageAttachment, SealedContent } from '@oan/domain';
 import type { OanConversationAttachment } from './schemas.ts';
 
 /** The frozen attachment shape, width/height only on photos that have them. */
@@ -13,3 +13,11 @@ export function toOanAttachment(a: MessageAttachment): OanConversationAttachment
     ...(a.kind === 'photo' && a.height !== null ? { height: a.height } : {}),
   };
 }
+
+/**
+ * The `sealed` key of a message as the history and the POST answer show it: present only on a sealed
+ * message, so a plain message's bytes are what v1 always sent. (The response schema re-checks the
+ * envelope, whose `alg` it knows to be the one accepted.)
+ */
+export const sealedOf = (sealed: SealedContent | null | undefined): { sealed?: SealedContent } =>
+  sealed ? { sealed: sealed } : {};

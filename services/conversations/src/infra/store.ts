@@ -16,7 +16,8 @@ import {
   type StoredMessage,
   type StoredRevision,
 } from '../domain/conversationState.ts';
-import type { ConversationEvent } from '@oan/domain';
+import type { ConversationEvent, ConversationMessageSent } from '@oan/domain';
+import { deviceKeysMigration, rebuildDeviceKeys } from './deviceKeys.ts';
 
 /** The conversations event store (`conversations.events`, `conversations.outbox`), Avro-checked. */
 export const createConversationStore = () =>
@@ -77,11 +78,28 @@ class AddRevisions extends Migration {
   }
 }
 
+/**
+ * A send's `clientMessageId` (docs/sealed-messages.md) and the event that stored the message: a send
+ * that repeats one finds the first by (conversation, sender, clientMessageId) under the
+ * conversation's lock and answers that event's message again.
+ */
+class AddClientMessageIds extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table conversations.messages
+      add column if not exists client_message_id text, add column if not exists event_id uuid`);
+    this.addSql(`create unique index if not exists messages_client_message_id
+      on conversations.messages (conversation_id, sender_account_id, client_message_id)
+      where client_message_id is not null`);
+  }
+}
+
 export const conversationMigrations = (store: EventStore): MigrationDef[] => [
   store.migration(),
   commandIdsMigration(store),
   { name: 'conversations-0001-write-state', class: CreateWriteState },
-  { name: 'conversations-0002-revisions', class: AddRevisions },
+  deviceKeysMigration,
+  { name: 'conversations-0003-client-message-ids', class: AddClientMessageIds },
+  { name: 'conversations-0004-revisions', class: AddRevisions },
 ];
 
 /**
@@ -114,7 +132,7 @@ async function writeState(
 ): Promise<void> {
   for (const [i, event] of stored.entries()) {
     const writes = indexChangesOf({ type: event.type, data: event.data } as ConversationEvent)
-      .map(indexWrite)
+      .map((change) => indexWrite(change, event.eventId))
       .filter((w): w is Statement => w !== null);
     if (i === stored.length - 1) writes.push(snapshotWrite(snapshot.state, snapshot.version));
     const last = writes.pop();
@@ -149,8 +167,11 @@ function snapshotWrite(state: ConversationState, version: number): Statement {
   };
 }
 
-/** One index change as SQL; idempotent, so a rebuild can replay everything. Null: nothing to write. */
-function indexWrite(change: IndexChange): Statement | null {
+/**
+ * One index change as SQL (of the event `eventId`); idempotent, so a rebuild can replay everything.
+ * Null: nothing to write.
+ */
+function indexWrite(change: IndexChange, eventId: string): Statement | null {
   switch (change.type) {
     case 'attachment_stored': {
       const a = change.attachment;
@@ -176,7 +197,8 @@ function indexWrite(change: IndexChange): Statement | null {
       const m = change.message;
       return {
         text: `insert into conversations.messages (id, conversation_id, sender_account_id, change_sequence,
-           attachment_ids, created_at, sealed) values (?, ?, ?, ?, ?::jsonb, ?, ?) on conflict (id) do nothing`,
+           attachment_ids, created_at, sealed, client_message_id, event_id)
+         values (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?) on conflict (id) do nothing`,
         params: [
           m.id,
           change.conversationId,
@@ -185,6 +207,8 @@ function indexWrite(change: IndexChange): Statement | null {
           JSON.stringify(m.attachmentIds),
           m.createdAt,
           m.sealed,
+          change.clientMessageId,
+          eventId,
         ],
       };
     }
@@ -296,17 +320,22 @@ export async function openConversationsOf(em: EntityManager, goferId: string): P
 }
 
 /**
- * Recomputes the write state from the event store (after a restore, or to check it): each stream's
- * snapshot folded with `evolveConversation`, its index from `indexChangesOf`.
+ * Recomputes the write state from the event store (after a restore, or to check it): each
+ * conversation's snapshot folded with `evolveConversation`, its index from `indexChangesOf`, and the
+ * key directory (`rebuildDeviceKeys`).
  */
 export async function rebuildWriteState(em: EntityManager, store: EventStore): Promise<number> {
   await sql(em, 'truncate conversations.conversations, conversations.attachments, conversations.messages');
-  const rows = await sql<{ stream_id: string }>(
-    em,
-    `select distinct stream_id from "${store.schema}".events order by stream_id`,
-  );
-  let count = 0;
-  for (const { stream_id: streamId } of rows) {
+  const streams = async (prefix: string) =>
+    (
+      await sql<{ stream_id: string }>(
+        em,
+        `select distinct stream_id from "${store.schema}".events where starts_with(stream_id, ?) order by stream_id`,
+        [prefix],
+      )
+    ).map((r) => r.stream_id);
+  let count = await rebuildDeviceKeys(em, store, await streams('devicekeys-'));
+  for (const streamId of await streams('conversation-')) {
     const stored = await store.readStream(em, streamId);
     const last = stored.at(-1);
     if (!last) continue;
@@ -461,4 +490,26 @@ export async function attachmentsUsedElsewhere(
     [conversationId, messageId, JSON.stringify(attachmentIds)],
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * The message the sender sent in this conversation under `clientMessageId`, as its event says
+ * (null when there is none). Read in the send's transaction, under the conversation's lock.
+ */
+export async function messageByClientId(
+  em: EntityManager,
+  store: EventStore,
+  conversationId: string,
+  senderAccountId: string,
+  clientMessageId: string,
+): Promise<ConversationMessageSent | null> {
+  const [row] = await sql<{ event_id: string }>(
+    em,
+    `select event_id from conversations.messages
+      where conversation_id = ? and sender_account_id = ? and client_message_id = ?`,
+    [conversationId, senderAccountId, clientMessageId],
+  );
+  if (!row) return null;
+  const [event] = await store.readEvents<ConversationMessageSent>(em, [row.event_id]);
+  return event?.data ?? null;
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { internalCallHeaders } from '@oan/auth';
+import type { Replicas } from '@oan/http';
 import type { OutdatedConnector } from '@oan/protocol';
 
 export type NotifyOutdated = (accountId: string, outdated: OutdatedConnector) => void;
@@ -10,21 +11,21 @@ export type NotifyOutdated = (accountId: string, outdated: OutdatedConnector) =>
  * dedups on (account, connector, latest) — one notice per published release — so a reconnect posting again changes nothing.
  */
 export function connectorNoticeClient(
-  authUrl: string,
+  auth: Replicas,
   jwtSecret: string,
   log: FastifyBaseLogger,
   timeoutMs = 5000,
 ): NotifyOutdated {
-  const url = `${authUrl}/internal/connector-notices`;
   // Auth refuses the call without the fleet's internal secret.
   const headers = { 'content-type': 'application/json', ...internalCallHeaders(jwtSecret) };
   return (accountId, outdated) => {
-    void fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ accountId, ...outdated }),
-      signal: AbortSignal.timeout(timeoutMs),
-    })
+    void auth
+      .fetch('/internal/connector-notices', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ accountId, ...outdated }),
+        signal: AbortSignal.timeout(timeoutMs),
+      })
       .then(async (res) => {
         await res.body?.cancel();
         if (!res.ok)

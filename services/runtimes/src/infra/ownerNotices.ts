@@ -1,4 +1,5 @@
 import { internalCallHeaders } from '@oan/auth';
+import type { Replicas } from '@oan/http';
 import type { RuntimeJobWaitingNoticed } from '@oan/domain';
 
 export type TakeoverReason = 'attempts_exhausted' | 'no_live_worker';
@@ -16,11 +17,10 @@ export type NotifyOwner = (notice: JobWaitingNotice) => Promise<void>;
  * `runtime_job_waiting` notice on the account's stream. Auth records one per job however often it
  * is asked, so a retry after a timeout or a racing sweep changes nothing.
  */
-export function ownerNoticeClient(authUrl: string, jwtSecret: string, timeoutMs = 5000): NotifyOwner {
-  const url = `${authUrl}/internal/runtime-notices`;
+export function ownerNoticeClient(auth: Replicas, jwtSecret: string, timeoutMs = 5000): NotifyOwner {
   const headers = { 'content-type': 'application/json', ...internalCallHeaders(jwtSecret) };
   return async (notice) => {
-    const res = await fetch(url, {
+    const res = await auth.fetch('/internal/runtime-notices', {
       method: 'POST',
       headers,
       body: JSON.stringify(notice),

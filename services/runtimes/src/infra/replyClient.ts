@@ -1,4 +1,5 @@
 import { internalCommandHeaders, signOanJwt } from '@oan/auth';
+import { Replicas } from '@oan/http';
 import { OAN_BASE_PATH } from '@oan/protocol';
 import type { ReplyCall, ReplyService } from '../domain/reply.ts';
 
@@ -13,10 +14,12 @@ export interface ReplyClient {
   /** Whether the service that owns `service`'s replies is configured. */
   serves(service: ReplyService): boolean;
   send(call: ReplyCall, accountId: string, commandId: string): Promise<ReplyAnswer>;
+  close(): Promise<void>;
 }
 
 export interface ReplyClientOptions {
-  urls: Partial<Record<ReplyService, string>>;
+  /** Each owning service's replicas (several URLs: spread, retried on another only when refused). */
+  urls: Partial<Record<ReplyService, readonly string[]>>;
   jwtSecret: string;
   timeoutMs: number;
   /**
@@ -32,13 +35,16 @@ export interface ReplyClientOptions {
  * the command id the service runs the reply once under.
  */
 export function replyClient(opts: ReplyClientOptions): ReplyClient {
+  const services = new Map<ReplyService, Replicas>();
+  for (const [service, urls] of Object.entries(opts.urls) as [ReplyService, readonly string[] | undefined][])
+    if (urls) services.set(service, new Replicas(urls));
   return {
-    serves: (service) => opts.urls[service] !== undefined,
+    serves: (service) => services.has(service),
     async send(call, accountId, commandId) {
-      const base = opts.urls[call.service];
-      if (base === undefined) throw new Error(`no URL for ${call.service}`);
+      const replicas = services.get(call.service);
+      if (replicas === undefined) throw new Error(`no URL for ${call.service}`);
       const token = await signOanJwt(opts.jwtSecret, { accountId, ttlSeconds: 60 });
-      const res = await fetch(`${base}${OAN_BASE_PATH}${call.path}`, {
+      const res = await replicas.fetch(`${OAN_BASE_PATH}${call.path}`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -51,6 +57,9 @@ export function replyClient(opts: ReplyClientOptions): ReplyClient {
       const text = await res.text();
       if (opts.exitAfterReply && res.ok) process.kill(process.pid, 'SIGKILL');
       return { status: res.status, text };
+    },
+    async close() {
+      await Promise.all([...services.values()].map((r) => r.close()));
     },
   };
 }
