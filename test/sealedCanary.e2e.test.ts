@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OanEventEnvelope } from '@oan/protocol';
 import { nobleSealer, webcryptoSealer, type SealedEnvelope } from '@oan/sealed';
 import { TestFleet, waitFor, type FakeChatCompletions, type TestConnector } from '@oan/testing';
 import { promptsOf, startFakeBrain } from './fakeBrain.ts';
@@ -17,18 +18,20 @@ import { matchTwoAccounts, type Match } from './support.ts';
 import { WebhookReceiver } from './webhookReceiver.ts';
 
 /**
- * Nowhere in the clear: a sealed message whose text carries a random canary crosses the fleet
- * (every process at debug level, the Gofer brain and session on a recording fake model, a webhook
- * of the receiving side), its reader opens it with the real library, and then the canary is looked
- * for in every table of the fleet's database, every record of its topics, every Redis key under its
- * prefix, every log line, every webhook body and every prompt the model was given. A plain message
- * with a second canary, sent in the same run, must be found by the same scanners, and so must the
- * sealed message's ciphertext: each scanner sees what is there.
+ * Nowhere in the clear: a sealed message whose text carries a random canary, and its sealed
+ * correction carrying another, cross the fleet (every process at debug level, the Gofer brain and
+ * session on a recording fake model, a webhook of the receiving side); their reader opens both with
+ * the real library. Then the canaries are looked for in every table of the fleet's database, every
+ * record of its topics, every Redis key under its prefix, every log line, every webhook body and
+ * every prompt the model was given. A plain message with a third canary, sent in the same run, must
+ * be found by the same scanners, and so must the sealed message's ciphertext: each scanner sees
+ * what is there.
  */
 
 const hex = () => randomBytes(16).toString('hex');
-/** Only ever sealed. */
+/** Only ever sealed: the message's text, then its correction's. */
 const SEALED = hex();
+const CORRECTED = hex();
 /** The control: sent in the clear. */
 const PLAIN = hex();
 /** What each owner tells its Gofer after the messages: the brain scan's control. */
@@ -69,6 +72,10 @@ afterAll(async () => {
 });
 
 const conversation = () => m.conversationId;
+/** What every scan looks for (the ciphertext is known once sealed). */
+const NEEDLES = () => [SEALED, CORRECTED, PLAIN, ciphertext];
+const isRevisionOf = (e: OanEventEnvelope, messageId: string) =>
+  (e.payload.revision as { messageId?: string } | undefined)?.messageId === messageId;
 
 /** Each owner asks its Gofer something, and waits for the answer: the brain runs after the messages. */
 async function askGofer(c: TestConnector, goferId: string): Promise<void> {
@@ -85,7 +92,7 @@ async function askGofer(c: TestConnector, goferId: string): Promise<void> {
 
 /** The scan's verdict per needle: whether it was found anywhere. */
 const found = (scan: Scan) => ({
-  sealedCanary: scan.hits.get(SEALED)!,
+  sealedCanary: [...scan.hits.get(SEALED)!, ...scan.hits.get(CORRECTED)!],
   plainCanary: scan.hits.get(PLAIN)!.length > 0,
   ciphertext: scan.hits.get(ciphertext)!.length > 0,
 });
@@ -107,6 +114,26 @@ describe('a sealed message carrying a canary, beside a plain one carrying anothe
     expect(Object.keys(relay.payload)).toEqual(['messageId', 'sealed', 'createdAt']);
     expect(await openRelay(bDevice, relay, m.a.userId)).toEqual({ content: `sealed ${SEALED}` });
 
+    const correction = await sealForConversation(m.ca, aDevice, conversation(), {
+      content: `corrected ${CORRECTED}`,
+    });
+    const revised = await m.ca.rest<StoredMessage>(
+      'POST',
+      `/conversations/${conversation()}/messages/${sent.id}/revise`,
+      {
+        action: 'correct',
+        clientMessageId: randomUUID(),
+        sealed: correction,
+      },
+    );
+    expect(revised.status, revised.text).toBe(200);
+    const told = await waitFor(
+      () => m.cb.pushes.find((e) => e.type === 'relay_message' && isRevisionOf(e, sent.id)),
+      { what: 'the sealed correction on b’s socket' },
+    );
+    expect(told.payload.content).toBeUndefined();
+    expect(await openRelay(bDevice, told, m.a.userId)).toEqual({ content: `corrected ${CORRECTED}` });
+
     const plain = await m.ca.rest<StoredMessage>('POST', `/conversations/${conversation()}/messages`, {
       content: `plain ${PLAIN}`,
     });
@@ -120,27 +147,27 @@ describe('a sealed message carrying a canary, beside a plain one carrying anothe
     // Both messages reached b's webhook, so every stage they pass through has run.
     await waitFor(
       () =>
-        [sent.id, plain.body.id].every((id) =>
+        [sent.id, String(told.payload.messageId), plain.body.id].every((id) =>
           receiver.at('/b').some((r) => r.answered === 200 && r.body.includes(id)),
         ),
-      { timeoutMs: 30_000, what: 'both messages delivered to b’s webhook' },
+      { timeoutMs: 30_000, what: 'the messages and the correction delivered to b’s webhook' },
     );
   });
 
   it('is in no table of the fleet’s database, where the plain canary and the ciphertext are', async () => {
-    const scan = await scanPostgres(fleet.env.DATABASE_URL!, [SEALED, PLAIN, ciphertext]);
+    const scan = await scanPostgres(fleet.env.DATABASE_URL!, NEEDLES());
     expect(scan.scanned).toBeGreaterThan(20);
     expect(found(scan)).toEqual({ sealedCanary: [], plainCanary: true, ciphertext: true });
   });
 
   it('is in no record of the fleet’s topics, where the plain canary and the ciphertext are', async () => {
-    const scan = await scanKafka(fleet.env, [SEALED, PLAIN, ciphertext]);
+    const scan = await scanKafka(fleet.env, NEEDLES());
     expect(scan.scanned).toBeGreaterThan(20);
     expect(found(scan)).toEqual({ sealedCanary: [], plainCanary: true, ciphertext: true });
   });
 
   it('is under no Redis key of the fleet, where the plain canary and the ciphertext are', async () => {
-    const scan = await scanRedis(fleet.env, [SEALED, PLAIN, ciphertext]);
+    const scan = await scanRedis(fleet.env, NEEDLES());
     expect(scan.scanned).toBeGreaterThan(0);
     expect(found(scan)).toEqual({ sealedCanary: [], plainCanary: true, ciphertext: true });
   });
@@ -148,7 +175,7 @@ describe('a sealed message carrying a canary, beside a plain one carrying anothe
   it('is in no webhook body b received, where the plain canary and the ciphertext are', () => {
     const scan = scanTexts(
       receiver.at('/b').map((r) => r.body),
-      [SEALED, PLAIN, ciphertext],
+      NEEDLES(),
     );
     expect(found(scan)).toEqual({ sealedCanary: [], plainCanary: true, ciphertext: true });
   });
@@ -156,13 +183,13 @@ describe('a sealed message carrying a canary, beside a plain one carrying anothe
   it('is in no log line of any process, written at debug level', () => {
     expect(fleet.lines.some((l) => l.includes('"level":20'))).toBe(true);
     expect(fleet.lines.some((l) => l.includes(conversation()))).toBe(true);
-    expect(scanTexts(fleet.lines, [SEALED]).hits.get(SEALED)).toEqual([]);
+    expect(found(scanTexts(fleet.lines, NEEDLES())).sealedCanary).toEqual([]);
   });
 
   it('never reached the Gofer brain, which was asked after it and saw the owners’ words', () => {
-    const scan = scanTexts(promptsOf(fake), [SEALED, PLAIN, OWNER]);
+    const scan = scanTexts(promptsOf(fake), [...NEEDLES(), OWNER]);
     expect(scan.hits.get(OWNER)!.length).toBeGreaterThanOrEqual(2);
-    expect(scan.hits.get(SEALED)).toEqual([]);
+    expect(found(scan).sealedCanary).toEqual([]);
     // The direct channel never feeds the brain, sealed or not.
     expect(scan.hits.get(PLAIN)).toEqual([]);
   });
