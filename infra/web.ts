@@ -26,11 +26,18 @@ function files(dir: string): string[] {
   });
 }
 
-/** A digest of everything the build reads: web/ (but dist), the API document, the lockfile, this script. */
+/** The workspace libraries the page bundles (@oan/sealed, which imports no other). */
+const BUNDLED_LIBS = ['libs/sealed/src'].map((d) => join(REPO_ROOT, d));
+
+/**
+ * A digest of everything the build reads: web/ (but dist), the libraries it bundles, the API
+ * document, the lockfile, this script.
+ */
 function inputsDigest(): string {
   const h = createHash('sha256');
   const inputs = [
     ...files(WEB_ROOT),
+    ...BUNDLED_LIBS.flatMap(files),
     OPENAPI,
     join(REPO_ROOT, 'package-lock.json'),
     join(REPO_ROOT, 'infra/web.ts'),

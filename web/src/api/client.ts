@@ -42,10 +42,22 @@ export type Runtime = Json<'/api/v1/runtimes', 'get', 200>[number];
 export type RuntimeJob = Json<'/api/v1/runtimes/{runtimeId}/jobs', 'get', 200>[number];
 export type RuntimeWaitingJob = Json<'/api/v1/runtimes/waiting', 'get', 200>[number];
 
-/** The `{error, code}` body of a refused call as an Error whose message is the server's text. */
+/** A refused call: the server's `error` text as the message, its `code` and the HTTP status beside it. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string | undefined;
+  constructor(message: string, status: number, code: string | undefined) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** The `{error, code}` body of a refused call as an ApiError whose message is the server's text. */
 export function need<T>(res: { data?: T; error?: unknown; response: Response }, what: string): T {
   if (res.response.ok && res.data !== undefined) return res.data;
   if (res.response.ok) return undefined as T;
-  const err = res.error as { error?: unknown } | undefined;
-  throw new Error(typeof err?.error === 'string' ? err.error : `${what}: HTTP ${res.response.status}`);
+  const err = res.error as { error?: unknown; code?: unknown } | undefined;
+  const text = typeof err?.error === 'string' ? err.error : `${what}: HTTP ${res.response.status}`;
+  throw new ApiError(text, res.response.status, typeof err?.code === 'string' ? err.code : undefined);
 }

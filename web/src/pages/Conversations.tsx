@@ -1,8 +1,15 @@
 import { useState } from 'preact/hooks';
 import { api, need, type ConversationMessage, type Envelope } from '../api/client';
 import { Composer } from '../components/Composer';
+import { KeyPanel } from '../components/KeyPanel';
 import { ErrorLine, when } from '../components/Layout';
+import { MessageItem } from '../components/MessageItem';
 import { useEventCount, useLive } from '../live';
+import { canSeal } from '../sealed/lib';
+import { RetryableSends } from '../sealed/retryable';
+import { outgoing, type Outgoing } from '../sealed/sealing';
+import { useConversationKeys } from '../sealed/useConversationKeys';
+import { useOpened } from '../sealed/useOpened';
 import { useLoad } from '../useLoad';
 import type { Session } from '../session';
 
@@ -62,13 +69,26 @@ export function ConversationsPage() {
   );
 }
 
-/** The conversation's messages, refetched when a relay_message of this conversation arrives; sending. */
+/**
+ * The conversation's messages, refetched when an event of this conversation arrives (a message, a
+ * revision); sending, sealed to both sides' keys once the other side has one; correcting and
+ * retracting one's own.
+ */
 export function ConversationPage({ conversationId, session }: { conversationId: string; session: Session }) {
   const [messages, setMessages] = useState<ConversationMessage[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [sentPlain, setSentPlain] = useState(false);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [sends] = useState(() => new RetryableSends<Outgoing>());
+  const [revisions] = useState(() => new RetryableSends<Revision>());
   const { events } = useLive();
   const changes = useEventCount((e) => e.conversationId === conversationId);
   const ref = conversationsOf(events).find((c) => c.conversationId === conversationId);
+  const counterpart = ref?.counterpart ?? 'your match';
+  const me = session.userId;
+  const keys = useConversationKeys(conversationId, me);
+  const opened = useOpened(messages, conversationId, me, keys.myKeys);
+  const theyHaveKeys = keys.keys?.some((k) => k.accountId !== me) ?? false;
   const path = { conversationId };
 
   const load = useLoad(
@@ -88,13 +108,40 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
     [conversationId, changes],
   );
 
-  const post = async (content: string) =>
-    need(
-      await api.POST('/api/v1/conversations/{conversationId}/messages', {
-        params: { path },
-        body: { content },
-      }),
+  const post = async (content: string) => {
+    const sent = await sends.send(
       'send',
+      content,
+      () => outgoing(content, conversationId, me, { plainAllowed: true }),
+      async (body, clientMessageId) =>
+        need(
+          await api.POST('/api/v1/conversations/{conversationId}/messages', {
+            params: { path },
+            body: { ...body, clientMessageId },
+          }),
+          'send',
+        ),
+    );
+    setSentPlain(sent.sealed === undefined);
+  };
+  const revise = (m: ConversationMessage, action: 'correct' | 'retract', text = '') =>
+    revisions.send(
+      `${action} ${m.id}`,
+      text,
+      async (): Promise<Revision> =>
+        action === 'retract'
+          ? { action }
+          : { action, ...(await outgoing(text, conversationId, me, { plainAllowed: !m.sealed })) },
+      async (body, clientMessageId) => {
+        need(
+          await api.POST('/api/v1/conversations/{conversationId}/messages/{messageId}/revise', {
+            params: { path: { conversationId, messageId: m.id } },
+            body: { ...body, clientMessageId },
+          }),
+          action,
+        );
+        await load();
+      },
     );
   const open = async (attachmentId: string) => {
     const res = await api.GET('/api/v1/conversations/{conversationId}/attachments/{attachmentId}/url', {
@@ -104,37 +151,61 @@ export function ConversationPage({ conversationId, session }: { conversationId: 
     else setError('That file was deleted.');
   };
 
+  const note = !canSeal() ? (
+    <>This page is not on a secure origin (https), so it cannot seal: your messages go unsealed.</>
+  ) : keys.keys === null ? null : theyHaveKeys ? (
+    <>
+      <span aria-hidden="true">🔒 </span>Sealed: only your devices and {counterpart}'s can open your messages.
+    </>
+  ) : (
+    <>{counterpart} has no key yet, so your messages go unsealed: the server can read them.</>
+  );
+
   return (
     <>
-      <h1 tabIndex={-1}>Conversation with {ref?.counterpart ?? 'your match'}</h1>
+      <h1 tabIndex={-1}>Conversation with {counterpart}</h1>
       <ErrorLine error={error} />
+      <ErrorLine error={keys.error} />
+      {keys.keys ? (
+        <KeyPanel
+          me={me}
+          counterpart={counterpart}
+          keys={keys.keys}
+          mine={keys.mine}
+          change={keys.change}
+          accept={keys.accept}
+        />
+      ) : null}
       {messages === null ? (
         <p>Loading…</p>
       ) : (
         <ol class="chat" aria-live="polite" aria-label="Messages" tabIndex={0}>
           {messages.length === 0 ? <li class="muted">No messages yet. Say hello.</li> : null}
           {messages.map((m) => (
-            <li key={m.id} class={`msg ${m.senderUserId === session.userId ? 'msg-user' : 'msg-assistant'}`}>
-              <span class="from">
-                {m.senderUserId === session.userId ? 'You' : (ref?.counterpart ?? 'Them')}
-              </span>
-              <span class="text">{m.content}</span>
-              {m.attachments.map((a) => (
-                <button
-                  type="button"
-                  class="link file"
-                  key={a.attachmentId}
-                  onClick={() => void open(a.attachmentId)}
-                >
-                  {a.kind === 'photo' ? 'Photo' : 'Document'}: {a.name}
-                </button>
-              ))}
-              <time dateTime={m.createdAt}>{when(m.createdAt)}</time>
-            </li>
+            <MessageItem
+              key={m.id}
+              m={m}
+              opened={m.sealed ? opened.get(m.id) : { state: 'open', text: m.content }}
+              own={m.senderUserId === me}
+              from={ref?.counterpart ?? 'Them'}
+              openFile={(id) => void open(id)}
+              correct={(text) => revise(m, 'correct', text)}
+              retract={() => revise(m, 'retract')}
+              confirming={confirming}
+              setConfirming={setConfirming}
+            />
           ))}
         </ol>
       )}
-      <Composer id="conv-text" label="Message" post={post} onSent={load} />
+      <Composer id="conv-text" label="Message" post={post} onSent={load} note={note} />
+      {sentPlain ? (
+        <p role="status" class="muted">
+          Sent unsealed: {counterpart} had no key.
+        </p>
+      ) : null}
     </>
   );
 }
+
+/** A revision's body but its clientMessageId: a correction carries what a send would. */
+type Revision = { action: 'retract' } | ({ action: 'correct' } & Outgoing);
