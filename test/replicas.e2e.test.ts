@@ -23,7 +23,7 @@ import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support.
 import { WebhookReceiver } from './webhookReceiver.ts';
 
 /**
- * Every process kind as two replicas (ADR 0038): a journey (join, the Gofer's interview, a match, a
+ * Every process kind as two replicas (ADR 0039): a journey (join, the Gofer's interview, a match, a
  * conversation), then both sides writing while one replica of each kind after another is killed with
  * -9 and started again, then a second journey to its end. Nothing is lost or doubled: each account's
  * seq is dense, every socket connection pushed each envelope once, every write answered 2xx is there

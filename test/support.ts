@@ -273,34 +273,50 @@ export async function matchTwoAccountsSaying(
   const cb = new TestConnector({ baseUrl: fleet.url, token: b!.apiKey });
   try {
     await Promise.all([ca.connect(), cb.connect()]);
-    const gofer = async (c: TestConnector) =>
-      need(await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' }), 'POST /gofers').goferId;
-    const [ga, gb] = [await gofer(ca), await gofer(cb)];
-    await Promise.all([interviewToReady(ca, ga, answers[0]), interviewToReady(cb, gb, answers[1])]);
-    const { threadId } = await awaitEnvelope(ca, 'pair_proposed', ga);
-    if (!threadId) throw new Error('pair_proposed without a threadId');
-    for (const [c, roleId] of [
-      [ca, ga],
-      [cb, gb],
-    ] as const) {
-      need(await c.rest('POST', `/threads/${threadId}/pair/confirm`, { roleId, accepted: true }), 'confirm');
-    }
-    await Promise.all([awaitEnvelope(ca, 'session_summary', ga), awaitEnvelope(cb, 'session_summary', gb)]);
-    need(await ca.rest('POST', '/match-requests', { threadId, roleId: ga }), 'POST /match-requests');
-    const mr = await awaitEnvelope(cb, 'match_request', gb);
-    const requestId = String(mr.payload.requestId);
-    const decision = await cb.rest<{ conversationId: string }>(
-      'POST',
-      `/match-requests/${requestId}/decision`,
-      { accept: true },
-    );
-    const { conversationId } = need(decision, 'match decision');
-    return { a: a!, b: b!, ca, cb, ga, gb, threadId, conversationId, requestId };
+    return await matchSaying(fleet, { a: a!, b: b!, ca, cb }, answers);
   } catch (err) {
     ca.close();
     cb.close();
     throw err;
   }
+}
+
+/**
+ * Two connected accounts, each with a new Gofer interviewed with the answers given, through
+ * discovery, pairing, the session and an accepted match: a new conversation between accounts that
+ * may already have others (a second Gofer of an account already matched). The caller owns the
+ * connectors.
+ */
+export async function matchSaying(
+  fleet: TestFleet,
+  { a, b, ca, cb }: Pick<MatchParties, 'a' | 'b' | 'ca' | 'cb'>,
+  answers: [string[], string[]],
+): Promise<Match & { requestId: string }> {
+  const gofer = async (c: TestConnector) =>
+    need(await c.rest<{ goferId: string }>('POST', '/gofers', { locale: 'en' }), 'POST /gofers').goferId;
+  const [ga, gb] = [await gofer(ca), await gofer(cb)];
+  await Promise.all([interviewToReady(ca, ga, answers[0]), interviewToReady(cb, gb, answers[1])]);
+  const { threadId } = await awaitEnvelope(ca, 'pair_proposed', ga);
+  if (!threadId) throw new Error('pair_proposed without a threadId');
+  for (const [c, roleId] of [
+    [ca, ga],
+    [cb, gb],
+  ] as const) {
+    need(await c.rest('POST', `/threads/${threadId}/pair/confirm`, { roleId, accepted: true }), 'confirm');
+  }
+  await Promise.all([awaitEnvelope(ca, 'session_summary', ga), awaitEnvelope(cb, 'session_summary', gb)]);
+  need(await ca.rest('POST', '/match-requests', { threadId, roleId: ga }), 'POST /match-requests');
+  const mr = await awaitEnvelope(cb, 'match_request', gb);
+  const requestId = String(mr.payload.requestId);
+  const decision = await cb.rest<{ conversationId: string }>(
+    'POST',
+    `/match-requests/${requestId}/decision`,
+    {
+      accept: true,
+    },
+  );
+  const { conversationId } = need(decision, 'match decision');
+  return { a, b, ca, cb, ga, gb, threadId, conversationId, requestId };
 }
 
 /** The four event stores of the fleet (services/<name>/src/infra/store.ts). */
