@@ -7,7 +7,7 @@ import type {
 } from './conversationState.ts';
 import { ForbiddenError, ConflictError, NotFoundError, RejectedError } from './errors.ts';
 import { assertParticipant, otherAccount, validateMessageInput } from './messageRules.ts';
-import { checkSealedRecipients, type CurrentKey } from './sealed.ts';
+import { checkSealedRecipients, sameSealed, type CurrentKey } from './sealed.ts';
 
 /**
  * Corrections and retractions of a sent message (docs/sealed-messages.md "Revisions", ADR 0037).
@@ -162,24 +162,4 @@ function sameCorrection(prior: StoredRevision, input: ReviseMessage): boolean {
     );
   }
   return input.content === undefined && input.sealed !== undefined && sameSealed(prior.sealed, input.sealed);
-}
-
-/** Field by field: the envelope is a fixed shape of strings (the route's strict schema). */
-function sameSealed(a: SealedContent, b: SealedContent): boolean {
-  return (
-    a.alg === b.alg &&
-    a.ephemeralKey === b.ephemeralKey &&
-    a.nonce === b.nonce &&
-    a.ciphertext === b.ciphertext &&
-    a.recipients.length === b.recipients.length &&
-    a.recipients.every((r, i) => {
-      const o = b.recipients[i]!;
-      return (
-        r.accountId === o.accountId &&
-        r.keyId === o.keyId &&
-        r.nonce === o.nonce &&
-        r.wrappedKey === o.wrappedKey
-      );
-    })
-  );
 }

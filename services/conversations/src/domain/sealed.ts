@@ -80,7 +80,8 @@ export function sameSend(previous: ConversationMessageSent, body: SendBody): boo
   );
 }
 
-function sameSealed(a: SealedContent, b: SealedContent): boolean {
+/** The same envelope, field by field (a retried send or correction carries the same bytes). */
+export function sameSealed(a: SealedContent, b: SealedContent): boolean {
   return (
     a.alg === b.alg &&
     a.ephemeralKey === b.ephemeralKey &&
