@@ -25,6 +25,11 @@ export interface DatabaseOptions {
    * may lose its last few hundred milliseconds of commits, never a part of one (docs/adr/0015).
    */
   synchronousCommit?: boolean;
+  /**
+   * What `pg_stat_activity.application_name` shows for this process's connections, so an operator
+   * (and a test) can tell whose they are; `oan-<schema>` unless told.
+   */
+  applicationName?: string;
 }
 
 /**
@@ -39,9 +44,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<MikroORM> {
     discovery: { warnWhenNoEntities: false },
     ensureDatabase: false,
     pool: { min: 0, max: opts.poolMax ?? 10 },
-    ...(opts.synchronousCommit === false
-      ? { driverOptions: { connection: { options: '-c synchronous_commit=off' } } }
-      : {}),
+    driverOptions: {
+      connection: {
+        application_name: opts.applicationName ?? `oan-${opts.schema}`,
+        ...(opts.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+      },
+    },
     allowGlobalContext: false,
     debug: opts.debug ?? false,
     extensions: [Migrator],
