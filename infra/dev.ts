@@ -41,6 +41,10 @@ const env: Record<string, string> = {
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/oan',
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0',
   KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
+  // Partitions of the event topics the services create (1 unless set; existing topics keep theirs).
+  ...(process.env.KAFKA_TOPIC_PARTITIONS
+    ? { KAFKA_TOPIC_PARTITIONS: process.env.KAFKA_TOPIC_PARTITIONS }
+    : {}),
   JWT_SECRET: process.env.JWT_SECRET ?? keptSecret('jwt-secret'),
   ID_SECRET: process.env.ID_SECRET ?? keptSecret('id-secret'),
   SMTP_URL: process.env.SMTP_URL ?? mailbox.url,

@@ -39,6 +39,12 @@ host    all   all   127.0.0.1/32  trust
 host    all   all   ::1/128       trust
 HBA
   fi
+  # Statement counts for the benchmarks' cost meter (docs/benchmarks.md): preloading takes a start,
+  # so it is set only here, where the cluster is being started anyway.
+  local preload="/etc/postgresql/$ver/main/conf.d/50-pg-stat-statements.conf"
+  if [ ! -f "$preload" ] && [ -d "/etc/postgresql/$ver/main/conf.d" ]; then
+    echo "shared_preload_libraries = 'pg_stat_statements'" >"$preload" || true
+  fi
   _infra_say "postgres: starting cluster $ver/main"
   pg_ctlcluster --skip-systemctl-redirect "$ver" main start || return 1
   local i

@@ -33,6 +33,28 @@ export const envList = z
   )
   .pipe(z.array(z.string()).min(1));
 
+/**
+ * `KAFKA_BROKER_ROUTES=host:port=host:port,…`: where to connect instead of a broker's advertised
+ * address (a test puts a proxy between one process and the broker). Unset or empty: no routes.
+ */
+export const envBrokerRoutes = z
+  .string()
+  .default('')
+  .transform((v, ctx) => {
+    const routes: Record<string, string> = {};
+    const hostPort = /^[^\s=,:]+:\d{1,5}$/;
+    for (const part of v.split(',').map((p) => p.trim())) {
+      if (!part) continue;
+      const [from, to, ...rest] = part.split('=').map((x) => x.trim());
+      if (!from || !to || rest.length > 0 || !hostPort.test(from) || !hostPort.test(to)) {
+        ctx.addIssue({ code: 'custom', message: `"${part}" is not <host:port>=<host:port>` });
+        return z.NEVER;
+      }
+      routes[from] = to;
+    }
+    return routes;
+  });
+
 /** Unset and empty are the same thing for optional variables (`FOO=` in an env file). */
 export const envOptional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
@@ -114,6 +136,13 @@ export const commonEnv = z.object({
   /** Prefix of every Redis key and stream of this deployment (lets test fleets share one Redis). */
   REDIS_PREFIX: z.string().default('oan:'),
   KAFKA_BROKERS: envList.default(['127.0.0.1:9092']),
+  /**
+   * Partitions of the event topics a process creates (the domain topics and `oan.events`), and so how
+   * many replicas of the projector and of each reactor can work at once. Chosen when a topic is
+   * created and never applied to one that exists: more partitions map keys anew (ADR 0041).
+   */
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(256).default(1),
+  KAFKA_BROKER_ROUTES: envBrokerRoutes,
   /** Prefix of every topic name (lets test fleets share one broker). */
   TOPIC_PREFIX: z.string().default(''),
   HOST: z.string().default('127.0.0.1'),

@@ -46,3 +46,30 @@ describe('loadConfig', () => {
     }
   });
 });
+
+describe('KAFKA_BROKER_ROUTES', () => {
+  it('is no routes when unset or empty', () => {
+    expect(loadConfig(commonEnv, base).KAFKA_BROKER_ROUTES).toEqual({});
+    expect(loadConfig(commonEnv, { ...base, KAFKA_BROKER_ROUTES: ' ' }).KAFKA_BROKER_ROUTES).toEqual({});
+  });
+
+  it('maps each advertised host:port to the address to dial instead', () => {
+    const cfg = loadConfig(commonEnv, {
+      ...base,
+      KAFKA_BROKER_ROUTES: '127.0.0.1:9092=127.0.0.1:19092, kafka-1:9093 = 10.0.0.7:29093,',
+    });
+    expect(cfg.KAFKA_BROKER_ROUTES).toEqual({
+      '127.0.0.1:9092': '127.0.0.1:19092',
+      'kafka-1:9093': '10.0.0.7:29093',
+    });
+  });
+
+  it.each(['127.0.0.1:9092', '127.0.0.1=127.0.0.1:1', '127.0.0.1:9092=x', 'a:1=b:2=c:3', 'a:port=b:2'])(
+    'refuses "%s"',
+    (routes) => {
+      expect(() => loadConfig(commonEnv, { ...base, KAFKA_BROKER_ROUTES: routes })).toThrow(
+        /KAFKA_BROKER_ROUTES/,
+      );
+    },
+  );
+});

@@ -8,6 +8,7 @@ import { Gauge } from 'prom-client';
 import type { Consumer, ConsumerGroupJoinEvent, KafkaMessage } from 'kafkajs';
 import type { KafkaHandle } from './kafka.ts';
 import { headersToStrings, keyToString } from './message.ts';
+import { OffsetCommitter } from './offsetCommitter.ts';
 
 export interface ConsumedMessage {
   key: string | null;
@@ -59,85 +60,12 @@ export interface RunConsumerOptions {
 
 export interface RunningConsumer {
   readonly groupId: string;
-  /** The underlying kafkajs consumer (for seek/pause/events). */
+  /** The underlying kafkajs consumer (for seek/pause/events); a new one after a replacement. */
   readonly consumer: Consumer;
   /** Resolves with the assignment once the first group join completed. */
   waitForAssignment(timeoutMs?: number): Promise<Assignment>;
   /** Stops fetching, waits for the running batch, leaves the group, disconnects. Idempotent. */
   stop(): Promise<void>;
-}
-
-const nextOffset = (offset: string): string => (BigInt(offset) + 1n).toString();
-
-/** How long a handled offset may wait before it is committed to its group. */
-const COMMIT_INTERVAL_MS = 250;
-
-interface CommitLogger {
-  warn(obj: object, msg: string): void;
-}
-
-/**
- * The commits of one consumer: `mark` records the last handled offset of a partition, and the
- * latest mark of every partition goes to the group in one request at most every `intervalMs` (and
- * on `flush`). Commits are sent one after the other, so a partition's committed offset never moves
- * back. A failed commit is only logged: the next one carries a later offset, and until then a crash
- * redelivers what the group's consumers turn into nothing (consumers dedup by event id).
- */
-class OffsetCommitter {
-  private readonly pending = new Map<string, { topic: string; partition: number; offset: string }>();
-  private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<void> = Promise.resolve();
-
-  private readonly consumer: Pick<Consumer, 'commitOffsets'>;
-  private readonly groupId: string;
-  private readonly log: CommitLogger;
-  private readonly intervalMs;
-  constructor(
-    consumer: Pick<Consumer, 'commitOffsets'>,
-    groupId: string,
-    log: CommitLogger,
-    intervalMs = COMMIT_INTERVAL_MS,
-  ) {
-    this.consumer = consumer;
-    this.groupId = groupId;
-    this.log = log;
-    this.intervalMs = intervalMs;
-  }
-
-  /** `offset` and everything before it on the partition is handled. */
-  mark(topic: string, partition: number, offset: string): void {
-    this.pending.set(`${topic}\u0000${partition}`, { topic, partition, offset: nextOffset(offset) });
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      void this.flush();
-    }, this.intervalMs);
-  }
-
-  /** Sends every pending mark now; resolves once it and every earlier commit finished. */
-  flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const offsets = [...this.pending.values()];
-    this.pending.clear();
-    if (offsets.length > 0) {
-      this.chain = this.chain
-        .then(() => this.consumer.commitOffsets(offsets))
-        .catch((err: unknown) =>
-          this.log.warn(
-            { groupId: this.groupId, err: String(err) },
-            'offset commit failed; a later one follows',
-          ),
-        );
-    }
-    return this.chain;
-  }
-
-  /** After a rebalance: the partitions may be another member's now, so their marks are dropped. */
-  drop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.pending.clear();
-  }
 }
 
 export function toConsumedMessage(m: KafkaMessage): ConsumedMessage {
@@ -157,111 +85,164 @@ const consumerLag = new Gauge({
   labelNames: ['group', 'topic', 'partition'],
 });
 
+/** The first wait before a consumer kafkajs gave up on is replaced; doubles up to the cap. */
+const REJOIN_FIRST_MS = 1000;
+const REJOIN_MAX_MS = 30_000;
+
+/** One consumer of the group: kafkajs's, its committer, and how to detach this module's listeners. */
+interface Member {
+  consumer: Consumer;
+  committer: OffsetCommitter;
+  detach(): void;
+}
+
 export async function runConsumer(options: RunConsumerOptions): Promise<RunningConsumer> {
   const { kafka, groupId, topics } = options;
   const log = kafka.logger;
-  const consumer = await kafka.consumer({
-    groupId,
-    ...(options.readUncommitted !== undefined ? { readUncommitted: options.readUncommitted } : {}),
-    ...(options.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
-  });
-
-  const committer = new OffsetCommitter(consumer, groupId, log, options.commitIntervalMs);
   // Set by stop(): handlers see isRunning() false and no new batch starts, so the last marks can be
   // committed while the consumer is still a member (kafkajs ignores commits once stopped).
   let stopping = false;
   const inFlight = new Set<Promise<void>>();
   let assigned: Assignment | undefined;
-  let failed: Error | undefined;
   const waiters = new Set<() => void>();
   const wake = (): void => {
     for (const w of waiters) w();
   };
-  const removeJoin = consumer.on(consumer.events.GROUP_JOIN, (e: ConsumerGroupJoinEvent) => {
-    assigned = e.payload.memberAssignment;
-    committer.drop();
-    log.info({ groupId, memberId: e.payload.memberId, assignment: assigned }, 'kafka consumer joined group');
-    wake();
-  });
-  const removeCrash = consumer.on(consumer.events.CRASH, (e) => {
-    log.error(
-      { groupId, err: String(e.payload.error), restart: e.payload.restart },
-      'kafka consumer crashed',
-    );
-    if (!e.payload.restart) {
-      failed = e.payload.error;
-      wake();
-    }
-  });
+  let member: Member;
+  let rejoins = 0;
+  let rejoinTimer: NodeJS.Timeout | undefined;
 
-  try {
-    await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
-      eachBatch: async (payload) => {
-        if (stopping) return;
-        const { topic, partition } = payload.batch;
-        const last = payload.batch.messages.at(-1)?.offset;
-        const running = options.eachBatch({
-          topic,
-          partition,
-          highWatermark: payload.batch.highWatermark,
-          messages: payload.batch.messages.map(toConsumedMessage),
-          resolve: (offset) => payload.resolveOffset(offset),
-          commit: (offset) => {
-            payload.resolveOffset(offset);
-            committer.mark(topic, partition, offset);
-            return Promise.resolve();
-          },
-          heartbeat: () => payload.heartbeat(),
-          seek: (offset) => consumer.seek({ topic, partition, offset }),
-          isRunning: () => payload.isRunning() && !stopping,
-          isStale: () => payload.isStale(),
-        });
-        inFlight.add(running);
-        try {
-          await running;
-        } finally {
-          inFlight.delete(running);
-        }
-        // every consumer's lag per partition, after the batch was handled.
-        if (last !== undefined) {
-          const lag = BigInt(payload.batch.highWatermark) - BigInt(last) - 1n;
-          consumerLag.set(
-            { group: groupId, topic, partition: String(partition) },
-            Number(lag < 0n ? 0n : lag),
-          );
-        }
-      },
+  /**
+   * kafkajs restarts a crashed consumer by itself only when the error is retriable; after any other
+   * (a handler's TypeError, a protocol error it does not retry) the consumer stays disconnected and
+   * the process would go on consuming nothing. Such a member is replaced by a new one, with backoff.
+   */
+  const replace = (old: Member): void => {
+    if (stopping || member !== old || rejoinTimer) return;
+    old.detach();
+    old.committer.drop();
+    const delayMs = Math.min(REJOIN_MAX_MS, REJOIN_FIRST_MS * 2 ** rejoins++);
+    log.warn({ groupId, delayMs }, 'kafka consumer stopped for good; a new member joins the group');
+    rejoinTimer = setTimeout(() => {
+      rejoinTimer = undefined;
+      if (stopping) return;
+      void old.consumer.disconnect().catch(() => undefined);
+      join().then(
+        (m) => {
+          if (stopping) void m.consumer.disconnect().catch(() => undefined);
+          else member = m;
+        },
+        (err: unknown) => {
+          log.error({ groupId, err: String(err) }, 'kafka consumer could not join again; trying later');
+          replace(old);
+        },
+      );
+    }, delayMs);
+  };
+
+  const join = async (): Promise<Member> => {
+    const consumer = await kafka.consumer({
+      groupId,
+      ...(options.readUncommitted !== undefined ? { readUncommitted: options.readUncommitted } : {}),
+      ...(options.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
     });
-  } catch (err) {
-    removeJoin();
-    removeCrash();
-    await consumer.disconnect().catch(() => undefined);
-    throw err;
-  }
+    const committer = new OffsetCommitter(consumer, groupId, log, options.commitIntervalMs);
+    const removeJoin = consumer.on(consumer.events.GROUP_JOIN, (e: ConsumerGroupJoinEvent) => {
+      assigned = e.payload.memberAssignment;
+      committer.drop();
+      log.info(
+        { groupId, memberId: e.payload.memberId, assignment: assigned },
+        'kafka consumer joined group',
+      );
+      wake();
+    });
+    const removeCrash = consumer.on(consumer.events.CRASH, (e) => {
+      log.error(
+        { groupId, err: String(e.payload.error), restart: e.payload.restart },
+        'kafka consumer crashed',
+      );
+      if (!e.payload.restart) replace(self);
+    });
+    const self: Member = {
+      consumer,
+      committer,
+      detach: () => {
+        removeJoin();
+        removeCrash();
+      },
+    };
+    try {
+      await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
+        eachBatch: async (payload) => {
+          if (stopping) return;
+          const { topic, partition } = payload.batch;
+          const last = payload.batch.messages.at(-1)?.offset;
+          const running = options.eachBatch({
+            topic,
+            partition,
+            highWatermark: payload.batch.highWatermark,
+            messages: payload.batch.messages.map(toConsumedMessage),
+            resolve: (offset) => payload.resolveOffset(offset),
+            commit: (offset) => {
+              payload.resolveOffset(offset);
+              committer.mark(topic, partition, offset);
+              return Promise.resolve();
+            },
+            heartbeat: () => payload.heartbeat(),
+            seek: (offset) => consumer.seek({ topic, partition, offset }),
+            isRunning: () => payload.isRunning() && !stopping,
+            isStale: () => payload.isStale(),
+          });
+          inFlight.add(running);
+          try {
+            await running;
+          } finally {
+            inFlight.delete(running);
+          }
+          // A member that handled a batch is healthy: a later replacement starts from the first wait.
+          rejoins = 0;
+          // every consumer's lag per partition, after the batch was handled.
+          if (last !== undefined) {
+            const lag = BigInt(payload.batch.highWatermark) - BigInt(last) - 1n;
+            consumerLag.set(
+              { group: groupId, topic, partition: String(partition) },
+              Number(lag < 0n ? 0n : lag),
+            );
+          }
+        },
+      });
+    } catch (err) {
+      self.detach();
+      await consumer.disconnect().catch(() => undefined);
+      throw err;
+    }
+    return self;
+  };
+  member = await join();
 
   let stopped: Promise<void> | undefined;
   return {
     groupId,
-    consumer,
+    get consumer() {
+      return member.consumer;
+    },
     waitForAssignment: (timeoutMs = 30_000) =>
       new Promise<Assignment>((resolve, reject) => {
-        const check = (): boolean => {
-          if (assigned) resolve(assigned);
-          else if (failed) reject(failed);
-          else return false;
-          return true;
-        };
-        if (check()) return;
+        if (assigned) {
+          resolve(assigned);
+          return;
+        }
         const timer = setTimeout(() => {
           waiters.delete(waiter);
           reject(new Error(`consumer group '${groupId}' did not join within ${timeoutMs} ms`));
         }, timeoutMs);
         const waiter = (): void => {
-          if (!check()) return;
+          if (!assigned) return;
+          resolve(assigned);
           clearTimeout(timer);
           waiters.delete(waiter);
         };
@@ -270,12 +251,13 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
     stop: () => {
       stopped ??= (async () => {
         stopping = true;
+        if (rejoinTimer) clearTimeout(rejoinTimer);
+        rejoinTimer = undefined;
         await Promise.allSettled([...inFlight]);
-        await committer.flush();
-        removeJoin();
-        removeCrash();
-        await consumer.stop();
-        await consumer.disconnect();
+        await member.committer.flush();
+        member.detach();
+        await member.consumer.stop();
+        await member.consumer.disconnect();
       })();
       return stopped;
     },

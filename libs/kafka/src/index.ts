@@ -1,13 +1,15 @@
 // @oan/kafka — the only wrapper over kafkajs in this repo (nothing else imports kafkajs).
-export { brokersFromEnv, createKafka, needsNewProducer } from './kafka.ts';
+export { brokersFromEnv, createKafka, routedSocketFactory } from './kafka.ts';
+export { needsNewProducer } from './sender.ts';
+export type { Sender } from './sender.ts';
 export type {
   ConsumerOptions,
   CreateKafkaOptions,
   KafkaHandle,
   ProducerOptions,
-  Sender,
   TopicSpec,
 } from './kafka.ts';
+export type { Placement } from './placement.ts';
 export { kafkajsLogCreator, silentLogger, stderrLogger } from './logger.ts';
 export type { LogLevelName, LogSink } from './logger.ts';
 export { HEADER_SCHEMA_VERSION, HEADER_TYPE, SchemaRegistry, loadSchemaDir } from './schema-registry.ts';

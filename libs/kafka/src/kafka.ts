@@ -1,8 +1,12 @@
 // createKafka: the one place that constructs kafkajs clients. Every client it hands out is
 // connected and tracked, and `close()` disconnects all of them.
+import { isIP, connect as netConnect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { Kafka, Partitioners } from 'kafkajs';
-import type { Admin, Consumer, ITopicConfig, Producer, ProducerRecord, RecordMetadata } from 'kafkajs';
+import type { Admin, Consumer, ISocketFactory, ITopicConfig, Producer } from 'kafkajs';
 import { Counter } from 'prom-client';
+import { FIXED_KAFKAJS_VERSION, fixRequestQueueIdleLoop } from './requestQueueFix.ts';
+import { openSender, type Sender } from './sender.ts';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger.ts';
 import type { LogLevelName, LogSink } from './logger.ts';
 
@@ -15,11 +19,19 @@ export interface CreateKafkaOptions {
   logger?: LogSink;
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** Partitions of a topic `ensureTopics` creates without a count of its own; default: the broker's. */
+  topicPartitions?: number;
+  /**
+   * `host:port` → `host:port`: where to connect instead of an address a broker advertises (config
+   * `KAFKA_BROKER_ROUTES`). kafkajs dials the addresses the metadata names, so rewriting the seed list
+   * alone would not move the traffic. Empty or absent: kafkajs' own socket factory.
+   */
+  brokerRoutes?: Readonly<Record<string, string>>;
 }
 
 export interface TopicSpec {
   topic: string;
-  /** Default: the broker's num.partitions. */
+  /** Default: the handle's `topicPartitions`, else the broker's num.partitions. */
   numPartitions?: number;
 }
 
@@ -29,35 +41,6 @@ export interface ProducerOptions {
   /** Makes a transactional producer (implies idempotent, one request in flight). */
   transactionalId?: string;
   transactionTimeoutMs?: number;
-}
-
-/**
- * An idempotent producer for `send` only, which survives what leaves a kafkajs idempotent producer
- * unusable for good: after a broker lost or rejected its sequence state (a broker killed -9 and
- * restarted answers OUT_OF_ORDER_SEQUENCE_NUMBER to every later request of the old producer id), the
- * failed send is thrown as usual, and the next one goes out on a new producer (a new producer id,
- * sequences from zero). The caller retries the batch it lost; consumers deduplicate by event id.
- */
-export interface Sender {
-  send(record: ProducerRecord): Promise<RecordMetadata[]>;
-}
-
-/** Broker answers after which an idempotent producer's id can never send again (KIP-360). */
-const FATAL_FOR_PRODUCER_ID = new Set([
-  'OUT_OF_ORDER_SEQUENCE_NUMBER',
-  'UNKNOWN_PRODUCER_ID',
-  'INVALID_PRODUCER_EPOCH',
-  'INVALID_PRODUCER_ID_MAPPING',
-]);
-
-/** Whether `err` (or what it wraps) is one of those answers. */
-export function needsNewProducer(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
-    const type = (e as { type?: unknown }).type;
-    if (typeof type === 'string' && FATAL_FOR_PRODUCER_ID.has(type)) return true;
-    e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 /** The consumers' session timeout unless one is given (the broker's minimum is 6 s). */
@@ -81,7 +64,7 @@ export interface KafkaHandle {
   /**
    * Creates the missing topics (replication = broker default, retention.ms=-1) and resolves once each
    * has a leader for every partition; returns the ones this call created (a creator racing it over
-   * overlapping topics may be credited with all of them).
+   * overlapping topics may be credited with all of them). A topic that exists keeps its partitions.
    */
   ensureTopics(topics: TopicSpec[]): Promise<string[]>;
   /** Deletes the topics that exist; returns the deleted ones. */
@@ -103,6 +86,24 @@ const kafkaRequests = new Counter({
   labelNames: ['role', 'api'],
 });
 
+/** kafkajs' own keep-alive delay (network/socketFactory.js), kept for routed sockets. */
+const KEEP_ALIVE_DELAY_MS = 60_000;
+
+/** A kafkajs socket factory that dials each routed broker address at its route instead. */
+export function routedSocketFactory(routes: Readonly<Record<string, string>>): ISocketFactory {
+  return ({ host, port, ssl, onConnect }) => {
+    const to = routes[`${host}:${port}`];
+    const colon = to?.lastIndexOf(':') ?? -1;
+    const at = to ? { host: to.slice(0, colon), port: Number(to.slice(colon + 1)) } : { host, port };
+    // The certificate is still the advertised host's, whatever address the socket goes to.
+    const socket = ssl
+      ? tlsConnect({ ...at, ...(isIP(host) ? {} : { servername: host }), ...ssl }, onConnect)
+      : netConnect(at, onConnect);
+    socket.setKeepAlive(true, KEEP_ALIVE_DELAY_MS);
+    return socket;
+  };
+}
+
 /** Brokers from `KAFKA_BROKERS` (comma-separated), default `127.0.0.1:9092`. */
 export function brokersFromEnv(env: Record<string, string | undefined> = process.env): string[] {
   const list = (env.KAFKA_BROKERS ?? '127.0.0.1:9092')
@@ -115,6 +116,11 @@ export function brokersFromEnv(env: Record<string, string | undefined> = process
 
 export function createKafka(options: CreateKafkaOptions): KafkaHandle {
   const logger = options.logger ?? stderrLogger;
+  if (!fixRequestQueueIdleLoop())
+    logger.warn(
+      { expected: FIXED_KAFKAJS_VERSION },
+      'kafkajs is not the version its idle-loop fix was written for; the fix is not applied',
+    );
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
@@ -122,6 +128,9 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     logLevel: toKafkajsLogLevel(options.logLevel ?? 'warn'),
     logCreator: kafkajsLogCreator(logger),
+    ...(options.brokerRoutes && Object.keys(options.brokerRoutes).length > 0
+      ? { socketFactory: routedSocketFactory(options.brokerRoutes) }
+      : {}),
   });
   const producers = new Set<Producer>();
   const consumers = new Set<Consumer>();
@@ -147,6 +156,23 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     return adminPromise;
   };
 
+  // Adding partitions to a topic moves keys to other partitions, and with them an account's order:
+  // that is a migration, never done here. Said at start, so a changed setting does not go unnoticed.
+  const warnOfOtherPartitionCounts = (
+    topics: TopicSpec[],
+    meta: { name: string; partitions: unknown[] }[],
+    created: readonly string[],
+  ): void => {
+    for (const t of meta) {
+      const wanted = topics.find((x) => x.topic === t.name)?.numPartitions ?? options.topicPartitions;
+      if (wanted === undefined || created.includes(t.name) || t.partitions.length === wanted) continue;
+      logger.warn(
+        { topic: t.name, partitions: t.partitions.length, wanted },
+        'kafka topic exists with another partition count; it is left as it is',
+      );
+    }
+  };
+
   /**
    * Creates the topics that are missing and returns once every partition of every topic asked for
    * has a leader. A broker that has just started (no controller yet, leaders still being elected)
@@ -165,7 +191,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
         if (missing.length > 0) {
           const specs: ITopicConfig[] = missing.map((t) => ({
             topic: t.topic,
-            numPartitions: t.numPartitions ?? -1,
+            numPartitions: t.numPartitions ?? options.topicPartitions ?? -1,
             replicationFactor: -1,
             configEntries: [{ name: 'retention.ms', value: '-1' }],
           }));
@@ -179,7 +205,10 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
         const leaderless = meta.filter(
           (t) => t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0),
         );
-        if (leaderless.length === 0) return created;
+        if (leaderless.length === 0) {
+          warnOfOtherPartitionCounts(topics, meta, created);
+          return created;
+        }
         throw new Error(`no leader yet for ${leaderless.map((t) => t.name).join(', ')}`);
       } catch (err) {
         if (Date.now() > deadline) throw err;
@@ -214,38 +243,13 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     return p;
   };
 
-  const sender = async (): Promise<Sender> => {
-    let current: Producer | undefined;
-    let pending: Promise<Producer> | undefined;
-    // The producer to send on: the current one, or a new one (made once however many sends wait).
-    const get = (): Promise<Producer> => {
-      if (current) return Promise.resolve(current);
-      pending ??= producer({ idempotent: true })
-        .then((p) => (current = p))
-        .finally(() => (pending = undefined));
-      return pending;
-    };
-    await get();
-    return {
-      send: async (record) => {
-        const p = await get();
-        try {
-          return await p.send(record);
-        } catch (err) {
-          if (needsNewProducer(err) && current === p) {
-            logger.warn(
-              { err: (err as Error).message },
-              'kafka producer id unusable; the next send uses a new one',
-            );
-            current = undefined;
-            producers.delete(p);
-            void p.disconnect().catch(() => undefined);
-          }
-          throw err;
-        }
-      },
-    };
-  };
+  const sender = (): Promise<Sender> =>
+    openSender({
+      producer: () => producer({ idempotent: true }),
+      forget: (p) => producers.delete(p),
+      admin,
+      logger,
+    });
 
   const consumer = async (opts: ConsumerOptions): Promise<Consumer> => {
     assertOpen();

@@ -1,6 +1,6 @@
 import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { needsNewProducer } from '../src/kafka.ts';
+import { needsNewProducer } from '../src/sender.ts';
 
 /** A broker's error answer as kafkajs raises it (error codes of the Kafka protocol). */
 const answer = (type: string, code: number) =>

@@ -28,7 +28,13 @@ const app = await buildApp({ config, orm, redis, ctx, storage, logger });
 // session, and the routes do not depend on the reactors (they open and read on their own).
 await app.listen({ host: config.HOST, port: config.CONVERSATIONS_PORT });
 
-const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-conversations', logger });
+const kafka = createKafka({
+  brokers: config.KAFKA_BROKERS,
+  brokerRoutes: config.KAFKA_BROKER_ROUTES,
+  clientId: 'oan-conversations',
+  logger,
+  topicPartitions: config.KAFKA_TOPIC_PARTITIONS,
+});
 const reactorDeps = {
   kafka,
   registry: new SchemaRegistry(SCHEMAS_DIR),

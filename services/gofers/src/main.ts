@@ -63,7 +63,13 @@ const app = await buildApp({ config, orm, redis, ctx, storage, logger, relay, ca
 await app.listen({ host: config.HOST, port: config.GOFERS_PORT });
 
 // The reactors follow `gofers.events` (published by the outbox publisher) with their own consumer groups.
-const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-gofers', logger });
+const kafka = createKafka({
+  brokers: config.KAFKA_BROKERS,
+  brokerRoutes: config.KAFKA_BROKER_ROUTES,
+  clientId: 'oan-gofers',
+  logger,
+  topicPartitions: config.KAFKA_TOPIC_PARTITIONS,
+});
 const registry = new SchemaRegistry(SCHEMAS_DIR);
 const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PREFIX };
 const brain = await startBrain({ ...reactorDeps, ctx, provider });

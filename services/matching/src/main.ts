@@ -36,7 +36,13 @@ await app.listen({ host: config.HOST, port: config.MATCHING_PORT });
 
 // Reactors: discovery on gofers.events, sessions on matching.events, closing the threads of deleted
 // Gofers (gofers.events) and of banned accounts (auth.events).
-const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'oan-matching', logger });
+const kafka = createKafka({
+  brokers: config.KAFKA_BROKERS,
+  brokerRoutes: config.KAFKA_BROKER_ROUTES,
+  clientId: 'oan-matching',
+  logger,
+  topicPartitions: config.KAFKA_TOPIC_PARTITIONS,
+});
 const reactorDeps = {
   kafka,
   registry: new SchemaRegistry(SCHEMAS_DIR),

@@ -8,7 +8,13 @@ import { loadOutboxConfig } from './config.ts';
 const cfg = loadOutboxConfig();
 const logger = createLogger('outbox', cfg.LOG_LEVEL);
 const registry = new SchemaRegistry(SCHEMAS_DIR);
-const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-outbox', logger });
+const kafka = createKafka({
+  brokers: cfg.KAFKA_BROKERS,
+  brokerRoutes: cfg.KAFKA_BROKER_ROUTES,
+  clientId: 'oan-outbox',
+  logger,
+  topicPartitions: cfg.KAFKA_TOPIC_PARTITIONS,
+});
 const topicOf = (schema: string) => `${cfg.TOPIC_PREFIX}${schema}.events`;
 await kafka.ensureTopics(cfg.OUTBOX_SCHEMAS.map((s) => ({ topic: topicOf(s) })));
 // Renews its producer id after a broker lost its sequence state (the failed batch is published again).

@@ -18,7 +18,13 @@ const orm = await openDatabase({
   synchronousCommit: false,
 });
 const redis = new Redis(cfg.REDIS_URL, { maxRetriesPerRequest: 2 });
-const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-projector', logger });
+const kafka = createKafka({
+  brokers: cfg.KAFKA_BROKERS,
+  brokerRoutes: cfg.KAFKA_BROKER_ROUTES,
+  clientId: 'oan-projector',
+  logger,
+  topicPartitions: cfg.KAFKA_TOPIC_PARTITIONS,
+});
 const t = topicNames(cfg);
 await kafka.ensureTopics([...t.domain, t.oan].map((topic) => ({ topic })));
 const registry = new SchemaRegistry(SCHEMAS_DIR);

@@ -6,6 +6,11 @@ export const metrics = {
     name: 'oan_projector_envelopes_total',
     help: 'OAN envelopes written to the event table',
   }),
+  refusedBatches: new Counter({
+    name: 'oan_projector_refused_batches_total',
+    help: 'Batch commits refused because another member had moved the partition offset (a rebalance)',
+    labelNames: ['stage'],
+  }),
   deadLetters: new Counter({
     name: 'oan_projector_dead_letters_total',
     help: 'Records that could not be decoded',

@@ -107,18 +107,21 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
         const notifications = await projectDomainEvents(em, events, projections, ctx);
         // Produced before the offset commits: a crash in between re-produces the same eventIds,
         // which stage 2 skips (at-least-once on the log, exactly-once in the table).
-        if (producer && notifications.length > 0) {
-          await producer.send({
-            topic: t.oan,
-            acks: -1,
-            messages: notifications.map((n) =>
-              toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
-            ),
-          });
-        }
+        const places =
+          producer && notifications.length > 0
+            ? await producer.sendPlaced({
+                topic: t.oan,
+                acks: -1,
+                messages: notifications.map((n) =>
+                  toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
+                ),
+              })
+            : undefined;
         // The positions applied and (acked above) the notifications the gateway's read-your-writes
-        // may now wait for in the table; replay produces nothing, so it expects nothing.
-        await recordProgress(em, sourceOf(d.cfg, b.topic), applied, producer ? notifications : []);
+        // may now wait for in the table, with their offsets, which order them whatever order two
+        // partitions' batches commit in. Replay produces nothing, so it expects nothing.
+        const produced = places ? notifications.map((n, i) => ({ ...n, ...places[i] })) : [];
+        await recordProgress(em, sourceOf(d.cfg, b.topic), applied, produced);
         metrics.domainEvents.inc(events.length);
       });
       if (!applied) return;
@@ -188,7 +191,17 @@ async function applyOrRewind<R>(
   apply: ApplyFn<R>,
 ): Promise<{ result: R | undefined; nextOffset: bigint } | null> {
   const key = `${stage}\u0000${b.topic}\u0000${b.partition}`;
-  let out = await applyBatch(d.orm, stage, b.topic, b.partition, records, apply);
+  if (d.cfg.PROJECTOR_QA_HOLD_AT === 'apply') await qaHold(d, b, stage);
+  const held: ApplyFn<R> =
+    d.cfg.PROJECTOR_QA_HOLD_AT === 'commit'
+      ? async (em, fresh) => {
+          const result = await apply(em, fresh);
+          await qaHold(d, b, stage);
+          return result;
+        }
+      : apply;
+  let out = await applyBatch(d.orm, stage, b.topic, b.partition, records, held);
+  if (out.refused > 0) refused(d, b, stage, out.refused);
   if (out.gapFrom !== undefined) {
     const where = {
       stage,
@@ -207,10 +220,40 @@ async function applyOrRewind<R>(
       where,
       'records between the stored offset and the batch are gone from the log: applying the batch',
     );
-    out = await applyBatch(d.orm, stage, b.topic, b.partition, records, apply, { acceptGap: true });
+    out = await applyBatch(d.orm, stage, b.topic, b.partition, records, held, { acceptGap: true });
+    if (out.refused > 0) refused(d, b, stage, out.refused);
   }
   rewoundTo.delete(key);
   return out;
+}
+
+/**
+ * A member that lost the partition in a rebalance, or runs beside its new owner for a moment: its
+ * batch rolled back and was read again from the stored offset, so nothing was applied twice.
+ */
+function refused(d: PipelineDeps, b: BatchContext, stage: 'domain' | 'oan', times: number): void {
+  metrics.refusedBatches.inc({ stage }, times);
+  d.logger.warn(
+    { stage, topic: b.topic, partition: b.partition, first: b.messages[0]?.offset },
+    'batch commit refused: another member moved the partition offset',
+  );
+}
+
+/** PROJECTOR_QA_HOLD_MS (QA only, refused in production): a window to stop or kill a busy member in. */
+async function qaHold(d: PipelineDeps, b: BatchContext, stage: 'domain' | 'oan'): Promise<void> {
+  if (d.cfg.PROJECTOR_QA_HOLD_MS === 0) return;
+  d.logger.info(
+    {
+      stage,
+      topic: b.topic,
+      partition: b.partition,
+      first: b.messages[0]?.offset,
+      last: b.messages.at(-1)?.offset,
+      at: d.cfg.PROJECTOR_QA_HOLD_AT,
+    },
+    'qa: holding the batch',
+  );
+  await new Promise((r) => setTimeout(r, d.cfg.PROJECTOR_QA_HOLD_MS));
 }
 
 /** Best effort: a lost publish is recovered by the gateways' gap fill from the table. */

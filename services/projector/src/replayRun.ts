@@ -29,7 +29,13 @@ export async function runReplay(
     migrations,
     synchronousCommit: false,
   });
-  const kafka = createKafka({ brokers: cfg.KAFKA_BROKERS, clientId: 'oan-replay', logger });
+  const kafka = createKafka({
+    brokers: cfg.KAFKA_BROKERS,
+    brokerRoutes: cfg.KAFKA_BROKER_ROUTES,
+    clientId: 'oan-replay',
+    logger,
+    topicPartitions: cfg.KAFKA_TOPIC_PARTITIONS,
+  });
   const redis = new Redis(cfg.REDIS_URL, { lazyConnect: true });
   const t = topicNames(cfg);
   try {

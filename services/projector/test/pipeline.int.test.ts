@@ -158,6 +158,16 @@ describe('the projector pipeline', () => {
     );
     const envs = new Set(pushed.map(([, f]) => f[f.indexOf('e') + 1]));
     for (const r of rows) expect(envs.has(r.envelope)).toBe(true);
+    // Read-your-writes waits for each recipient's last notification, placed in its partition of oan.events.
+    const expected = await sql<{ account_id: string; event_id: string; kafka_offset: string | null }>(
+      orm.em.fork(),
+      'select account_id, event_id::text as event_id, kafka_offset::text as kafka_offset from read.oan_expected',
+    );
+    for (const a of accounts) {
+      const row = expected.find((x) => x.account_id === a);
+      expect(row?.event_id).toBe(rows.filter((r) => r.account_id === a).at(-1)?.event_id);
+      expect(row?.kafka_offset).toMatch(/^\d+$/);
+    }
     await pipeline.stop();
     pipeline = undefined;
   });

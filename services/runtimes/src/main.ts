@@ -50,7 +50,7 @@ const tail = new PushTail(
     if (entry.t !== 'env') return;
     waiters.wake(entry.a);
     wakes.guard(wakes.onEnvelope(entry.a, entry.s, entry.e));
-    dispatcher?.wake();
+    dispatcher?.wakeFor(entry.a);
   },
   logger,
 );

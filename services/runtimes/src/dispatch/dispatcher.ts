@@ -1,12 +1,12 @@
 import type { Logger } from '@oan/http';
-import { Sweeper } from '@oan/webhooks';
+import { Sweeper, WatchedAccounts } from '@oan/webhooks';
 import type { RuntimesContext } from '../commands/context.ts';
 import { catchUp, claimFor, type Claimed } from '../commands/jobs.ts';
 import { isDomainError } from '../domain/errors.ts';
 import type { RuntimeRow } from '../infra/runtimeStore.ts';
 import type { Endpoints } from './endpoints.ts';
 import { ENDPOINT_WORKER, pushJob } from './push.ts';
-import { dueRuntimes } from './store.ts';
+import { dueRuntimes, endpointAccounts } from './store.ts';
 
 /** Jobs of one endpoint in flight at once from this process (one while it is `unhealthy`). */
 const PER_ENDPOINT = 4;
@@ -34,6 +34,7 @@ export class Dispatcher {
   private readonly inFlight = new Map<string, number>();
   private readonly active = new Set<Promise<void>>();
   private readonly loop: Sweeper;
+  private readonly watched: WatchedAccounts;
 
   private readonly deps: DispatcherDeps;
   constructor(deps: DispatcherDeps) {
@@ -43,6 +44,7 @@ export class Dispatcher {
       deps.pollMs,
       (err) => deps.log.warn({ err }, 'runtime dispatch sweep failed'),
     );
+    this.watched = new WatchedAccounts(() => endpointAccounts(deps.ctx.orm.em.fork()), deps.pollMs);
     deps.endpoints.wakeDispatch = () => this.wake();
   }
 
@@ -55,10 +57,16 @@ export class Dispatcher {
     this.loop.wake();
   }
 
+  /** A stored envelope of `accountId` (the push stream): a sweep now if the account has an endpoint. */
+  wakeFor(accountId: string): void {
+    if (this.watched.mayHaveWork(accountId)) this.loop.wake();
+  }
+
   private full = () => this.loop.stopped || this.active.size >= this.deps.concurrency;
 
   private async sweep(): Promise<void> {
     const { ctx } = this.deps;
+    await this.watched.refresh();
     const due = await dueRuntimes(ctx.orm.em.fork(), ctx.now(), SWEEP_LIMIT);
     for (const r of due) {
       if (this.full()) return;

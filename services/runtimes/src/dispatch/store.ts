@@ -34,6 +34,16 @@ export const dueRuntimes = (em: EntityManager, now: Date, limit: number) =>
     [now, now, limit],
   );
 
+/** The accounts with a pushed endpoint runtime: the only ones whose new envelopes are worth a sweep. */
+export async function endpointAccounts(em: EntityManager): Promise<string[]> {
+  const rows = await sql<{ account_id: string }>(
+    em,
+    `select distinct account_id from runtimes.runtimes where endpoint_state in ('active', 'unhealthy')`,
+    [],
+  );
+  return rows.map((r) => r.account_id);
+}
+
 /**
  * Moves an endpoint's health under the runtime's row lock, so replicas recording at once count
  * every result; a failure is kept for the owner to read. Null when the runtime is gone.
