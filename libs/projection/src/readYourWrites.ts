@@ -28,6 +28,7 @@ export const appliedPositionsMigration: MigrationDef = {
  * and stage 2 writes a recipient's notifications in produce order (one partition per recipient), so
  * "that eventId is in read.oan_event" means every notification produced for the account so far is.
  * Not a read model: a replay produces nothing and leaves it alone; a stale row is satisfied.
+ * Where that notification landed in `oan.events` is added by `oanExpectedPlacesMigration`.
  */
 class CreateOanExpected extends Migration {
   override async up(): Promise<void> {
@@ -41,10 +42,35 @@ export const oanExpectedMigration: MigrationDef = {
   class: CreateOanExpected,
 };
 
+/**
+ * The partition and offset in `oan.events` of the notification `read.oan_expected` names. Two stage-1
+ * batches (of two partitions, maybe on two replicas) can produce for one recipient in one order and
+ * commit in the other; the offset, which orders a recipient's notifications in its one partition,
+ * keeps the row on the later one whatever the commit order.
+ */
+class AddOanExpectedPlaces extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table read.oan_expected
+      add column if not exists kafka_partition integer, add column if not exists kafka_offset bigint`);
+  }
+}
+export const oanExpectedPlacesMigration: MigrationDef = {
+  name: 'read-0016-oan-expected-places',
+  class: AddOanExpectedPlaces,
+};
+
+/** A notification stage 1 produced for `accountId`, and where the broker put it (unknown: null). */
+export interface ProducedNotification {
+  accountId: string;
+  eventId: string;
+  partition?: number;
+  offset?: bigint;
+}
+
 /** In stage 1's transaction, after the produce was acked: the last notification per recipient. */
 export async function recordExpected(
   em: EntityManager,
-  notifications: readonly { accountId: string; eventId: string }[],
+  notifications: readonly ProducedNotification[],
 ): Promise<void> {
   await recordProgress(em, '', new Map(), notifications);
 }
@@ -69,18 +95,27 @@ export async function recordApplied(
 /**
  * Stage 1's bookkeeping in one statement: `recordApplied` for `source` and, once the batch's
  * notifications were produced and acked, `recordExpected` for them (one round trip, not two).
+ * A recipient's row only moves forward in its partition of `oan.events`: a batch that produced
+ * earlier but commits later leaves the later notification in place. Another partition replaces the
+ * row: a recipient moves only when the topic is repartitioned, after the projector drained (ADR 0041).
+ * A row or notification without a place (older than places, or a test's) replaces and is replaced.
  */
 export async function recordProgress(
   em: EntityManager,
   source: string,
   perAccount: Map<string, bigint>,
-  notifications: readonly { accountId: string; eventId: string }[],
+  notifications: readonly ProducedNotification[],
 ): Promise<void> {
-  const last = new Map<string, string>();
-  for (const n of notifications) last.set(n.accountId, n.eventId);
+  const last = new Map<string, ProducedNotification>();
+  for (const n of notifications) last.set(n.accountId, n);
   if (perAccount.size === 0 && last.size === 0) return;
   const applied = [...perAccount].map(([account_id, p]) => ({ account_id, source, position: p.toString() }));
-  const expected = [...last].map(([account_id, event_id]) => ({ account_id, event_id }));
+  const expected = [...last.values()].map((n) => ({
+    account_id: n.accountId,
+    event_id: n.eventId,
+    kafka_partition: n.partition ?? null,
+    kafka_offset: n.offset?.toString() ?? null,
+  }));
   await sql(
     em,
     `with applied as (
@@ -90,9 +125,16 @@ export async function recordProgress(
        on conflict (account_id, source) do update
          set position = greatest(read.applied_positions.position, excluded.position)
      )
-     insert into read.oan_expected (account_id, event_id)
-     select account_id, event_id from jsonb_to_recordset(?::jsonb) as x(account_id text, event_id uuid)
-     on conflict (account_id) do update set event_id = excluded.event_id`,
+     insert into read.oan_expected as o (account_id, event_id, kafka_partition, kafka_offset)
+     select account_id, event_id, kafka_partition, kafka_offset
+       from jsonb_to_recordset(?::jsonb)
+         as x(account_id text, event_id uuid, kafka_partition integer, kafka_offset bigint)
+     on conflict (account_id) do update
+       set event_id = excluded.event_id,
+           kafka_partition = excluded.kafka_partition,
+           kafka_offset = excluded.kafka_offset
+       where o.kafka_offset is null or excluded.kafka_offset is null
+          or o.kafka_partition <> excluded.kafka_partition or o.kafka_offset < excluded.kafka_offset`,
     [JSON.stringify(applied), JSON.stringify(expected)],
   );
 }

@@ -40,6 +40,16 @@ const knownOffsets = new Map<string, bigint>();
 
 class StaleOffset extends Error {}
 
+export interface BatchOutcome<R> {
+  result: R | undefined;
+  applied: number;
+  nextOffset: bigint;
+  /** The stored offset, when the batch starts past it (nothing was applied). */
+  gapFrom?: bigint;
+  /** Attempts rolled back because another member had moved the partition's offset (a rebalance). */
+  refused: number;
+}
+
 /**
  * Applies one partition's batch and advances the stored offset in ONE transaction, so an effect and
  * its offset commit together. Records below the stored offset were applied already (a redelivery
@@ -53,7 +63,7 @@ export async function applyBatch<R>(
   records: ProjectionRecord[],
   apply: ApplyFn<R>,
   opts: { acceptGap?: boolean } = {},
-): Promise<{ result: R | undefined; applied: number; nextOffset: bigint; gapFrom?: bigint }> {
+): Promise<BatchOutcome<R>> {
   const key = `${consumer}\u0000${topic}\u0000${partition}`;
   for (let attempt = 0; ; attempt++) {
     const assumed = knownOffsets.get(key);
@@ -97,7 +107,7 @@ export async function applyBatch<R>(
       });
       if (out.gapFrom === undefined) knownOffsets.set(key, out.nextOffset);
       else knownOffsets.delete(key);
-      return out;
+      return { ...out, refused: attempt };
     } catch (err) {
       knownOffsets.delete(key);
       if (err instanceof StaleOffset && attempt < 3) continue;

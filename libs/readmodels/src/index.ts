@@ -9,6 +9,7 @@ import {
   appliedPositionsMigration,
   oanEventMigration,
   oanExpectedMigration,
+  oanExpectedPlacesMigration,
   projectorMigration,
   relayMessageSeqsMigration,
 } from '@oan/projection';
@@ -106,4 +107,5 @@ export const readModelMigrations: MigrationDef[] = [
   conversationsTables[1]!,
   ...conversationRevisionsTables,
   relayMessageSeqsMigration,
+  oanExpectedPlacesMigration,
 ];

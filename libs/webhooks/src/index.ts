@@ -14,3 +14,4 @@ export {
   type SendOptions,
 } from './sender.ts';
 export { Sweeper } from './sweeper.ts';
+export { WatchedAccounts } from './watched.ts';

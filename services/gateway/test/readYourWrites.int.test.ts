@@ -3,6 +3,7 @@ import { openDatabase } from '@oan/db';
 import {
   appliedPositionsMigration,
   oanExpectedMigration,
+  oanExpectedPlacesMigration,
   recordApplied,
   recordExpected,
   WriteTracker,
@@ -34,7 +35,7 @@ beforeAll(async () => {
   const setup = await openDatabase({
     url: fleet.url,
     schema: 'read',
-    migrations: [appliedPositionsMigration, oanExpectedMigration],
+    migrations: [appliedPositionsMigration, oanExpectedMigration, oanExpectedPlacesMigration],
   });
   await setup.close(true);
   gw = await startGateway(fleet, { ownWritesTimeoutMs: BOUND_MS });

@@ -32,12 +32,13 @@ export async function startWebhookDelivery(
     pollMs: config.WEBHOOK_POLL_MS,
     log,
   });
-  // The projector's push stream only hurries the loop on: an entry missed waits for the poll.
+  // The projector's push stream only hurries the loop on, for accounts with an endpoint: an entry
+  // missed (or of an endpoint made since the loop last read them) waits for the poll.
   const wake = new PushTail(
     redis.duplicate(),
     `${config.REDIS_PREFIX}push`,
     (entry) => {
-      if (entry.t === 'env') delivery.wake();
+      if (entry.t === 'env') delivery.wakeFor(entry.a);
     },
     log,
   );

@@ -23,6 +23,16 @@ export async function dueWebhooks(em: EntityManager, limit: number): Promise<str
   return rows.map((r) => r.id);
 }
 
+/** The accounts with an enabled endpoint: the only ones whose new envelopes are worth a sweep. */
+export async function webhookAccounts(em: EntityManager): Promise<string[]> {
+  const rows = await sql<{ account_id: string }>(
+    em,
+    'select distinct account_id from auth.webhooks where disabled_at is null',
+    [],
+  );
+  return rows.map((r) => r.account_id);
+}
+
 /** The endpoint, or null when it is gone or its account is banned (so the worker stops there). */
 export async function webhookById(em: EntityManager, id: string): Promise<WebhookRow | null> {
   const [row] = await sql<WebhookRow>(

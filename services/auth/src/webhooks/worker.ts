@@ -4,8 +4,22 @@ import { disableWebhook } from '../commands/accountAdmin.ts';
 import type { AuthContext } from '../commands/context.ts';
 import type { EntityManager } from '@oan/db';
 import type { WebhookRow } from '../infra/webhookStore.ts';
-import { dueWebhooks, nextEnvelopes, recordAttempt, webhookById, type QueuedEnvelope } from './queue.ts';
-import { afterFailure, Sweeper, type Attempt, type RetrySchedule, type WebhookSender } from '@oan/webhooks';
+import {
+  dueWebhooks,
+  nextEnvelopes,
+  recordAttempt,
+  webhookAccounts,
+  webhookById,
+  type QueuedEnvelope,
+} from './queue.ts';
+import {
+  afterFailure,
+  Sweeper,
+  WatchedAccounts,
+  type Attempt,
+  type RetrySchedule,
+  type WebhookSender,
+} from '@oan/webhooks';
 
 /** Envelopes read per query; each is still sent and recorded one by one. */
 const PAGE = 50;
@@ -34,6 +48,7 @@ export class WebhookDelivery {
   private readonly active = new Set<Promise<void>>();
   private lock: Promise<pg.Client> | undefined;
   private readonly loop: Sweeper;
+  private readonly watched: WatchedAccounts;
 
   private readonly deps: WebhookDeliveryDeps;
   constructor(deps: WebhookDeliveryDeps) {
@@ -43,6 +58,7 @@ export class WebhookDelivery {
       deps.pollMs,
       (err) => deps.log.warn({ err }, 'webhook sweep failed'),
     );
+    this.watched = new WatchedAccounts(() => webhookAccounts(deps.ctx.orm.em.fork()), deps.pollMs);
   }
 
   private get stopped(): boolean {
@@ -58,8 +74,14 @@ export class WebhookDelivery {
     this.loop.wake();
   }
 
+  /** A stored envelope of `accountId` (the push stream): a sweep now if the account has an endpoint. */
+  wakeFor(accountId: string): void {
+    if (this.watched.mayHaveWork(accountId)) this.loop.wake();
+  }
+
   private async sweep(): Promise<void> {
     const max = this.deps.maxInFlight ?? 64;
+    await this.watched.refresh();
     const ids = await dueWebhooks(this.deps.ctx.orm.em.fork(), max * 2);
     for (const id of ids) {
       if (this.stopped || this.draining.size >= max) break;
