@@ -1,9 +1,9 @@
-import { connect, address as coAddress } from 'connectonion';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestFleet, waitFor } from '@oan/testing';
 import { RelayAgent } from './relayAgent.ts';
+import { relayClient } from './relayClient.ts';
 
 /**
  * The ConnectOnion agent relay. The caller is the unmodified npm `connectonion` client
@@ -34,7 +34,24 @@ const hosted = async (relayUrl: string, summary?: string) => {
   await a.start();
   return a;
 };
-const client = (agent: string, relayUrl: string) => connect(agent, { relayUrl, keys: coAddress.generate() });
+/**
+ * What a failed turn adds to what its client received: who listens on each replica's bus channel,
+ * the routing table, which replicas are alive, and what the relay warned about.
+ */
+const relayState = async () => {
+  const redis = new Redis(fleet.env.REDIS_URL!);
+  const key = (k: string) => `${fleet.env.REDIS_PREFIX}agents:${k}`;
+  try {
+    const listeners = await redis.call('PUBSUB', 'NUMSUB', key('bus:a1'), key('bus:a2'));
+    const owners = await redis.hgetall(key('owners'));
+    const alive = [await redis.exists(key('replica:a1')), await redis.exists(key('replica:a2'))];
+    const warned = fleet.lines.filter((l) => /"level":(40|50)/.test(l) && l.includes('relay')).slice(-10);
+    return `bus listeners ${JSON.stringify(listeners)}, owners ${JSON.stringify(owners)}, alive a1/a2 ${alive.join('/')}, warnings ${JSON.stringify(warned)}`;
+  } finally {
+    redis.disconnect();
+  }
+};
+const client = (agent: string, relayUrl: string) => relayClient(agent, relayUrl, relayState);
 const lookup = (agent: string, path = 'api/agents') => fetch(`${fleet.url}/${path}/${agent}`);
 /**
  * How often a test polls a lookup: GET_AGENT is limited to 100 a minute per client address (seed 001),
@@ -88,7 +105,7 @@ describe('when an agent announces on one replica and the public client calls it 
       );
     }
     const [sid] = [...agent.turns.keys()];
-    (remote as unknown as { _closeWs(): void })._closeWs();
+    (remote.remote as unknown as { _closeWs(): void })._closeWs();
     await waitFor(() => agent.closed.includes(sid!), { what: 'the close frame at the agent' });
   });
 

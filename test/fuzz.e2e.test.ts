@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { connect as relayClient, address as coAddress } from 'connectonion';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pdf, png, REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
 import { RelayAgent } from './relayAgent.ts';
+import { relayClient } from './relayClient.ts';
 import { exchange, exchangeArb, relayDefect, type Known } from './relayFuzz.ts';
 import { matchTwoAccounts, openStateProbe, type Match, type StateProbe } from './support.ts';
 
@@ -1139,20 +1139,16 @@ describe('fuzzed frames and lookups at the agent relay and a published Gofer', (
    * An honest caller's turn. A failure says what the test's echo agents saw, to tell a CONNECT that
    * never reached its agent (no session there) from an answer lost on the way back.
    */
-  const ask = async (address: string, prompt: string) => {
-    try {
-      return await relayClient(address, { relayUrl: edgeWs, keys: coAddress.generate() }).input(prompt, {
-        timeoutMs: 20_000,
-      });
-    } catch (err) {
-      const seen = [honest, late].flatMap((a) =>
-        a
-          ? [`${a.summary}: ${a.connections} sockets, sessions ${a.turns.size}, errors ${a.errors.join()}`]
-          : [],
-      );
-      throw new Error(`${(err as Error).message} asking ${address} (${seen.join('; ')})`, { cause: err });
-    }
-  };
+  const ask = (address: string, prompt: string) =>
+    relayClient(address, edgeWs, async () =>
+      [honest, late]
+        .flatMap((a) =>
+          a
+            ? [`${a.summary}: ${a.connections} sockets, sessions ${a.turns.size}, errors ${a.errors.join()}`]
+            : [],
+        )
+        .join('; '),
+    ).input(prompt, { timeoutMs: 20_000 });
 
   beforeAll(async () => {
     edgeWs = fleet.url.replace('http://', 'ws://');

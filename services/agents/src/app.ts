@@ -33,7 +33,7 @@ export async function buildApp({ config, orm, redis, logger }: AgentsDeps) {
   const registry = new Registry(redis, config.REDIS_PREFIX, config.AGENTS_REPLICA_ID);
   const hub = new Hub(
     registry,
-    new Bus(redis, (r) => registry.channel(r)),
+    new Bus(redis, (r) => registry.channel(r), logger),
     new AgentLog(orm, createAgentStore()),
     logger,
     config.AGENT_STALE_MS,

@@ -27,6 +27,8 @@ export interface ClientLink {
   sid: string;
   /** An INPUT or CONNECT went to the agent and its OUTPUT, CONNECTED or ERROR has not come back. */
   awaiting?: boolean;
+  /** The agent answered a CONNECT on this socket. */
+  connected?: boolean;
 }
 
 /** The agent frames that answer a client's turn (INPUT → OUTPUT, CONNECT → CONNECTED) or refuse it. */
@@ -102,7 +104,10 @@ export class Hub {
       t.unref();
       this.timers.push(t);
     };
-    every(2_000, () => this.registry.heartbeat(REPLICA_TTL_MS));
+    every(2_000, async () => {
+      await this.registry.heartbeat(REPLICA_TTL_MS);
+      await this.bus.ensureListening(this.me);
+    });
     every(2_000, () => this.sweep());
   }
 
@@ -122,12 +127,10 @@ export class Hub {
   /** A client frame (session_id already written in) towards the agent, wherever its socket is. */
   async toAgent(address: string, sid: string, frame: string): Promise<void> {
     const owner = await this.registry.owner(address);
-    if (!owner) {
-      this.toClient(address, sid, errorFrame(NOT_FOUND));
-      return;
-    }
+    if (!owner) return this.notFound(address, sid);
     if (owner.replica === this.me) this.deliverToAgent(address, sid, frame, this.me);
-    else await this.bus.send(owner.replica, { kind: 'a', address, sid, origin: this.me, frame });
+    else if (!(await this.bus.send(owner.replica, { kind: 'a', address, sid, origin: this.me, frame })))
+      this.notFound(address, sid);
   }
 
   /** An agent frame towards the client of its session. */
@@ -147,11 +150,12 @@ export class Hub {
   private deliverToAgent(address: string, sid: string, frame: string, origin: string): void {
     const link = this.byAddress.get(address);
     if (!link) {
-      const error = errorFrame(NOT_FOUND);
-      if (origin === this.me) this.toClient(address, sid, error);
+      // The routing table named this replica, but the agent's socket is gone (or never was) here.
+      this.logger.warn({ address, origin }, 'relay frame for an agent not on this replica');
+      if (origin === this.me) this.notFound(address, sid);
       else
         void this.bus
-          .send(origin, { kind: 'c', address, sid, origin: this.me, frame: error })
+          .send(origin, { kind: 'g', address, sid, origin: this.me, frame: '' })
           .catch(() => undefined);
       return;
     }
@@ -162,14 +166,29 @@ export class Hub {
   private toClient(address: string, sid: string, frame: string): void {
     const client = this.clients.get(this.clientKey(address, sid));
     if (!client) return;
-    if (client.awaiting && ANSWERS.has(parseFrame(frame)?.type)) client.awaiting = false;
+    if (client.awaiting) {
+      const type = parseFrame(frame)?.type;
+      if (ANSWERS.has(type)) client.awaiting = false;
+      if (type === 'CONNECTED') client.connected = true;
+    }
     sendOrShed(client.ws, frame);
+  }
+
+  /**
+   * The client's frame reached no socket of its agent. A client still waiting for its first
+   * CONNECTED gets the error and its socket closes, as a CONNECT to an unknown agent does: the clients
+   * ignore an ERROR while they wait for CONNECTED and would otherwise sit out their own timeout.
+   */
+  private notFound(address: string, sid: string, onlyAwaiting = false): void {
+    const client = this.clients.get(this.clientKey(address, sid));
+    if (!client || (onlyAwaiting && !client.awaiting)) return;
+    this.toClient(address, sid, errorFrame(NOT_FOUND));
+    if (!client.connected) client.ws.close(1008, NOT_FOUND);
   }
 
   /** The agent's socket of this session closed: a turn it had not answered never will be. */
   private agentGone(address: string, sid: string): void {
-    const client = this.clients.get(this.clientKey(address, sid));
-    if (client?.awaiting) this.toClient(address, sid, errorFrame(NOT_FOUND));
+    this.notFound(address, sid, true);
   }
 
   addClient(c: ClientLink): void {
