@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { DockerComposeEnvironment, Wait, type StartedDockerComposeEnvironment } from 'testcontainers';
-import { freePort, REPO_ROOT, waitFor } from '@oan/testing';
+import { freePort, REPO_ROOT } from '@oan/testing';
 
 /**
  * The compose fleet on local images (docker-compose.local.yml, ADR 0021) for test/compose.e2e.test.ts,
@@ -21,6 +22,8 @@ export function composeTestWanted(env = process.env): { run: boolean; reason: st
     reason: 'opt-in outside CI: set OAN_COMPOSE_TEST=1 (installs and starts Docker, builds the local images)',
   };
 }
+
+const run = promisify(execFile);
 
 export interface ContainerState {
   service: string;
@@ -52,7 +55,11 @@ export class ComposeFleet {
     this.environment = environment;
   }
 
-  static async start(email: string): Promise<ComposeFleet> {
+  /**
+   * `docker-compose up --scale <service>=<n> …` of the three files: the replicas `scale` asks for
+   * (the file's defaults for the rest), every container healthy.
+   */
+  static async start(email: string, scale: Record<string, number> = {}): Promise<ComposeFleet> {
     // Engine and images, idempotently (seconds when nothing changed).
     execFileSync('bash', ['infra/docker/build.sh'], { cwd: REPO_ROOT, stdio: 'inherit' });
     const [edge, pg, s3] = [await freePort(), await freePort(), await freePort()];
@@ -79,7 +86,10 @@ export class ComposeFleet {
       .withProjectName(project)
       .withEnvironment(env)
       // Debian's Compose 1.29 (`docker-compose`); the engine here has no `docker compose` plugin.
-      .withClientOptions({ executable: { standalone: true } })
+      .withClientOptions({
+        executable: { standalone: true },
+        commandOptions: Object.entries(scale).flatMap(([service, n]) => ['--scale', `${service}=${n}`]),
+      })
       .withDefaultWaitStrategy(Wait.forHealthCheck())
       .withStartupTimeout(300_000)
       .up();
@@ -133,30 +143,35 @@ export class ComposeFleet {
     return execFileSync('docker', ['inspect', '-f', '{{.Config.User}}', id], { encoding: 'utf8' }).trim();
   }
 
+  /** The running containers of a service, by id. */
+  running(service: string): string[] {
+    return this.containers()
+      .filter((k) => k.service === service && k.status === 'running')
+      .map((k) => k.id);
+  }
+
+  /** The JSON lines a container logged (pino), oldest first. */
+  logLines(id: string): Record<string, unknown>[] {
+    const out = execFileSync('docker', ['logs', id], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return out.split('\n').flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  }
+
   /**
-   * `docker-compose up --scale gateway=<n>`: the gateway service's replicas become `n` (the file's
-   * default is two); waits until every one passes its health check. Returns their container ids.
+   * Ends a container as an operator would: `stop` (SIGTERM, the process closes and leaves) or `kill`
+   * (SIGKILL, its connections cut). Either way the restart policy leaves it down.
    */
-  async scaleGateways(n: number): Promise<string[]> {
-    this.compose(['up', '-d', '--no-deps', '--no-recreate', '--scale', `gateway=${n}`, 'gateway']);
-    return waitFor(
-      () => {
-        const ids = this.containers()
-          .filter((x) => x.service === 'gateway')
-          .map((x) => x.id);
-        if (ids.length !== n) return undefined;
-        const health = execFileSync('docker', ['inspect', '-f', '{{.State.Health.Status}}', ...ids], {
-          encoding: 'utf8',
-        });
-        return health
-          .split('\n')
-          .filter(Boolean)
-          .every((h) => h === 'healthy')
-          ? ids
-          : undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 500, what: `${n} healthy gateway replicas` },
-    );
+  async end(id: string, how: 'stop' | 'kill'): Promise<void> {
+    await run('docker', how === 'stop' ? ['stop', '-t', '20', id] : ['kill', id]);
   }
 
   /** The project's named volumes still present. */

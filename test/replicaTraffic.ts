@@ -166,8 +166,8 @@ export function loggedInOrder(
 }
 
 /**
- * The projector replica consuming `oan.events` now: the one that was last assigned its partitions
- * when it joined that group (the others wait as members with none).
+ * A projector replica consuming `oan.events` now: the one last assigned partitions when it joined
+ * that group (with one partition the others wait as members with none; with several they share them).
  */
 export function activeProjector(fleet: TestFleet): ProcessName | undefined {
   const joins = fleet.replicasOf('projector').flatMap((name) =>

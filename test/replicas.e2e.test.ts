@@ -19,7 +19,7 @@ import {
   Traffic,
   type Write,
 } from './replicaTraffic.ts';
-import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support.ts';
+import { matchTwoAccounts, matchTwoAccountsSaying, WEDDING, type Match } from './support.ts';
 import { WebhookReceiver } from './webhookReceiver.ts';
 
 /**
@@ -39,6 +39,7 @@ beforeAll(async () => {
   fleet = await TestFleet.start({
     replicas: Object.fromEntries(PROCESS_KINDS.map((k) => [k, 2])),
     env: {
+      KAFKA_TOPIC_PARTITIONS: '4',
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       WEBHOOK_POLL_MS: '200',
       WEBHOOK_RETRY_BASE_MS: '200',
@@ -336,18 +337,3 @@ describe('a fleet of two replicas of every kind', () => {
     }
   }, 600_000);
 });
-
-const WEDDING: [string[], string[]] = [
-  [
-    'We want a wedding photographer in Lisbon for a June ceremony: candid portraits and a printed album.',
-    'A couple planning a small seaside wedding in Lisbon with sixty guests, candid portraits wanted.',
-    'Warmth, punctuality, creativity.',
-    'Call you Vow Finder.',
-  ],
-  [
-    'I want wedding photography gigs in Lisbon: ceremonies, candid portraits, printed albums.',
-    'A wedding photographer in Lisbon shooting candid portraits, ceremony coverage and printed albums.',
-    'Warmth, punctuality, creativity.',
-    'Call you Lens Finder.',
-  ],
-];

@@ -52,3 +52,37 @@ export async function waitQuiet(databaseUrl: string, tables: string[]): Promise<
     { timeoutMs: 60_000, intervalMs: 1000, what: 'the read models to settle' },
   );
 }
+
+/**
+ * Whether the projector has applied everything stored: for each event store (a schema whose outbox
+ * the fleet publishes), every partition key's last position is the one stage 1 recorded as applied
+ * (`read.applied_positions`, per key and source), and every notification stage 1 produced is in the
+ * event table (`read.oan_expected`). A replay must then rebuild exactly what the tables hold.
+ */
+export async function projectionCaughtUp(
+  databaseUrl: string,
+  schemas: readonly string[] = ['auth', 'gofers', 'matching', 'conversations', 'agents'],
+): Promise<boolean> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const stored = schemas
+      .map(
+        (s) =>
+          `select '${s}' as source, account_id, max(position) as last from "${s}".events group by account_id`,
+      )
+      .join(' union all ');
+    const behind = await client.query(
+      `select 1 from (${stored}) s
+        left join read.applied_positions a on a.account_id = s.account_id and a.source = s.source
+        where a.position is distinct from s.last
+       union all
+       select 1 from read.oan_expected x
+        where not exists (select 1 from read.oan_event e where e.event_id = x.event_id)
+       limit 1`,
+    );
+    return behind.rows.length === 0;
+  } finally {
+    await client.end();
+  }
+}

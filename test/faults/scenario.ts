@@ -5,7 +5,14 @@ import { dumpTables, matchTwoAccounts } from '../support.ts';
 import { openParty } from './parties.ts';
 import { readTablesOf, waitQuiet } from './database.ts';
 import { ok, startLoad, tally, unclean, type LoadRun, type Party, type Sent } from './load.ts';
-import { awaitChatRows, awaitRelays, seqViolations, socketViolations, storeViolations } from './verify.ts';
+import {
+  awaitChatRows,
+  awaitRelays,
+  seqViolations,
+  socketViolations,
+  stallReport,
+  storeViolations,
+} from './verify.ts';
 
 /** What one fault file shares across its tests: its fleet, the parties of the load, a report. */
 export interface Scene {
@@ -64,7 +71,9 @@ export async function expectNothingLost(scene: Scene, run: LoadRun): Promise<voi
   expect(unclean([...run.sent.map((s) => s.outcome), ...run.reads]), 'unclean answers').toEqual([]);
   expect(await storeViolations(db, run), 'event stores').toEqual([]);
   expect(await awaitRelays(db, run), 'relay_message rows').toEqual([]);
-  expect(await awaitChatRows(db, run), 'chat rows').toEqual([]);
+  const missing = await awaitChatRows(db, run);
+  if (missing.length > 0) missing.push(...(await stallReport(db, scene.fleet.logDir)));
+  expect(missing, 'chat rows').toEqual([]);
   expect(
     await seqViolations(
       db,
@@ -85,15 +94,17 @@ export function expectFailuresAre503(run: LoadRun): void {
 }
 
 /**
- * Replay rebuilds, after the faults: with the projector stopped, the replay CLI rebuilds every read
- * model and the event table exactly as they were; then the projector comes back.
+ * Replay rebuilds, after the faults: with every projector replica stopped, the replay CLI rebuilds
+ * every read model and the event table exactly as they were; then the replicas come back.
  */
 export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
   const db = fleet.env.DATABASE_URL!;
   const tables = await readTablesOf(db);
   expect(tables).toContain('read.oan_event');
   await waitQuiet(db, tables);
-  await fleet.kill('projector');
+  // Every running replica: a standing-by one would take the partitions over and write during the replay.
+  const projectors = fleet.replicasOf('projector').filter((name) => fleet.running.has(name));
+  for (const name of projectors) await fleet.kill(name);
   const before = await dumpTables(db, tables);
   execFileSync(process.execPath, ['services/projector/src/replay.ts'], {
     cwd: REPO_ROOT,
@@ -102,7 +113,7 @@ export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
   });
   const after = await dumpTables(db, tables);
   for (const t of tables) expect(after[t], t).toEqual(before[t]);
-  await fleet.restart('projector');
+  for (const name of projectors) await fleet.restart(name);
 }
 
 /** A fleet with two matched accounts whose parties carry the load (their matching connectors closed). */

@@ -1,10 +1,17 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { waitFor } from '@oan/testing';
 import { allEvents } from './connector.ts';
 import { ok, type LoadRun, type Party } from './load.ts';
 
-async function query<T extends pg.QueryResultRow>(databaseUrl: string, sql: string, params: unknown[] = []) {
+/** One query on a connection of its own (the fleet's pools may be the thing under fault). */
+export async function query<T extends pg.QueryResultRow>(
+  databaseUrl: string,
+  sql: string,
+  params: unknown[] = [],
+) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -143,4 +150,37 @@ export async function awaitChatRows(databaseUrl: string, run: LoadRun): Promise<
   return wanted
     .filter((c) => seen.get(c) !== 1)
     .map((c) => `chat "${c}" answered 2xx but has ${seen.get(c) ?? 0} rows in read.gofer_messages`);
+}
+
+/**
+ * Where a pipeline stalled, for a failure message: the outboxes' backlogs, the projector's offsets and
+ * dead letters, and the last warnings and errors of the outbox and projector processes.
+ */
+export async function stallReport(databaseUrl: string, logDir: string): Promise<string[]> {
+  const lines: string[] = [];
+  const attempt = async (label: string, sql: string) => {
+    try {
+      const rows = await query<Record<string, unknown>>(databaseUrl, sql);
+      lines.push(`${label}: ${JSON.stringify(rows)}`);
+    } catch (err) {
+      lines.push(`${label}: ${(err as Error).message}`);
+    }
+  };
+  for (const schema of ['gofers', 'matching', 'conversations'])
+    await attempt(`${schema}.outbox backlog`, `select count(*)::int as n from "${schema}".outbox`);
+  await attempt('projector.offsets', 'select consumer, topic, partition, next_offset from projector.offsets');
+  await attempt(
+    'projector.dead_letters',
+    'select consumer, topic, "offset", reason from projector.dead_letters order by id desc limit 5',
+  );
+  for (const file of readdirSync(logDir).filter((f) => /^(outbox|projector)\d*\.log$/.test(f))) {
+    const noisy = /kafkajs (Connection|BrokerPool)\]/;
+    const tail = readFileSync(join(logDir, file), 'utf8')
+      .split('\n')
+      .filter((l) => /"level":[456]0/.test(l) && !noisy.test(l))
+      .slice(-15)
+      .map((l) => `  ${l.slice(0, 400)}`);
+    lines.push(`${file}, last warnings and errors:`, ...tail);
+  }
+  return lines;
 }

@@ -27,11 +27,20 @@ export interface TestFleetOptions {
   only?: ProcessName[];
   /** Replicas per kind (`{ auth: 2 }`); unnamed kinds run their default (fleet.ts). */
   replicas?: ReplicaCounts;
+  /** Processes of the plan left unstarted, for the test to add with `launchLater` (a replica joining). */
+  deferred?: ProcessName[];
   /**
    * `OAN_WEB_BASE_URL` is the fleet's own public origin (known only once its ports are chosen), so
    * every webUrl opens the edge's web frontend, as `npm run dev` does.
    */
   webAtPublicUrl?: boolean;
+  /**
+   * Variables of one process only, over the plan's, at every start of it (a fault test gives one
+   * replica a `DATABASE_URL` through a proxy of its own).
+   */
+  envOf?: (name: ProcessName) => Record<string, string>;
+  /** How long a process may take to answer `/ready` at a start or restart (default fleet.ts's). */
+  readyTimeoutMs?: number;
 }
 
 /**
@@ -45,7 +54,17 @@ export class TestFleet {
   readonly mailbox: Mailbox;
   readonly id: string;
   readonly logDir: string;
-  private constructor(plan: FleetPlan, mailbox: Mailbox, id: string, logDir: string) {
+  private readonly envOf: (name: ProcessName) => Record<string, string>;
+  private readonly readyTimeoutMs: number | undefined;
+  private constructor(
+    plan: FleetPlan,
+    mailbox: Mailbox,
+    id: string,
+    logDir: string,
+    opts: Pick<TestFleetOptions, 'envOf' | 'readyTimeoutMs'> = {},
+  ) {
+    this.envOf = opts.envOf ?? (() => ({}));
+    this.readyTimeoutMs = opts.readyTimeoutMs;
     this.plan = plan;
     this.mailbox = mailbox;
     this.id = id;
@@ -77,13 +96,14 @@ export class TestFleet {
       plan.env.OAN_WEB_BASE_URL = plan.publicUrl;
       for (const spec of plan.processes) spec.env.OAN_WEB_BASE_URL = plan.publicUrl;
     }
-    const fleet = new TestFleet(plan, mailbox, id, join(REPO_ROOT, '.tmp', 'fleets', id));
+    const fleet = new TestFleet(plan, mailbox, id, join(REPO_ROOT, '.tmp', 'fleets', id), opts);
     try {
       for (const spec of plan.processes) {
         if (opts.only && !opts.only.includes(spec.name)) continue;
+        if (opts.deferred?.includes(spec.name)) continue;
         fleet.launch(spec.name);
       }
-      await Promise.all([...fleet.running.values()].map((p) => waitReady(p)));
+      await Promise.all([...fleet.running.values()].map((p) => waitReady(p, fleet.readyTimeoutMs)));
     } catch (err) {
       await fleet.stop();
       throw err;
@@ -118,10 +138,16 @@ export class TestFleet {
 
   private launch(name: ProcessName, env: Record<string, string> = {}): RunningProcess {
     const planned = this.plan.processes.find((p) => p.name === name)!;
-    const spec = { ...planned, env: { ...planned.env, ...env } };
+    const spec = { ...planned, env: { ...planned.env, ...this.envOf(name), ...env } };
     const p = startProcess(spec, this.logDir, (line) => this.lines.push(line));
     this.running.set(name, p);
     return p;
+  }
+
+  /** Starts a process of the plan that is not running (a deferred one); `env` as for `restart`. */
+  async launchLater(name: ProcessName, env: Record<string, string> = {}): Promise<void> {
+    if (this.running.has(name)) throw new Error(`${name} is running already`);
+    await waitReady(this.launch(name, env), this.readyTimeoutMs);
   }
 
   /** kill -9, as a crash would. */
@@ -133,15 +159,28 @@ export class TestFleet {
     this.running.delete(name);
   }
 
+  /** SIGSTOP: the process holds its sockets, locks and leases but runs nothing until `resume`. */
+  pause(name: ProcessName): void {
+    this.running.get(name)?.child.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after `pause`. */
+  resume(name: ProcessName): void {
+    this.running.get(name)?.child.kill('SIGCONT');
+  }
+
   /** kill -9 and start again; `env` is added to the plan's for this start only (a fault switch). */
   async restart(name: ProcessName, env: Record<string, string> = {}): Promise<void> {
     await this.kill(name);
     const p = this.launch(name, env);
-    await waitReady(p);
+    await waitReady(p, this.readyTimeoutMs);
   }
 
   async stop(): Promise<void> {
-    for (const p of this.running.values()) p.child.kill('SIGTERM');
+    for (const p of this.running.values()) {
+      p.child.kill('SIGCONT');
+      p.child.kill('SIGTERM');
+    }
     await Promise.all(
       [...this.running.values()].map((p) =>
         Promise.race([p.exited, new Promise((r) => setTimeout(r, 5000)).then(() => p.child.kill('SIGKILL'))]),

@@ -1,0 +1,98 @@
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+
+/** What a link does to the bytes it carries: pass them, hold each chunk `ms` first, or carry none. */
+export type LinkMode = { kind: 'pass' } | { kind: 'delay'; ms: number } | { kind: 'cut' };
+
+/**
+ * A loopback TCP proxy between one process and one dependency (Postgres, Redis, a Kafka broker):
+ * it passes the bytes, delays every chunk in both directions (in order), or cuts the link: open
+ * connections are destroyed and new ones are accepted and dropped at once, as a dead route would.
+ */
+export class LinkProxy {
+  private mode: LinkMode = { kind: 'pass' };
+  /** Connections the process opened through the link (none: it does not reach the dependency here). */
+  connections = 0;
+  private readonly open = new Set<Socket>();
+
+  private readonly server: Server;
+  private readonly target: { host: string; port: number };
+  private constructor(server: Server, target: { host: string; port: number }) {
+    this.server = server;
+    this.target = target;
+  }
+
+  static async start(target: { host: string; port: number }): Promise<LinkProxy> {
+    const server = createServer();
+    const proxy = new LinkProxy(server, target);
+    server.on('connection', (client) => proxy.accept(client));
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return proxy;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  set(mode: LinkMode): void {
+    this.mode = mode;
+    if (mode.kind === 'cut') for (const s of this.open) s.destroy();
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.open) s.destroy();
+    await new Promise<void>((done) => this.server.close(() => done()));
+  }
+
+  private accept(client: Socket): void {
+    this.connections++;
+    if (this.mode.kind === 'cut') {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(this.target);
+    for (const s of [client, upstream]) {
+      this.open.add(s);
+      s.setNoDelay(true);
+      // Either end going away ends the pair; errors are the fault under test, not the proxy's.
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        this.open.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    this.pipe(client, upstream);
+    this.pipe(upstream, client);
+  }
+
+  /** Copies `from` to `to`, each chunk held for the current delay and never overtaking the one before. */
+  private pipe(from: Socket, to: Socket): void {
+    const queue: { chunk: Buffer; due: number }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0]!.due <= Date.now()) {
+        const { chunk } = queue.shift()!;
+        if (!to.destroyed) to.write(chunk);
+      }
+      if (queue.length > 0) timer = setTimeout(flush, queue[0]!.due - Date.now());
+    };
+    from.on('data', (chunk: Buffer) => {
+      const ms = this.mode.kind === 'delay' ? this.mode.ms : 0;
+      const due = Math.max(Date.now() + ms, queue.at(-1)?.due ?? 0);
+      if (ms === 0 && queue.length === 0) {
+        to.write(chunk);
+        return;
+      }
+      queue.push({ chunk, due });
+      timer ??= setTimeout(flush, due - Date.now());
+    });
+    from.on('close', () => {
+      if (timer) clearTimeout(timer);
+    });
+  }
+}
