@@ -13,18 +13,19 @@
  * The A2A and relay budgets (per caller, per address, per Gofer, per owner) are raised for the run.
  * Each caller's first turn is a warm-up (connection, card, session) outside the clock. Usage:
  *   bash infra/node.sh node bench/a2a.ts [roundTrips=2000] [callers=8] [gofers=2]
- * Writes docs/bench/a2a.json and docs/bench/a2a.svg.
+ * Prints the fleet's CPU per A2A and per relay round trip (bench/cost.ts). Writes docs/bench/a2a.json,
+ * docs/bench/a2a.svg and docs/bench/a2a-cost.json.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
 import Fastify from 'fastify';
 import { connect, address as coAddress, type RemoteAgent } from 'connectonion';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { joinAccount, TestConnector, TestFleet } from '@oan/testing';
 import { saveChart } from './chart.ts';
+import { costMeter, loadAverage as load } from './cost.ts';
 import { fmt, percentiles } from './stats.ts';
 
 const ROUND_TRIPS = Number(process.argv[2] ?? 2000);
@@ -33,10 +34,6 @@ const GOFERS = Number(process.argv[4] ?? 2);
 if (!(ROUND_TRIPS >= CALLERS && CALLERS >= 1 && GOFERS >= 1))
   throw new Error('usage: bench/a2a.ts [roundTrips >= callers] [callers >= 1] [gofers >= 1]');
 
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 const loadBefore = load();
 
 /** A caller's words: the same length every turn, and nothing the Gofer would ask its owner about. */
@@ -52,6 +49,8 @@ interface Caller {
 
 interface Outcome {
   ms: number;
+  /** The fleet's CPU per answered round trip, where the path goes through the fleet. */
+  cpuMs?: number;
   laps: { ms: number; gofer: number }[];
   failures: Map<string, number>;
 }
@@ -288,11 +287,28 @@ try {
   console.log(`A2A request ${requestBytes} bytes, its answer ${answerBytes} bytes (the raw echoes' sizes)`);
   console.log(`load average before the run: ${loadBefore}`);
 
+  // The raw echoes run in this process, beside an idle fleet: only the fleet's paths are metered.
+  const meter = await costMeter(fleet);
+  const metered = async (name: string, unit: string, callers: Caller[]) => {
+    const { result, cost } = await meter.phase(
+      name,
+      () => race(callers),
+      (o) => o.laps.length,
+      unit,
+    );
+    return { ...result, cpuMs: cost.perUnit.cpuMs };
+  };
   const results: [string, Outcome][] = [];
   results.push(['raw node:http echo (fetch)', await race(await rawCallers(http.url))]);
   results.push(['raw Fastify echo (fetch)', await race(await rawCallers(fast.url))]);
-  results.push(['A2A SendMessage → completed, through the edge', await race(await a2aCallers())]);
-  results.push(['relay INPUT → OUTPUT, through the edge', await race(await relayCallers())]);
+  results.push([
+    'A2A SendMessage → completed, through the edge',
+    await metered('a2a', 'A2A round trip', await a2aCallers()),
+  ]);
+  results.push([
+    'relay INPUT → OUTPUT, through the edge',
+    await metered('relay', 'relay round trip', await relayCallers()),
+  ]);
   const loadAfter = load();
 
   const figures = results.map(([path, o]) => ({
@@ -361,6 +377,7 @@ try {
       p95: p.p95,
       p99: p.p99,
       max: p.max,
+      ...(o.cpuMs === undefined ? {} : { cpuMsPerRoundTrip: o.cpuMs }),
       requestBytes,
       answerBytes,
       loadBefore,
@@ -394,6 +411,7 @@ try {
     },
   );
   console.log(`chart: ${file}`);
+  console.log(`costs: ${meter.save('a2a')}`);
   if (figures.some(({ o }) => o.failures.size > 0)) {
     process.exitCode = 1;
     console.log('some round trips failed (above): the figures count answered round trips only');

@@ -5,12 +5,14 @@
  * Redis pub/sub); both through the edge. The agent is the tests' RelayAgent answering each INPUT with
  * an OUTPUT. Usage:
  *   bash infra/node.sh node bench/agent-relay.ts [roundTrips=1000] [seconds=5] [window=64]
+ * Prints the fleet's CPU per round trip of each relay path (bench/cost.ts), written to
+ * docs/bench/agent-relay-cost.json.
  */
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
 import WebSocket, { WebSocketServer } from 'ws';
 import { TestFleet } from '@oan/testing';
 import { RelayAgent } from '../test/relayAgent.ts';
+import { costMeter, loadAverage } from './cost.ts';
 import { fmt, percentiles } from './stats.ts';
 
 const ROUND_TRIPS = Number(process.argv[2] ?? 1000);
@@ -92,7 +94,7 @@ async function measure(ch: Channel) {
   });
   const rate = answered / SECONDS;
   ch.close();
-  return { latency: percentiles(samples), rate };
+  return { latency: percentiles(samples), rate, trips: ROUND_TRIPS + answered };
 }
 
 const echo = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
@@ -117,11 +119,31 @@ try {
   };
   const onA1 = await host(port('agents1'));
   const onA2 = await host(port('agents2'));
+  // The raw echo runs in this process: only the relay's paths are metered.
+  const meter = await costMeter(fleet);
+  const metered = async (name: string, ch: Channel) =>
+    (
+      await meter.phase(
+        name,
+        () => measure(ch),
+        (r) => r.trips,
+        `round trip (${name})`,
+      )
+    ).result;
   const rows: [string, Awaited<ReturnType<typeof measure>>][] = [];
   rows.push(['raw ws echo (loopback)', await measure(await rawChannel(echoUrl))]);
-  rows.push(['relay, one replica', await measure(await relayChannel(port('agents1'), onA1.address))]);
-  rows.push(['relay, across replicas', await measure(await relayChannel(port('agents1'), onA2.address))]);
-  rows.push(['relay through the edge', await measure(await relayChannel(edge, onA2.address))]);
+  rows.push([
+    'relay, one replica',
+    await metered('one replica', await relayChannel(port('agents1'), onA1.address)),
+  ]);
+  rows.push([
+    'relay, across replicas',
+    await metered('across replicas', await relayChannel(port('agents1'), onA2.address)),
+  ]);
+  rows.push([
+    'relay through the edge',
+    await metered('through the edge', await relayChannel(edge, onA2.address)),
+  ]);
   console.log(`\nround trips: ${ROUND_TRIPS} sequential; throughput: ${WINDOW} in flight for ${SECONDS} s`);
   console.log('| path | p50 | p95 | p99 | frames/s (round trips) |');
   console.log('|---|---|---|---|---|');
@@ -129,11 +151,8 @@ try {
     const l = r.latency;
     console.log(`| ${name} | ${fmt(l.p50)} | ${fmt(l.p95)} | ${fmt(l.p99)} | ${Math.round(r.rate)} |`);
   }
-  console.log(
-    `load average after the run: ${loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`costs: ${meter.save('agent-relay')}`);
+  console.log(`load average after the run: ${loadAverage()}`);
 } finally {
   for (const a of agents) a.stop();
   echo.close();

@@ -7,12 +7,28 @@
  * - Kafka: every fleet process's `oan_kafka_requests_total` (its kafkajs clients' requests by API);
  * - Redis: INFO commandstats (calls per command, the whole server: run benchmarks alone);
  * - CPU: each fleet process's user + system time from /proc, and the server processes' (postgres,
- *   the Kafka JVM, redis-server) by name.
+ *   the Kafka JVM, redis-server) by name;
+ * - events: the rows of every event store (`<schema>.events`) and of `read.oan_event` in the fleet's
+ *   database, so a phase's cost is also given per appended event and per envelope.
+ * `costMeter` wraps it for a script: the load average, whether statements can be counted, a report
+ * per phase, and the reports written to docs/bench/<name>-cost.json.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import type { TestFleet } from '@oan/testing';
+import { REPO_ROOT, type RunningProcess } from '@oan/testing';
+
+/** What a snapshot reads: the fleet's database and Redis and its processes (a TestFleet is one). */
+export interface CostScope {
+  env: Record<string, string | undefined>;
+  running: ReadonlyMap<string, Pick<RunningProcess, 'child' | 'spec'>>;
+  /** Counts this process's own CPU under this name, when the measured work runs in it. */
+  self?: string;
+  /** Counts under this name the CPU of this process's children that ended and were waited for. */
+  children?: string;
+}
 
 export interface CostSnapshot {
   at: number;
@@ -21,7 +37,24 @@ export interface CostSnapshot {
   kafka: Map<string, number>;
   redis: Map<string, number>;
   cpu: Map<string, number>;
+  /** Rows of every event store and of read.oan_event (null where the database has none). */
+  events: { appended: number | null; envelopes: number | null };
 }
+
+/** The machine's load average over 1, 5 and 15 minutes. */
+export const loadAverage = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+/** The load average when the script started (when it first imported this module, before any fleet). */
+export const loadAtStart = loadAverage();
+
+export const NO_STATEMENT_STATS =
+  'statement counts unknown: pg_stat_statements is not preloaded by this server (docs/benchmarks.md says how)';
+
+/** Marks the snapshot's own statements, which are not the fleet's work. */
+const OWN = '/* bench cost snapshot */';
 
 const TICKS = 100; // USER_HZ
 
@@ -32,11 +65,23 @@ export function cpuSecondsOf(pid: number | string): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS;
 }
 
-function cpuByKind(fleet: TestFleet): Map<string, number> {
+/** Fields 16 and 17 of /proc/self/stat: the CPU of the children this process waited for. */
+function childrenCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / TICKS;
+}
+
+function cpuByKind(scope: CostScope): Map<string, number> {
   const out = new Map<string, number>();
   const add = (k: string, v: number) => out.set(k, (out.get(k) ?? 0) + v);
+  if (scope.self) {
+    const { user, system } = process.cpuUsage();
+    add(scope.self, (user + system) / 1e6);
+  }
+  if (scope.children) add(scope.children, childrenCpuSeconds());
   const fleetPids = new Map<number, string>();
-  for (const [name, p] of fleet.running)
+  for (const [name, p] of scope.running)
     if (p.child.pid) fleetPids.set(p.child.pid, name.replace(/\d+$/, ''));
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -58,9 +103,9 @@ function cpuByKind(fleet: TestFleet): Map<string, number> {
   return out;
 }
 
-async function kafkaRequests(fleet: TestFleet): Promise<Map<string, number>> {
+async function kafkaRequests(scope: CostScope): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const [name, p] of fleet.running) {
+  for (const [name, p] of scope.running) {
     const res = await fetch(`http://127.0.0.1:${p.spec.metricsPort ?? p.spec.port}/metrics`).catch(
       () => undefined,
     );
@@ -89,24 +134,43 @@ async function redisCalls(url: string): Promise<Map<string, number>> {
   }
 }
 
-export async function costSnapshot(fleet: TestFleet): Promise<CostSnapshot> {
-  const url = fleet.env.DATABASE_URL!;
+/** Rows of every event store (`<schema>.events`) and of read.oan_event in the database. */
+async function eventRows(c: pg.Client): Promise<CostSnapshot['events']> {
+  const tables = await c.query<{ schema: string; name: string }>(
+    `${OWN} select table_schema as schema, table_name as name from information_schema.tables
+      where table_type = 'BASE TABLE' and (table_name = 'events' or (table_schema, table_name) = ('read', 'oan_event'))`,
+  );
+  const count = async (t: { schema: string; name: string }) =>
+    Number(
+      (await c.query<{ n: string }>(`${OWN} select count(*)::text as n from "${t.schema}"."${t.name}"`))
+        .rows[0]!.n,
+    );
+  const stores = tables.rows.filter((t) => t.name === 'events');
+  const read = tables.rows.find((t) => t.name === 'oan_event');
+  let appended = 0;
+  for (const t of stores) appended += await count(t);
+  return { appended: stores.length ? appended : null, envelopes: read ? await count(read) : null };
+}
+
+export async function costSnapshot(scope: CostScope): Promise<CostSnapshot> {
+  const url = scope.env.DATABASE_URL!;
   const db = new URL(url).pathname.slice(1);
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
     const [kafka, redis] = await Promise.all([
-      kafkaRequests(fleet),
-      redisCalls(fleet.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0'),
+      kafkaRequests(scope),
+      redisCalls(scope.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0'),
     ]);
+    const events = await eventRows(c);
     const d = await c.query<{ commits: string; rollbacks: string }>(
-      'select xact_commit::text as commits, xact_rollback::text as rollbacks from pg_stat_database where datname = $1',
+      `${OWN} select xact_commit::text as commits, xact_rollback::text as rollbacks from pg_stat_database where datname = $1`,
       [db],
     );
     let statements: Map<string, number> | null = null;
     try {
       const s = await c.query<{ query: string; calls: string }>(
-        `select query, calls::text as calls from pg_stat_statements s join pg_database d on d.oid = s.dbid
+        `${OWN} select query, calls::text as calls from pg_stat_statements s join pg_database d on d.oid = s.dbid
           where d.datname = $1`,
         [db],
       );
@@ -121,7 +185,8 @@ export async function costSnapshot(fleet: TestFleet): Promise<CostSnapshot> {
       statements,
       kafka,
       redis,
-      cpu: cpuByKind(fleet),
+      cpu: cpuByKind(scope),
+      events,
     };
   } finally {
     await c.end();
@@ -129,8 +194,8 @@ export async function costSnapshot(fleet: TestFleet): Promise<CostSnapshot> {
 }
 
 /** Makes pg_stat_statements readable from the fleet's database when the server preloads it. */
-export async function enableStatementStats(fleet: TestFleet): Promise<boolean> {
-  const c = new pg.Client({ connectionString: fleet.env.DATABASE_URL! });
+export async function enableStatementStats(scope: Pick<CostScope, 'env'>): Promise<boolean> {
+  const c = new pg.Client({ connectionString: scope.env.DATABASE_URL! });
   await c.connect();
   try {
     const r = await c.query<{ libs: string }>(`select current_setting('shared_preload_libraries') as libs`);
@@ -156,10 +221,15 @@ const diff = (a: Map<string, number>, b: Map<string, number>) => {
 const sum = (m: Map<string, number>, pick: (k: string) => boolean = () => true) =>
   [...m].filter(([k]) => pick(k)).reduce((s, [, v]) => s + v, 0);
 
+/** The database, broker and Redis are shared with anything else on the machine; the rest is the fleet's own. */
+const SERVERS = new Set(['postgres', 'kafka', 'redis']);
+
 export interface CostReport {
   units: number;
   unit: string;
   seconds: number;
+  /** Domain events appended to the event stores and envelopes written to read.oan_event in the phase. */
+  events: { appended: number | null; envelopes: number | null };
   perUnit: {
     pgStatements: number | null;
     pgCommits: number;
@@ -169,31 +239,45 @@ export interface CostReport {
     kafkaOffsetCommit: number;
     redisCalls: number;
     cpuMs: number;
+    /** The fleet's own processes, without the shared servers. */
+    fleetCpuMs: number;
   };
+  /** The phase's CPU over its appended events and its envelopes (null where none were). */
+  cpuMsPerEvent: { appended: number | null; envelope: number | null };
   cpuMsPerUnit: Record<string, number>;
   kafkaPerUnit: Record<string, number>;
   redisPerUnit: Record<string, number>;
   topStatements: { calls: number; perUnit: number; query: string }[];
 }
 
-/** Prints the phase's cost per unit (a command, an event) and returns it. */
+/** Prints the phase's cost per unit (a command, a request, …) and per appended event, and returns it. */
 export function costReport(
   before: CostSnapshot,
   after: CostSnapshot,
   units: number,
   unit: string,
 ): CostReport {
-  const r = (x: number) => Math.round((x / units) * 100) / 100;
+  const per = (n: number) => (x: number) => Math.round((x / n) * 100) / 100;
+  const r = per(units);
   const statements = before.statements && after.statements ? diff(before.statements, after.statements) : null;
   // The snapshot's own reads are not the fleet's work.
-  if (statements) for (const k of [...statements.keys()]) if (/pg_stat_/.test(k)) statements.delete(k);
+  if (statements)
+    for (const k of [...statements.keys()]) if (/pg_stat_|bench cost snapshot/.test(k)) statements.delete(k);
   const kafka = diff(before.kafka, after.kafka);
   const redis = diff(before.redis, after.redis);
   const cpu = diff(before.cpu, after.cpu);
+  const cpuSeconds = sum(cpu);
+  const moved = (k: 'appended' | 'envelopes') => {
+    const [a, b] = [before.events[k], after.events[k]];
+    return a === null || b === null ? null : b - a;
+  };
+  const events = { appended: moved('appended'), envelopes: moved('envelopes') };
+  const perEvent = (n: number | null) => (n ? per(n)(cpuSeconds * 1000) : null);
   const report: CostReport = {
     units,
     unit,
     seconds: (after.at - before.at) / 1000,
+    events,
     perUnit: {
       pgStatements: statements ? r(sum(statements)) : null,
       pgCommits: r(after.db.commits - before.db.commits),
@@ -202,8 +286,10 @@ export function costReport(
       kafkaFetch: r(sum(kafka, (k) => k.endsWith(' Fetch'))),
       kafkaOffsetCommit: r(sum(kafka, (k) => k.endsWith(' OffsetCommit'))),
       redisCalls: r(sum(redis, (k) => k !== 'info')),
-      cpuMs: r(sum(cpu) * 1000),
+      cpuMs: r(cpuSeconds * 1000),
+      fleetCpuMs: r(sum(cpu, (k) => !SERVERS.has(k)) * 1000),
     },
+    cpuMsPerEvent: { appended: perEvent(events.appended), envelope: perEvent(events.envelopes) },
     cpuMsPerUnit: Object.fromEntries([...cpu].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, r(v * 1000)])),
     kafkaPerUnit: Object.fromEntries([...kafka].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, r(v)])),
     redisPerUnit: Object.fromEntries([...redis].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, r(v)])),
@@ -219,23 +305,82 @@ export function costReport(
       : [],
   };
   const p = report.perUnit;
-  console.log(`cost per ${unit} (${units} in ${report.seconds.toFixed(1)} s):`);
+  const moves = [
+    events.appended === null ? '' : `${events.appended} events appended`,
+    events.envelopes === null ? '' : `${events.envelopes} envelopes`,
+  ].filter(Boolean);
   console.log(
-    `  postgres: ${p.pgStatements ?? 'n/a (pg_stat_statements not preloaded)'} statements, ${p.pgCommits} commits`,
+    `cost per ${unit} (${units} in ${report.seconds.toFixed(1)} s${moves.length ? `; ${moves.join(', ')}` : ''}):`,
+  );
+  console.log(
+    `  cpu: ${p.cpuMs} ms per ${unit} (the fleet's processes ${p.fleetCpuMs} ms, the rest postgres, kafka ` +
+      `and redis, which anything else on the machine shares; by process: ${Object.entries(report.cpuMsPerUnit)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+  );
+  const { appended, envelope } = report.cpuMsPerEvent;
+  console.log(
+    `  cpu per event: ${
+      appended === null && envelope === null
+        ? 'no events appended or delivered'
+        : [
+            appended === null ? '' : `${appended} ms per appended event`,
+            envelope === null ? '' : `${envelope} ms per envelope`,
+          ]
+            .filter(Boolean)
+            .join(', ')
+    }`,
+  );
+  console.log(
+    `  postgres: ${p.pgStatements === null ? 'statements unknown (pg_stat_statements not preloaded)' : `${p.pgStatements} statements`}, ${p.pgCommits} commits`,
   );
   console.log(
     `  kafka: ${p.kafkaRequests} requests (produce ${p.kafkaProduce}, fetch ${p.kafkaFetch}, offset commit ${p.kafkaOffsetCommit})`,
   );
   console.log(`  redis: ${p.redisCalls} calls`);
-  console.log(
-    `  cpu: ${p.cpuMs} ms (${Object.entries(report.cpuMsPerUnit)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ')})`,
-  );
   if (process.env.COST_DETAIL) {
     for (const [k, v] of Object.entries(report.kafkaPerUnit)) console.log(`    kafka ${k}: ${v}`);
     for (const [k, v] of Object.entries(report.redisPerUnit)) console.log(`    redis ${k}: ${v}`);
     for (const s of report.topStatements) console.log(`    ${s.perUnit} × ${s.query}`);
   }
   return report;
+}
+
+/**
+ * A script's cost meter: prints the load average at the script's start and now and, when the server does not preload
+ * pg_stat_statements, says the statement counts are unknown; `phase` runs a measured phase between two
+ * snapshots and prints its cost per unit; `save` writes every phase's report, with the load average at
+ * the start and now, to docs/bench/<name>-cost.json.
+ */
+export async function costMeter(scope: CostScope) {
+  const loadBeforePhases = loadAverage();
+  console.log(
+    `load average at the start of the run: ${loadAtStart}; before the measured phases: ${loadBeforePhases}`,
+  );
+  const statementStats = await enableStatementStats(scope);
+  if (!statementStats) console.log(NO_STATEMENT_STATS);
+  const phases: Record<string, CostReport> = {};
+  return {
+    phases,
+    /** Runs `run` between two snapshots; the phase's cost is given per `units(result)` `unit`. */
+    async phase<T>(
+      name: string,
+      run: () => Promise<T>,
+      units: (result: T) => number,
+      unit: string,
+    ): Promise<{ result: T; cost: CostReport }> {
+      const before = await costSnapshot(scope);
+      const result = await run();
+      const after = await costSnapshot(scope);
+      const cost = costReport(before, after, units(result), unit);
+      phases[name] = cost;
+      return { result, cost };
+    },
+    save(name: string): string {
+      const file = join(REPO_ROOT, 'docs', 'bench', `${name}-cost.json`);
+      const figures = { loadAtStart, loadBeforePhases, loadAtEnd: loadAverage(), statementStats, phases };
+      writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`);
+      return file;
+    },
+  };
 }

@@ -4,7 +4,8 @@
  * path: ranking query (GIN on both term vectors, symmetric score in SQL), caps, and the proposal
  * append (up to 3 per seed, the default cap).
  *   bash infra/node.sh node bench/discovery.ts [gofers=100000] [seeds=50]
- * Writes docs/bench/discovery.svg.
+ * Prints the CPU per discovery run (this process, which runs discoverFor, and Postgres; bench/cost.ts).
+ * Writes docs/bench/discovery.svg and docs/bench/discovery-cost.json.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -18,6 +19,7 @@ import { discoveryIndexMigrations } from '../services/matching/src/infra/discove
 import { createMatchingStore, matchingMigrations } from '../services/matching/src/infra/store.ts';
 import { discoverFor } from '../services/matching/src/reactors/discovery.ts';
 import { barChart } from './chart.ts';
+import { costMeter } from './cost.ts';
 import { fmt, percentiles } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -71,26 +73,39 @@ try {
 
   const lat: number[] = [];
   let proposals = 0;
-  for (let s = 0; s < SEEDS; s++) {
-    const seed = `seed-${randomUUID()}`;
-    await sql(
-      read.em.fork(),
-      `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform, discovery_status,
-         human_review_triggers, "values", demands, created_at, updated_at)
-       values (?, ?, 'c', 'Seed', '', 'en', 'other', 'ready_for_pairing', '[]', '[]', '[]', now(), now())`,
-      [seed, `acct-${seed}`],
-    );
-    await sql(
-      orm.em.fork(),
-      `insert into matching.discovery_terms (gofer_id, demand_tsv, offer_tsv, profile_at)
-       select ?, array_to_tsvector(array(select 't' || floor(power(random(), 2) * 3000)::int from generate_series(1, 6))),
-                 array_to_tsvector(array(select 't' || floor(power(random(), 2) * 3000)::int from generate_series(1, 12))), now()`,
-      [seed],
-    );
-    const start = performance.now();
-    proposals += (await discoverFor({ ctx, logger, mode: 'confirm' }, seed)).length;
-    lat.push(performance.now() - start);
-  }
+  // No fleet: discoverFor runs in this process, so its CPU is this process's.
+  const meter = await costMeter({
+    env: { DATABASE_URL: url, REDIS_URL: config.REDIS_URL },
+    running: new Map(),
+    self: 'matching (this process)',
+  });
+  await meter.phase(
+    'discovery',
+    async () => {
+      for (let s = 0; s < SEEDS; s++) {
+        const seed = `seed-${randomUUID()}`;
+        await sql(
+          read.em.fork(),
+          `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform, discovery_status,
+             human_review_triggers, "values", demands, created_at, updated_at)
+           values (?, ?, 'c', 'Seed', '', 'en', 'other', 'ready_for_pairing', '[]', '[]', '[]', now(), now())`,
+          [seed, `acct-${seed}`],
+        );
+        await sql(
+          orm.em.fork(),
+          `insert into matching.discovery_terms (gofer_id, demand_tsv, offer_tsv, profile_at)
+           select ?, array_to_tsvector(array(select 't' || floor(power(random(), 2) * 3000)::int from generate_series(1, 6))),
+                     array_to_tsvector(array(select 't' || floor(power(random(), 2) * 3000)::int from generate_series(1, 12))), now()`,
+          [seed],
+        );
+        const start = performance.now();
+        proposals += (await discoverFor({ ctx, logger, mode: 'confirm' }, seed)).length;
+        lat.push(performance.now() - start);
+      }
+    },
+    () => SEEDS,
+    'discovery run (and its seed)',
+  );
   const p = percentiles(lat);
   console.log(
     `${N} ready Gofers seeded in ${seeded.toFixed(1)} s; ${SEEDS} discovery runs, ${proposals} pairs proposed`,
@@ -104,6 +119,7 @@ try {
     { title: `discoverFor with ${N} ready Gofers (${SEEDS} seeds)`, unit: 'ms' },
   );
   console.log(`chart: ${file}`);
+  console.log(`costs: ${meter.save('discovery')}`);
 } finally {
   redis.disconnect();
   await orm.close(true);

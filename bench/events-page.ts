@@ -5,12 +5,14 @@
  * other accounts; the page is a full one from the middle of its history. Prints the plan (it must be
  * an index scan on the (account_id, seq) primary key), latencies, requests/s and the ratios. Usage:
  *   bash infra/node.sh node bench/events-page.ts [events=10000] [others=500] [seconds=10] [connections=10]
- * Writes docs/bench/events-page.svg.
+ * Prints the fleet's CPU per request of each path (bench/cost.ts). Writes docs/bench/events-page.svg
+ * and docs/bench/events-page-cost.json.
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { joinAccount, TestFleet } from '@oan/testing';
 import { barChart } from './chart.ts';
+import { costMeter } from './cost.ts';
 import { fmt, percentiles } from './stats.ts';
 
 const EVENTS = Number(process.argv[2] ?? 10_000);
@@ -35,7 +37,7 @@ const seed = (
 async function load(url: string, headers: Record<string, string>) {
   const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total };
 }
 
 async function rawSql(pool: pg.Pool, account: string, since: number) {
@@ -51,7 +53,7 @@ async function rawSql(pool: pg.Pool, account: string, since: number) {
       }
     }),
   );
-  return { rps: lat.length / SECONDS, ...percentiles(lat) };
+  return { rps: lat.length / SECONDS, ...percentiles(lat), requests: lat.length };
 }
 
 const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
@@ -77,9 +79,26 @@ try {
   const path = `/api/v1/events?since=${since}&limit=${PAGE}`;
   const headers = { authorization: `Bearer ${acc.apiKey}` };
   const gateway = fleet.plan.processes.find((p) => p.name === 'gateway1')!;
-  const edge = await load(`${fleet.url}${path}`, headers);
-  const direct = await load(`http://127.0.0.1:${gateway.port}${path}`, headers);
-  const raw = await rawSql(pool, acc.userId, since);
+  const meter = await costMeter(fleet);
+  const requests = (r: { requests: number }) => r.requests;
+  const { result: edge } = await meter.phase(
+    'edge',
+    () => load(`${fleet.url}${path}`, headers),
+    requests,
+    'GET /events through the edge',
+  );
+  const { result: direct } = await meter.phase(
+    'gateway',
+    () => load(`http://127.0.0.1:${gateway.port}${path}`, headers),
+    requests,
+    'GET /events on the gateway',
+  );
+  const { result: raw } = await meter.phase(
+    'raw',
+    () => rawSql(pool, acc.userId, since),
+    requests,
+    'raw keyset query',
+  );
 
   console.log(
     `${EVENTS} events for the account, ${OTHERS * 200} for ${OTHERS} others; page of ${PAGE} from seq ${since}; ` +
@@ -107,6 +126,7 @@ try {
     { title: `GET /events, page of ${PAGE}, ${CONNECTIONS} connections`, unit: 'requests/s' },
   );
   console.log(`chart: ${file}`);
+  console.log(`costs: ${meter.save('events-page')}`);
 } finally {
   await pool.end();
   await fleet.stop();

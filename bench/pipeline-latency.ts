@@ -5,15 +5,16 @@
  * emit → receive on loopback. Steps up the rate until the pipeline saturates (p50 over 500 ms or the
  * envelopes not all delivered within the drain timeout). Usage:
  *   bash infra/node.sh node bench/pipeline-latency.ts [rates=50,100,200,400,800] [seconds=5]
- * Prints p50/p95/p99 per rate and the pipeline/raw ratios; writes docs/bench/pipeline-latency.svg.
+ * Prints p50/p95/p99 per rate, the pipeline/raw ratios and the fleet's CPU per appended event at each
+ * rate (bench/cost.ts); writes docs/bench/pipeline-latency.svg and docs/bench/pipeline-latency-cost.json.
  */
-import { loadavg } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, TestFleet, waitFor } from '@oan/testing';
 import { saveChart, type Row } from './chart.ts';
+import { costMeter, loadAverage } from './cost.ts';
 import { benchNotice } from './fleet.ts';
 import { rawKafkaHop, rawSocketHop, type Percentiles } from './raw.ts';
 import { fmt, paced, percentiles } from './stats.ts';
@@ -81,13 +82,20 @@ const sock = await rawSocketHop();
 const pipe = await pipelineHop(fleet);
 const rows: Row[] = [];
 try {
+  const meter = await costMeter(fleet);
   console.log(`${seconds} s per rate, one account (one partition per topic), one websocket client`);
   for (const rate of rates) {
     const count = rate * seconds;
     const k = await kafka.latency(rate, count);
     const s = await sock.latency(rate, count);
-    const p = await pipe.latency(rate, count);
     console.log(`rate ${rate}/s (${count} events)`);
+    // Only the pipeline's phase is metered: the raw hops run in this process and on the same broker.
+    const { result: p, cost } = await meter.phase(
+      `pipeline ${rate}/s`,
+      () => pipe.latency(rate, count),
+      () => count,
+      'appended event (delivered)',
+    );
     console.log(line('raw socket.io emit→receive:', s));
     console.log(line('raw kafka produce→consume (acks=-1):', k));
     if (!p) {
@@ -104,7 +112,13 @@ try {
       ['raw kafka', k],
       ['pipeline', p],
     ] as const) {
-      rows.push({ rate, hop, p50: v.p50, p99: v.p99 });
+      rows.push({
+        rate,
+        hop,
+        p50: v.p50,
+        p99: v.p99,
+        ...(hop === 'pipeline' ? { cpuMsPerEvent: cost.perUnit.cpuMs } : {}),
+      });
     }
     if (p.p50 > SATURATED_P50_MS) {
       console.log(`  pipeline p50 over ${SATURATED_P50_MS} ms — saturated, stopping`);
@@ -133,11 +147,8 @@ try {
     ],
   });
   console.log(`chart: ${file}`);
-  console.log(
-    `load average after the run: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`costs: ${meter.save('pipeline-latency')}`);
+  console.log(`load average after the run: ${loadAverage()}`);
 } finally {
   await pipe.close();
   await sock.close();

@@ -63,7 +63,10 @@ export async function rawKafkaHop(brokers: string[], prefix: string, partitions 
           key: `k${(i + j) % 1000}`,
           value,
         }));
-        inflight.push(producer.send({ topic, acks: -1, messages }));
+        const sent = producer.send({ topic, acks: -1, messages });
+        // Each is awaited in turn below; one failing while an earlier one is awaited must not go unhandled.
+        sent.catch(() => undefined);
+        inflight.push(sent);
         if (inflight.length >= 8) await inflight.shift();
       }
       await Promise.all(inflight);

@@ -10,9 +10,10 @@
  * addresses; the Gofer's and the owner's budgets are the defaults unless GOFER_RELAY_TURNS_PER_HOUR /
  * GOFER_RELAY_ACCOUNT_TURNS_PER_HOUR are set in the bench's environment. Usage:
  *   bash infra/node.sh node bench/relay-flood.ts [callers=600] [concurrency=16] [seconds=90] [probe=2]
+ * Prints the fleet's CPU per flood INPUT and per appended event (bench/cost.ts; the fake brain runs in
+ * this process and is not counted), written to docs/bench/relay-flood-cost.json.
  */
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { connect, address as coAddress } from 'connectonion';
 import pg from 'pg';
 import {
@@ -23,6 +24,7 @@ import {
   TestFleet,
   type ChatRequest,
 } from '@oan/testing';
+import { costMeter, loadAverage } from './cost.ts';
 
 const CALLERS = Number(process.argv[2] ?? 600);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
@@ -110,6 +112,7 @@ try {
     rss: rss(),
   };
   const honestBefore = await ask(target.address, 'honest, before the flood');
+  const meter = await costMeter(fleet);
   const refusals = new Map<string, number>();
   let answered = 0;
   let sent = 0;
@@ -142,18 +145,25 @@ try {
       while (flooding && performance.now() < next) await new Promise((r) => setTimeout(r, 50));
     }
   })();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (sent < CALLERS && performance.now() < deadline) {
-        sent++;
-        const r = await ask(target.address, `flood ${sent}`);
-        if (r.ok) answered++;
-        else {
-          const why = short(r.error);
-          refusals.set(why, (refusals.get(why) ?? 0) + 1);
-        }
-      }
-    }),
+  await meter.phase(
+    'flood',
+    async () => {
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (sent < CALLERS && performance.now() < deadline) {
+            sent++;
+            const r = await ask(target.address, `flood ${sent}`);
+            if (r.ok) answered++;
+            else {
+              const why = short(r.error);
+              refusals.set(why, (refusals.get(why) ?? 0) + 1);
+            }
+          }
+        }),
+      );
+    },
+    () => sent,
+    'flood INPUT (fresh caller key)',
   );
   flooding = false;
   await probing;
@@ -222,11 +232,8 @@ try {
       `| ${p.t.toFixed(1)} | ${p.sent} | ${p.answered} | ${p.rss.gofers.toFixed(0)} | ${p.rss.agents1.toFixed(0)} | ${p.rss.agents2.toFixed(0)} | ${verdict(p.flooded)} | ${verdict(p.other)} |`,
     );
   }
-  console.log(
-    `load average after the run: ${loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`costs: ${meter.save('relay-flood')}`);
+  console.log(`load average after the run: ${loadAverage()}`);
 } finally {
   for (const c of connectors) c.close();
   await db.end();

@@ -6,9 +6,10 @@
  * and database. Usage:
  *   bash infra/node.sh node bench/replay.ts [events=20000] [accounts=8] [partitions=4]
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
- * over the command's wall-clock time; writes docs/bench/replay.svg.
+ * over the command's wall-clock time, and the CPU per domain event of the fill (the fleet) and of the
+ * replay (the command and the servers) from bench/cost.ts; writes docs/bench/replay.svg and
+ * docs/bench/replay-cost.json.
  */
-import { loadavg } from 'node:os';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -17,6 +18,7 @@ import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { joinAccount, REPO_ROOT, waitFor } from '@oan/testing';
 import { barChart } from './chart.ts';
+import { costMeter, loadAverage } from './cost.ts';
 import { benchNotice, partitionedFleet } from './fleet.ts';
 
 const N = Number(process.argv[2] ?? 20_000);
@@ -32,31 +34,41 @@ try {
       joinAccount(fleet.url, fleet.mailbox, `replay-${i}-${fleet.id}@example.com`),
     ),
   );
+  // The replay command is this process's child: its CPU is counted when it has ended.
+  const meter = await costMeter({ env: fleet.env, running: fleet.running, children: 'npm run replay' });
   const envelopes = async () =>
     Number((await pool.query<{ n: string }>('select count(*) n from read.oan_event')).rows[0]!.n);
   const before = await envelopes();
 
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
-  const t0 = performance.now();
-  for (let i = 0; i < N; i += PER_TX) {
-    const acc = accounts[(i / PER_TX) % ACCOUNTS]!;
-    const events = Array.from({ length: Math.min(PER_TX, N - i) }, (_, j) =>
-      benchNotice(acc.userId, `0.0.${i + j}`),
-    );
-    await orm.em
-      .fork()
-      .transactional((em) =>
-        store.append(em, [{ streamId: `bench-${randomUUID()}`, expectedVersion: 'no_stream', events }]),
-      );
-  }
-  await orm.close();
-  await waitFor(async () => (await envelopes()) >= before + N, {
-    timeoutMs: 600_000,
-    intervalMs: 500,
-    what: 'the projector to write every envelope',
-  });
-  const filled = (performance.now() - t0) / 1000;
+  let filled = 0;
+  await meter.phase(
+    'fill',
+    async () => {
+      const t0 = performance.now();
+      for (let i = 0; i < N; i += PER_TX) {
+        const acc = accounts[(i / PER_TX) % ACCOUNTS]!;
+        const events = Array.from({ length: Math.min(PER_TX, N - i) }, (_, j) =>
+          benchNotice(acc.userId, `0.0.${i + j}`),
+        );
+        await orm.em
+          .fork()
+          .transactional((em) =>
+            store.append(em, [{ streamId: `bench-${randomUUID()}`, expectedVersion: 'no_stream', events }]),
+          );
+      }
+      await orm.close();
+      await waitFor(async () => (await envelopes()) >= before + N, {
+        timeoutMs: 600_000,
+        intervalMs: 500,
+        what: 'the projector to write every envelope',
+      });
+      filled = (performance.now() - t0) / 1000;
+    },
+    () => N,
+    'domain event appended (to its envelope)',
+  );
 
   // A graceful stop leaves the consumer groups at once (a kill -9 would make replay wait out the session).
   const live = fleet.running.get('projector')!;
@@ -64,13 +76,24 @@ try {
   await live.exited;
   fleet.running.delete('projector');
   const projector = fleet.plan.processes.find((p) => p.name === 'projector')!;
-  const r0 = performance.now();
-  const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'replay'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...projector.env },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const wall = (performance.now() - r0) / 1000;
+  let wall = 0;
+  const {
+    result: { stdout },
+  } = await meter.phase(
+    'replay',
+    async () => {
+      const r0 = performance.now();
+      const out = await promisify(execFile)('npm', ['run', '--silent', 'replay'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...projector.env },
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      wall = (performance.now() - r0) / 1000;
+      return out;
+    },
+    () => N,
+    'domain event replayed (with its envelope)',
+  );
   const reported = /replayed (\d+) records in ([\d.]+) s \((\d+) records\/s\)/.exec(stdout);
   if (!reported) throw new Error(`unexpected replay output: ${stdout.slice(-500)}`);
   const [records, seconds, rate] = [Number(reported[1]), Number(reported[2]), Number(reported[3])];
@@ -97,11 +120,8 @@ try {
     { title: `Replay of ${N} events (${records} records)`, unit: 'per second' },
   );
   console.log(`chart: ${file}`);
-  console.log(
-    `load average after the run: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`costs: ${meter.save('replay')}`);
+  console.log(`load average after the run: ${loadAverage()}`);
 } finally {
   await pool.end();
   await fleet.stop();

@@ -7,12 +7,13 @@
  * The jobs' envelopes are written straight into `read.oan_event` (as the projector stores them) and
  * read into jobs before the clock starts. Usage:
  *   bash infra/node.sh node bench/runtimes.ts [jobs=2000] [workers=4]
- * Writes docs/bench/runtimes.json and docs/bench/runtimes.svg.
+ * Prints the fleet's CPU per job on each side (bench/cost.ts). Writes docs/bench/runtimes.json,
+ * docs/bench/runtimes.svg and docs/bench/runtimes-cost.json.
  */
-import { loadavg } from 'node:os';
 import pg from 'pg';
 import { joinAccount, TestFleet } from '@oan/testing';
 import { barChart } from './chart.ts';
+import { costMeter, loadAverage } from './cost.ts';
 import { fmt, percentiles } from './stats.ts';
 
 const JOBS = Number(process.argv[2] ?? 2000);
@@ -88,20 +89,28 @@ try {
   }
   await call('GET', `/runtimes/${runtimeId}/jobs?limit=1`);
 
-  const edge = await race(async (w) => {
-    const { job } = await call<{ job: { jobId: string; version: number } | null }>(
-      'POST',
-      `/runtimes/${runtimeId}/claim`,
-      { worker: `w${w}` },
-    );
-    if (!job) return false;
-    await call('POST', `/runtimes/${runtimeId}/jobs/${job.jobId}/finish`, {
-      leaseOwner: `w${w}`,
-      version: job.version,
-      outcome: 'handled',
-    });
-    return true;
-  });
+  const meter = await costMeter(fleet);
+  const jobs = (r: Lap) => r.laps.length;
+  const { result: edge } = await meter.phase(
+    'edge',
+    () =>
+      race(async (w) => {
+        const { job } = await call<{ job: { jobId: string; version: number } | null }>(
+          'POST',
+          `/runtimes/${runtimeId}/claim`,
+          { worker: `w${w}` },
+        );
+        if (!job) return false;
+        await call('POST', `/runtimes/${runtimeId}/jobs/${job.jobId}/finish`, {
+          leaseOwner: `w${w}`,
+          version: job.version,
+          outcome: 'handled',
+        });
+        return true;
+      }),
+    jobs,
+    'job through the edge (claim + finish)',
+  );
   if (edge.laps.length !== JOBS) throw new Error(`the edge handled ${edge.laps.length} of ${JOBS} jobs`);
 
   // the same work on a bare table: queued rows in seq order, a fenced lease, nothing else
@@ -115,24 +124,30 @@ try {
     [JOBS],
   );
   await pool.query('analyze bench.jobs');
-  const raw = await race(async (w) => {
-    const { rows } = await pool.query<{ id: string; version: number }>(
-      `update bench.jobs set state = 'leased', version = version + 1, lease_owner = $1,
+  const { result: raw } = await meter.phase(
+    'raw',
+    () =>
+      race(async (w) => {
+        const { rows } = await pool.query<{ id: string; version: number }>(
+          `update bench.jobs set state = 'leased', version = version + 1, lease_owner = $1,
          lease_until = now() + interval '300 seconds'
        where id = (select id from bench.jobs where state = 'queued' order by seq limit 1 for update skip locked)
        returning id, version`,
-      [`w${w}`],
-    );
-    const job = rows[0];
-    if (!job) return false;
-    const done = await pool.query(
-      `update bench.jobs set state = 'handled', lease_owner = null, lease_until = null
+          [`w${w}`],
+        );
+        const job = rows[0];
+        if (!job) return false;
+        const done = await pool.query(
+          `update bench.jobs set state = 'handled', lease_owner = null, lease_until = null
         where id = $1 and version = $2 and lease_owner = $3 and lease_until > now()`,
-      [job.id, job.version, `w${w}`],
-    );
-    if (done.rowCount !== 1) throw new Error(`bare table: job ${job.id} lost its lease`);
-    return true;
-  });
+          [job.id, job.version, `w${w}`],
+        );
+        if (done.rowCount !== 1) throw new Error(`bare table: job ${job.id} lost its lease`);
+        return true;
+      }),
+    jobs,
+    'job on the bare table (2 statements)',
+  );
   if (raw.laps.length !== JOBS) throw new Error(`the bare table handled ${raw.laps.length} of ${JOBS} jobs`);
 
   const e = percentiles(edge.laps);
@@ -149,11 +164,7 @@ try {
   console.log(
     `ratio: ${(rawRate / edgeRate).toFixed(1)}× the jobs/s on the bare table, ${(e.p50 / r.p50).toFixed(1)}× its p50 through the edge`,
   );
-  console.log(
-    `load average after the run: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`load average after the run: ${loadAverage()}`);
   const file = await barChart(
     'runtimes',
     [
@@ -163,6 +174,7 @@ try {
     { title: `Runtimes: claim → finish, ${JOBS} jobs`, unit: 'jobs per second' },
   );
   console.log(`chart: ${file}`);
+  console.log(`costs: ${meter.save('runtimes')}`);
 } finally {
   await pool.end();
   await fleet.stop();

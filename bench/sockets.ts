@@ -6,7 +6,8 @@
  * handshake and delivery quantiles to docs/bench/sockets.json and their chart to docs/bench/sockets.svg.
  * Then, with the gateways' sockets closed, as many sockets as one gateway held are opened to a bare
  * Socket.IO server (bench/bareSocketServer.ts, its own process) and the gateway's RSS per socket is
- * printed as a ratio to the bare server's.
+ * printed as a ratio to the bare server's. Prints the gateways' (and Postgres' and Redis') CPU per
+ * socket opened and per delivery (bench/cost.ts), written to docs/bench/sockets-cost.json.
  *   bash infra/node.sh node bench/sockets.ts [accounts=1000] [perAccount=10] [gateways=2]
  * One file descriptor per socket in this process (and its share in each gateway): `ulimit -n`
  * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000, not raisable).
@@ -15,7 +16,7 @@ import { FLEET_NODE_FLAGS } from '@oan/config';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { io as ioClient, type Socket } from 'socket.io-client';
@@ -32,6 +33,7 @@ import {
   type RunningProcess,
 } from '@oan/testing';
 import { saveChart, type Row } from './chart.ts';
+import { costMeter, loadAverage } from './cost.ts';
 import { fmt, percentiles } from './stats.ts';
 
 const ACCOUNTS = Number(process.argv[2] ?? 1000);
@@ -99,6 +101,10 @@ try {
   await Promise.all(gateways.map((g) => waitReady(g)));
   const pids = gateways.map((g) => g.child.pid!);
   const rssBefore = pids.map(rssMiB);
+  const meter = await costMeter({
+    env: { DATABASE_URL: url },
+    running: new Map(gateways.map((g) => [g.spec.name, g])),
+  });
 
   // Socket i: account ⌊i / PER⌋, gateway i mod 2, so every account has sockets on both replicas.
   const received = new Float64Array(TOTAL).fill(NaN);
@@ -127,10 +133,16 @@ try {
     });
   const tOpen = performance.now();
   let next = 0;
-  await Promise.all(
-    Array.from({ length: WINDOW }, async () => {
-      while (next < TOTAL) await open(next++);
-    }),
+  await meter.phase(
+    'handshakes',
+    () =>
+      Promise.all(
+        Array.from({ length: WINDOW }, async () => {
+          while (next < TOTAL) await open(next++);
+        }),
+      ),
+    () => TOTAL,
+    'socket opened',
   );
   const openSecs = (performance.now() - tOpen) / 1000;
   // Let the per-socket catch-up checks and allocations settle before sampling memory.
@@ -164,23 +176,33 @@ try {
       createdAt: new Date().toISOString(),
     } satisfies OanEventEnvelope),
   );
-  t0 = performance.now();
-  await sql(
-    orm.em.fork(),
-    `insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at)
-     select a, 1, (e::jsonb->>'eventId')::uuid, 'gofer_message', e, now() from jsonb_to_recordset(?::jsonb) as t(a text, e text)`,
-    [JSON.stringify(accounts.map((a, i) => ({ a: a.id, e: texts[i] })))],
-  );
-  const committed = performance.now() - t0;
-  const pipe = redis.pipeline();
-  accounts.forEach((a, i) =>
-    pipe.xadd(`${prefix}push`, '*', 't', 'env', 'a', a.id, 's', '1', 'e', texts[i]!),
-  );
-  await pipe.exec();
-  const published = performance.now() - t0;
+  let committed = 0;
+  let published = 0;
+  await meter.phase(
+    'delivery',
+    async () => {
+      t0 = performance.now();
+      await sql(
+        orm.em.fork(),
+        `insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at)
+         select a, 1, (e::jsonb->>'eventId')::uuid, 'gofer_message', e, now() from jsonb_to_recordset(?::jsonb) as t(a text, e text)`,
+        [JSON.stringify(accounts.map((a, i) => ({ a: a.id, e: texts[i] })))],
+      );
+      committed = performance.now() - t0;
+      const pipe = redis.pipeline();
+      accounts.forEach((a, i) =>
+        pipe.xadd(`${prefix}push`, '*', 't', 'env', 'a', a.id, 's', '1', 'e', texts[i]!),
+      );
+      await pipe.exec();
+      published = performance.now() - t0;
 
-  const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
-  while (received.some(Number.isNaN) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
+      while (received.some(Number.isNaN) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+    },
+    () => received.filter((x) => !Number.isNaN(x)).length,
+    'envelope delivered to a socket',
+  );
   const got = [...received].filter((x) => !Number.isNaN(x));
   const d = percentiles(got);
   console.log(
@@ -205,6 +227,7 @@ try {
     },
   );
   console.log(`chart: ${file}`);
+  console.log(`costs: ${meter.save('sockets')}`);
 
   // The same number of sockets as one gateway held, on a bare Socket.IO server.
   sockets.forEach((s) => s.close());
@@ -243,11 +266,7 @@ try {
       `bare Socket.IO server: ${barePer.toFixed(1)} KiB per socket over ${perGateway} sockets; ` +
         `gateway / bare: ${gatewayPer.map((g) => (g / barePer).toFixed(2)).join(' / ')}`,
     );
-    console.log(
-      `load average after the run: ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}`,
-    );
+    console.log(`load average after the run: ${loadAverage()}`);
   } finally {
     bare.kill('SIGTERM');
   }

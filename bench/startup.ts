@@ -7,20 +7,15 @@
  * processes spent getting there (utime + stime from /proc, start-up only: nothing is served yet);
  * then the medians, and the load average.
  */
-import { loadavg } from 'node:os';
 import { TestFleet } from '@oan/testing';
-import { cpuSecondsOf } from './cost.ts';
+import { cpuSecondsOf, loadAverage } from './cost.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const LOADERS = ['native', 'tsx'] as const;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const results: Record<string, { wall: number[]; cpu: number[]; processes: number }> = {};
-console.log(
-  `load average before: ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(`load average before: ${loadAverage()}`);
 for (let round = 1; round <= ROUNDS; round++) {
   for (const loader of LOADERS) {
     process.env.OAN_TS_LOADER = loader;
@@ -47,8 +42,4 @@ for (const loader of LOADERS) {
       `(${(median(r.cpu) / r.processes).toFixed(2)} per process)`,
   );
 }
-console.log(
-  `load average after: ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')}`,
-);
+console.log(`load average after: ${loadAverage()}`);

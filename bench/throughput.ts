@@ -7,20 +7,18 @@
  * client (kafkajs, idempotent producer, acks=-1, batches) on a topic with as many partitions as the
  * fleet's. Usage:
  *   bash infra/node.sh node bench/throughput.ts [accounts=24] [commands=1200] [concurrency=24] [partitions=4] [appenders=32]
- * Writes docs/bench/throughput.svg.
+ * Prints the load average at the start and the fleet's cost per command and per event of each phase
+ * (bench/cost.ts). Writes docs/bench/throughput.svg and docs/bench/throughput-cost.json.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import type { Socket } from 'socket.io-client';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { createKafka, silentLogger } from '@oan/kafka';
 import type { OanEventEnvelope } from '@oan/protocol';
-import { joinAccount, openSocket, REPO_ROOT, waitFor, type JoinedAccount } from '@oan/testing';
+import { joinAccount, openSocket, waitFor, type JoinedAccount } from '@oan/testing';
 import { barChart } from './chart.ts';
-import { costReport, costSnapshot, enableStatementStats } from './cost.ts';
+import { costMeter, loadAverage } from './cost.ts';
 import { benchNotice, partitionedFleet } from './fleet.ts';
 import { rawKafkaHop } from './raw.ts';
 
@@ -68,52 +66,64 @@ try {
   let next = 0;
   let accepted = 0;
   let acceptedAt = 0;
-  const statementStats = await enableStatementStats(fleet);
-  const c0 = await costSnapshot(fleet);
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      for (let i = next++; i < COMMANDS; i = next++) {
-        const acc = accounts[i % accounts.length]!;
-        const res = await fetch(`${fleet.url}/api/v1/gofers`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${acc.apiKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ locale: 'en' }),
-        });
-        await res.arrayBuffer();
-        if (res.status !== 201) throw new Error(`POST /gofers: ${res.status}`);
-        accepted++;
-        acceptedAt = performance.now();
-      }
-    }),
+  const meter = await costMeter(fleet);
+  let t0 = 0;
+  await meter.phase(
+    'command',
+    async () => {
+      t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          for (let i = next++; i < COMMANDS; i = next++) {
+            const acc = accounts[i % accounts.length]!;
+            const res = await fetch(`${fleet.url}/api/v1/gofers`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${acc.apiKey}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ locale: 'en' }),
+            });
+            await res.arrayBuffer();
+            if (res.status !== 201) throw new Error(`POST /gofers: ${res.status}`);
+            accepted++;
+            acceptedAt = performance.now();
+          }
+        }),
+      );
+      await waitFor(() => delivered >= accepted, { timeoutMs: 300_000, what: 'gofer_message envelopes' });
+    },
+    () => COMMANDS,
+    'accepted POST /gofers (delivered)',
   );
-  await waitFor(() => delivered >= accepted, { timeoutMs: 300_000, what: 'gofer_message envelopes' });
-  const commandCost = await costSnapshot(fleet);
   const acceptRate = (accepted * 1000) / (acceptedAt - t0);
   const e2eRate = (delivered * 1000) / (lastAt - t0);
 
   // The pipeline alone, without the command layer: the same number of events appended straight to the
   // auth event store (one new stream per append, as POST /gofers makes), APPENDERS at a time, over the
   // accounts.
-  const a0Cost = await costSnapshot(fleet);
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
   let appended = 0;
-  const a0 = performance.now();
-  await Promise.all(
-    Array.from({ length: APPENDERS }, async () => {
-      for (let i = appended++; i < COMMANDS; i = appended++) {
-        const acc = accounts[i % accounts.length]!;
-        // A new stream: one statement, no transaction (as handleCommand's newStream), then the wake-up.
-        await store.append(orm.em.fork(), [outdatedNotice(acc.userId, i)]);
-        store.committed(orm);
-      }
-    }),
+  let a0 = 0;
+  await meter.phase(
+    'event',
+    async () => {
+      a0 = performance.now();
+      await Promise.all(
+        Array.from({ length: APPENDERS }, async () => {
+          for (let i = appended++; i < COMMANDS; i = appended++) {
+            const acc = accounts[i % accounts.length]!;
+            // A new stream: one statement, no transaction (as handleCommand's newStream), then the wake-up.
+            await store.append(orm.em.fork(), [outdatedNotice(acc.userId, i)]);
+            store.committed(orm);
+          }
+        }),
+      );
+      await waitFor(() => notices >= COMMANDS, { timeoutMs: 300_000, what: 'system_notice envelopes' });
+    },
+    () => COMMANDS,
+    'appended event (delivered)',
   );
   await orm.close();
-  await waitFor(() => notices >= COMMANDS, { timeoutMs: 300_000, what: 'system_notice envelopes' });
   const appendRate = (COMMANDS * 1000) / (lastAt - a0);
-  const appendCost = await costSnapshot(fleet);
 
   const raw = await rawKafkaHop(brokers, fleet.env.TOPIC_PREFIX!, partitions);
   const rawRate = await raw.throughput(50_000, 100, 600);
@@ -122,9 +132,7 @@ try {
 
   console.log(
     `${ACCOUNTS} accounts, ${COMMANDS} POST /gofers at concurrency ${CONCURRENCY}, ${partitions} partitions per topic` +
-      ` (load average ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')})`,
+      ` (load average ${loadAverage()})`,
   );
   console.log(`commands accepted:                 ${acceptRate.toFixed(0)}/s`);
   console.log(`envelopes delivered end to end:    ${e2eRate.toFixed(0)}/s (first command → last envelope)`);
@@ -138,24 +146,7 @@ try {
     `fraction of raw kafka: commands end to end ${((100 * e2eRate) / rawRate).toFixed(2)} %, ` +
       `appends end to end ${((100 * appendRate) / rawRate).toFixed(2)} %`,
   );
-  if (!statementStats) console.log('(pg_stat_statements is not preloaded: statement counts unknown)');
-  const costs = {
-    command: costReport(c0, commandCost, COMMANDS, 'accepted POST /gofers (delivered)'),
-    event: costReport(a0Cost, appendCost, COMMANDS, 'appended event (delivered)'),
-  };
-  writeFileSync(
-    join(REPO_ROOT, 'docs/bench/throughput-cost.json'),
-    `${JSON.stringify(
-      {
-        loadAverage: loadavg()
-          .map((l) => l.toFixed(2))
-          .join(' '),
-        ...costs,
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  console.log(`costs: ${meter.save('throughput')}`);
   const file = await barChart(
     'throughput',
     [

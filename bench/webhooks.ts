@@ -6,18 +6,19 @@
  * envelopes/s delivered to the sockets and to the webhooks (first append → last delivery), and the
  * webhook delivery lag quantiles (envelope createdAt → receipt). Usage:
  *   bash infra/node.sh node bench/webhooks.ts [accounts=24] [events=1200] [partitions=4] [appenders=32]
- * Writes docs/bench/webhooks.json and docs/bench/webhooks.svg.
+ * Prints the fleet's CPU per appended event (bench/cost.ts). Writes docs/bench/webhooks.json,
+ * docs/bench/webhooks.svg and docs/bench/webhooks-cost.json.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
 import type { Socket } from 'socket.io-client';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, openSocket, waitFor, type JoinedAccount } from '@oan/testing';
 import { barChart } from './chart.ts';
+import { costMeter, loadAverage } from './cost.ts';
 import { benchNotice, partitionedFleet } from './fleet.ts';
 import { fmt, percentiles } from './stats.ts';
 
@@ -76,33 +77,40 @@ try {
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
   let appended = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: APPENDERS }, async () => {
-      for (let i = appended++; i < EVENTS; i = appended++) {
-        const acc = accounts[i % accounts.length]!;
-        await store.append(orm.em.fork(), [
-          {
-            streamId: `bench-${randomUUID()}`,
-            expectedVersion: 'no_stream' as const,
-            events: [benchNotice(acc.userId, `0.0.${i}`)],
-          },
-        ]);
-        store.committed(orm);
-      }
-    }),
+  let t0 = 0;
+  const meter = await costMeter(fleet);
+  await meter.phase(
+    'delivery',
+    async () => {
+      t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: APPENDERS }, async () => {
+          for (let i = appended++; i < EVENTS; i = appended++) {
+            const acc = accounts[i % accounts.length]!;
+            await store.append(orm.em.fork(), [
+              {
+                streamId: `bench-${randomUUID()}`,
+                expectedVersion: 'no_stream' as const,
+                events: [benchNotice(acc.userId, `0.0.${i}`)],
+              },
+            ]);
+            store.committed(orm);
+          }
+        }),
+      );
+      await waitFor(() => pushed >= EVENTS, { timeoutMs: 300_000, what: 'envelopes on the sockets' });
+      await waitFor(() => hooked >= EVENTS, { timeoutMs: 300_000, what: 'envelopes at the webhooks' });
+    },
+    () => EVENTS,
+    'appended event (delivered to its socket and its webhook)',
   );
   await orm.close();
-  await waitFor(() => pushed >= EVENTS, { timeoutMs: 300_000, what: 'envelopes on the sockets' });
-  await waitFor(() => hooked >= EVENTS, { timeoutMs: 300_000, what: 'envelopes at the webhooks' });
   const socketRate = (EVENTS * 1000) / (pushedAt - t0);
   const hookRate = (EVENTS * 1000) / (hookedAt - t0);
   const lag = percentiles(lags);
   console.log(
     `${ACCOUNTS} accounts (one socket and one webhook each), ${EVENTS} events appended by ${APPENDERS}, ` +
-      `${PARTITIONS} partitions (load average ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')})`,
+      `${PARTITIONS} partitions (load average ${loadAverage()})`,
   );
   console.log(
     `envelopes delivered to the sockets:  ${socketRate.toFixed(0)}/s (first append → last envelope)`,
@@ -120,6 +128,7 @@ try {
     { title: `Webhooks beside sockets (${ACCOUNTS} accounts, ${EVENTS} envelopes)`, unit: 'per second' },
   );
   console.log(`chart: ${file}`);
+  console.log(`costs: ${meter.save('webhooks')}`);
   if (hooked !== EVENTS) console.log(`(the receiver got ${hooked} deliveries for ${EVENTS} envelopes)`);
 } finally {
   for (const s of sockets) s.close();
