@@ -5,7 +5,7 @@ import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extraKey, form, png, REPO_ROOT, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
 import { RelayAgent } from './relayAgent.ts';
-import { matchTwoAccounts, matchTwoAccountsSaying, type Match } from './support.ts';
+import { matchTwoAccounts, matchTwoAccountsSaying, WEDDING, type Match } from './support.ts';
 
 /**
  * The access matrix: every route of docs/openapi.json × every credential variant × (for routes
@@ -881,22 +881,6 @@ async function runRoute(route: string, row: Row): Promise<string[]> {
 }
 
 // ---- The fixture and the tests --------------------------------------------------------------------
-
-/** A second pair that shares no word with matchTwoAccounts' fintech pair (see matchTwoAccountsSaying). */
-const WEDDING: [string[], string[]] = [
-  [
-    'We want a wedding photographer in Lisbon for a June ceremony: candid portraits and a printed album.',
-    'A couple planning a small seaside wedding in Lisbon with sixty guests, candid portraits wanted.',
-    'Warmth, punctuality, creativity.',
-    'Call you Vow Finder.',
-  ],
-  [
-    'I want wedding photography gigs in Lisbon: ceremonies, candid portraits, printed albums.',
-    'A wedding photographer in Lisbon shooting candid portraits, ceremony coverage and printed albums.',
-    'Warmth, punctuality, creativity.',
-    'Call you Lens Finder.',
-  ],
-];
 
 let matches: Match[] = [];
 

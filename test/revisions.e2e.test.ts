@@ -10,6 +10,7 @@ import {
   dumpTables,
   matchTwoAccounts,
   matchTwoAccountsSaying,
+  WEDDING,
   type Answer,
   type Match,
 } from './support.ts';
@@ -32,22 +33,6 @@ interface Message {
 }
 
 const HOUR = 3600_000;
-/** A second pair that shares no word with matchTwoAccounts' fintech pair (see matchTwoAccountsSaying). */
-const WEDDING: [string[], string[]] = [
-  [
-    'We want a wedding photographer in Lisbon for a June ceremony: candid portraits and a printed album.',
-    'A couple planning a small seaside wedding in Lisbon with sixty guests, candid portraits wanted.',
-    'Warmth, punctuality, creativity.',
-    'Call you Vow Finder.',
-  ],
-  [
-    'I want wedding photography gigs in Lisbon: ceremonies, candid portraits, printed albums.',
-    'A wedding photographer in Lisbon shooting candid portraits, ceremony coverage and printed albums.',
-    'Warmth, punctuality, creativity.',
-    'Call you Lens Finder.',
-  ],
-];
-
 let fleet: TestFleet;
 let m: Match;
 let plain: Match;

@@ -1,7 +1,15 @@
-import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
+import { nobleSealer, type SealedEnvelope } from '@oan/sealed';
 import { TestFleet, waitFor, type TestConnector } from '@oan/testing';
+import {
+  conversationKeys,
+  newPublicKey,
+  publishDevice,
+  type PublishedKey,
+  type StoredMessage,
+} from './sealedSupport.ts';
 import { matchTwoAccounts, openStateProbe, type Answer, type Match, type StateProbe } from './support.ts';
 
 /**
@@ -9,35 +17,6 @@ import { matchTwoAccounts, openStateProbe, type Answer, type Match, type StatePr
  * connectors of a real match use them: b starts without keys (a v1 connector), a publishes; the
  * envelopes are random bytes of the right shapes, since the server never opens one.
  */
-
-interface Key {
-  keyId: string;
-  publicKey: string;
-  fingerprint: string;
-  publishedAt: string;
-}
-interface Recipient {
-  accountId: string;
-  keyId: string;
-  nonce: string;
-  wrappedKey: string;
-}
-interface Sealed {
-  alg: string;
-  ephemeralKey: string;
-  nonce: string;
-  ciphertext: string;
-  recipients: Recipient[];
-}
-interface Message {
-  id: string;
-  senderUserId: string;
-  content: string;
-  attachments: unknown[];
-  changeSequence: string;
-  createdAt: string;
-  sealed?: Sealed;
-}
 
 let fleet: TestFleet;
 let m: Match;
@@ -56,9 +35,8 @@ afterAll(async () => {
 });
 
 const b64 = (n: number) => randomBytes(n).toString('base64url');
-const newKey = () => generateKeyPairSync('x25519').publicKey.export({ format: 'jwk' }).x!;
 const messages = () => `/conversations/${m.conversationId}/messages`;
-const sealFor = (...keys: { accountId: string; keyId: string }[]): Sealed => ({
+const sealFor = (...keys: { accountId: string; keyId: string }[]): SealedEnvelope => ({
   alg: 'oan-sealed-v1',
   ephemeralKey: b64(32),
   nonce: b64(12),
@@ -71,7 +49,7 @@ const sealFor = (...keys: { accountId: string; keyId: string }[]): Sealed => ({
   })),
 });
 const history = async (c: TestConnector) => {
-  const res = await c.rest<Message[]>('GET', messages());
+  const res = await c.rest<StoredMessage[]>('GET', messages());
   expect(res.status, res.text).toBe(200);
   return res.body;
 };
@@ -89,12 +67,13 @@ const expectErrorBody = (res: Answer, status: number, code: string) => {
 };
 
 let aKey: { accountId: string; keyId: string };
-const bKeys: Key[] = [];
+const bKeys: PublishedKey[] = [];
 
 describe('an account without keys (a v1 connector)', () => {
   it('is never sent a sealed message (409), and sees the plain conversation exactly as before', async () => {
-    aKey = { accountId: m.a.userId, keyId: randomUUID() };
-    expect((await m.ca.rest('PUT', `/keys/${aKey.keyId}`, { publicKey: newKey() })).status).toBe(201);
+    // a publishes a key (201, or it throws).
+    const aDevice = await publishDevice(m.ca, m.a.userId, nobleSealer);
+    aKey = { accountId: m.a.userId, keyId: aDevice.key.keyId };
     // The key notice to B is appended by a reactor: counted before, so the refusal alone is measured.
     await waitFor(() => keyNotices(m.cb).length === 1, { what: "B told of A's new key" });
     const before = await probe.stores();
@@ -102,7 +81,7 @@ describe('an account without keys (a v1 connector)', () => {
     expectErrorBody(refused, 409, 'RECIPIENT_HAS_NO_KEY');
     expect(await probe.stores()).toEqual(before);
 
-    const sent = await m.ca.rest<Message>('POST', messages(), { content: 'plain, as always' });
+    const sent = await m.ca.rest<StoredMessage>('POST', messages(), { content: 'plain, as always' });
     expect(sent.status, sent.text).toBe(201);
     expect(Object.keys(sent.body)).toEqual([
       'id',
@@ -132,13 +111,17 @@ describe('an account without keys (a v1 connector)', () => {
 describe('the key directory through the edge', () => {
   it('publishes (201), answers a retry (200), refuses another key under the keyId and a ninth key (409)', async () => {
     const keyId = randomUUID();
-    const publicKey = newKey();
-    const first = await m.cb.rest<Key>('PUT', `/keys/${keyId}`, { publicKey });
+    const publicKey = await newPublicKey();
+    const first = await m.cb.rest<PublishedKey>('PUT', `/keys/${keyId}`, { publicKey });
     expect(first.status, first.text).toBe(201);
-    const again = await m.cb.rest<Key>('PUT', `/keys/${keyId}`, { publicKey });
+    const again = await m.cb.rest<PublishedKey>('PUT', `/keys/${keyId}`, { publicKey });
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
-    expectErrorBody(await m.cb.rest('PUT', `/keys/${keyId}`, { publicKey: newKey() }), 409, 'KEY_ID_IN_USE');
+    expectErrorBody(
+      await m.cb.rest('PUT', `/keys/${keyId}`, { publicKey: await newPublicKey() }),
+      409,
+      'KEY_ID_IN_USE',
+    );
     bKeys.push(first.body);
 
     // a hears of it, on its socket.
@@ -157,14 +140,16 @@ describe('the key directory through the edge', () => {
       }),
     );
 
-    const more: Key[] = [];
+    const more: PublishedKey[] = [];
     for (let i = 0; i < 7; i++) {
-      const res = await m.cb.rest<Key>('PUT', `/keys/${randomUUID()}`, { publicKey: newKey() });
+      const res = await m.cb.rest<PublishedKey>('PUT', `/keys/${randomUUID()}`, {
+        publicKey: await newPublicKey(),
+      });
       expect(res.status, res.text).toBe(201);
       more.push(res.body);
     }
     expectErrorBody(
-      await m.cb.rest('PUT', `/keys/${randomUUID()}`, { publicKey: newKey() }),
+      await m.cb.rest('PUT', `/keys/${randomUUID()}`, { publicKey: await newPublicKey() }),
       409,
       'TOO_MANY_KEYS',
     );
@@ -173,14 +158,11 @@ describe('the key directory through the edge', () => {
     expectErrorBody(await m.ca.rest('DELETE', `/keys/${keyId}`), 404, 'KEY_NOT_FOUND');
     bKeys.push(more[0]!);
 
-    const mine = await m.cb.rest<{ keys: Key[] }>('GET', '/keys');
+    const mine = await m.cb.rest<{ keys: PublishedKey[] }>('GET', '/keys');
     expect(mine.body).toEqual({ keys: bKeys });
-    const both = await m.ca.rest<{ keys: (Key & { accountId: string })[] }>(
-      'GET',
-      `/conversations/${m.conversationId}/keys`,
-    );
-    expect(both.status).toBe(200);
-    expect(both.body.keys.map((k) => [k.accountId, k.keyId])).toEqual([
+    // Both sides' keys (200, or it throws), a's first.
+    const both = await conversationKeys(m.ca, m.conversationId);
+    expect(both.map((k) => [k.accountId, k.keyId])).toEqual([
       [m.a.userId, aKey.keyId],
       ...bKeys.map((k) => [m.b.userId, k.keyId]),
     ]);
@@ -191,12 +173,18 @@ describe('the key directory through the edge', () => {
 describe('a sealed message', () => {
   it('reaches the other side’s socket and both histories byte for byte, content ""', async () => {
     const sealed = sealFor(...bKeys.map((k) => ({ accountId: m.b.userId, keyId: k.keyId })), aKey);
-    const sent = await m.ca.rest<Message>('POST', messages(), { sealed, clientMessageId: 'first-sealed' });
+    const sent = await m.ca.rest<StoredMessage>('POST', messages(), {
+      sealed,
+      clientMessageId: 'first-sealed',
+    });
     expect(sent.status, sent.text).toBe(201);
     expect(sent.body.content).toBe('');
     expect(JSON.stringify(sent.body.sealed)).toBe(JSON.stringify(sealed));
     // A retry of the same send answers the same message; another body under its id is refused.
-    const retry = await m.ca.rest<Message>('POST', messages(), { sealed, clientMessageId: 'first-sealed' });
+    const retry = await m.ca.rest<StoredMessage>('POST', messages(), {
+      sealed,
+      clientMessageId: 'first-sealed',
+    });
     expect(retry.status).toBe(201);
     expect(retry.text).toBe(sent.text);
     expectErrorBody(
@@ -253,7 +241,7 @@ describe('a sealed message', () => {
     expect(await probe.stores()).toEqual(before);
     expect(JSON.stringify(await history(m.ca))).toBe(historyBefore);
     // A plain message after them is the next one, and the only one b's socket gets.
-    const next = await m.ca.rest<Message>('POST', messages(), { content: 'after the refusals' });
+    const next = await m.ca.rest<StoredMessage>('POST', messages(), { content: 'after the refusals' });
     expect(next.status).toBe(201);
     await waitFor(() => relays(m.cb).some((e) => e.payload.messageId === next.body.id));
     expect(relays(m.cb).length).toBe(relaysBefore + 1);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { OanEventEnvelope } from '@oan/protocol';
 import {
   fromBase64url,
+  nobleSealer,
   toBase64url,
   type SealedContent,
   type SealedEnvelope,
@@ -52,6 +53,11 @@ const need = <T>(res: Answer<T>, status: number, what: string): T => {
   if (res.status !== status) throw new Error(`${what}: ${res.status} ${res.text}`);
   return res.body;
 };
+
+/** A fresh device public key as `PUT /keys/{keyId}` takes it (base64url of 32 bytes); nothing keeps its private half. */
+export async function newPublicKey(): Promise<string> {
+  return toBase64url((await nobleSealer.generateDeviceKey()).publicKey);
+}
 
 /** Makes a key pair with `sealer` and publishes it through the edge (`PUT /keys/{keyId}`, 201). */
 export async function publishDevice<K>(

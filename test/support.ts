@@ -66,6 +66,8 @@ export async function interviewToReady(
   const answered = new Set<string>();
   for (let turn = 0; turn < 14; turn++) {
     const list = await c.rest<{ goferId: string; discoveryStatus: string }[]>('GET', '/gofers');
+    if (list.status !== 200)
+      throw new Error(`GET /gofers answered ${list.status} ${JSON.stringify(list.body)}`);
     if (list.body.find((g) => g.goferId === goferId)?.discoveryStatus === 'ready_for_pairing')
       return answered;
     const question = c.delivered.find(
@@ -369,3 +371,19 @@ export function banAccount(fleet: TestFleet, accountId: string): void {
     stdio: 'pipe',
   });
 }
+
+/** A pair that needs each other and shares no word with matchTwoAccounts' fintech pair. */
+export const WEDDING: [string[], string[]] = [
+  [
+    'We want a wedding photographer in Lisbon for a June ceremony: candid portraits and a printed album.',
+    'A couple planning a small seaside wedding in Lisbon with sixty guests, candid portraits wanted.',
+    'Warmth, punctuality, creativity.',
+    'Call you Vow Finder.',
+  ],
+  [
+    'I want wedding photography gigs in Lisbon: ceremonies, candid portraits, printed albums.',
+    'A wedding photographer in Lisbon shooting candid portraits, ceremony coverage and printed albums.',
+    'Warmth, punctuality, creativity.',
+    'Call you Lens Finder.',
+  ],
+];

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64url, nobleSealer, toBase64url, type SealedEnvelope } from '@oan/sealed';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { TestFleet, waitFor, type JoinedAccount, type TestConnector } from '@oan/testing';
+import { scanPostgres } from '../fleetScan.ts';
 import { matchTwoAccounts, type Match } from '../support.ts';
 import { axeFindings, openTab, startBrowser, WEB_FLEET, type Tab } from './browser.ts';
 
@@ -38,27 +38,9 @@ async function signInAs(tab: Tab, account: JoinedAccount): Promise<void> {
 
 /** The database tables (any schema of the fleet's own) whose rows hold `needle`, as text or as bytes. */
 async function tablesHolding(databaseUrl: string, needle: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const tables = await client.query<{ t: string }>(
-      `select format('%I.%I', table_schema, table_name) as t from information_schema.tables
-        where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`,
-    );
-    const hex = Buffer.from(needle).toString('hex');
-    const found: string[] = [];
-    for (const { t } of tables.rows) {
-      const r = await client.query<{ n: string }>(
-        `select count(*) as n from ${t} x where position($1 in to_jsonb(x)::text) > 0
-            or position($2 in to_jsonb(x)::text) > 0`,
-        [needle, hex],
-      );
-      if (r.rows[0]!.n !== '0') found.push(t);
-    }
-    return found;
-  } finally {
-    await client.end();
-  }
+  const scan = await scanPostgres(databaseUrl, [needle]);
+  expect(scan.scanned).toBeGreaterThan(0);
+  return scan.hits.get(needle)!;
 }
 
 const fingerprintsIn = (page: Page, list: 'Your keys' | 'Their keys') =>
