@@ -96,6 +96,8 @@ function cpuByKind(scope: CostScope): Map<string, number> {
       if (cmd.startsWith('postgres') || cmd.includes('/postgres ')) add('postgres', seconds);
       else if (cmd.includes('kafka.Kafka') || cmd.includes('kafka/target')) add('kafka', seconds);
       else if (cmd.startsWith('redis-server')) add('redis', seconds);
+      // A proxy a bench runs in front of the fleet (bench/events-page.ts).
+      else if (cmd.startsWith('nginx:')) add('nginx', seconds);
     } catch {
       // The process ended meanwhile.
     }

@@ -1,6 +1,7 @@
 /**
  * `GET /api/v1/events?since=&limit=200` under load (autocannon, keep-alive connections) through the
- * edge and against one gateway directly, versus the raw Postgres keyset query for the same page run
+ * edge, through nginx (Debian's, one worker, `infra/nginx.sh` installs it) in front of both gateways,
+ * and against one gateway directly, versus the raw Postgres keyset query for the same page run
  * with as many pooled connections. One account holds `events` envelopes among `others` × 200 rows of
  * other accounts; the page is a full one from the middle of its history. Prints the plan (it must be
  * an index scan on the (account_id, seq) primary key), latencies, requests/s and the ratios. Usage:
@@ -9,8 +10,13 @@
  * and docs/bench/events-page-cost.json.
  */
 import autocannon from 'autocannon';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
-import { joinAccount, TestFleet } from '@oan/testing';
+import { joinAccount, REPO_ROOT, TestFleet, waitFor } from '@oan/testing';
 import { barChart } from './chart.ts';
 import { costMeter } from './cost.ts';
 import { fmt, percentiles } from './stats.ts';
@@ -34,8 +40,8 @@ const seed = (
            'createdAt', now(), 'payload', json_build_object('text', repeat('x', 300)))::text, now()
     from generate_series(1, $1::int) a, generate_series(1, $2::int) s`;
 
-async function load(url: string, headers: Record<string, string>) {
-  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS });
+async function load(url: string, headers: Record<string, string>, duration = SECONDS) {
+  const r = await autocannon({ url, headers, connections: CONNECTIONS, duration });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total };
 }
@@ -56,8 +62,69 @@ async function rawSql(pool: pg.Pool, account: string, since: number) {
   return { rps: lat.length / SECONDS, ...percentiles(lat), requests: lat.length };
 }
 
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+
+/**
+ * nginx in front of the gateways for the events path only: what a proxy that is not Node costs on
+ * the read path, against the edge in the same run. It passes the request as it is (the gateway
+ * authenticates it); the edge's connector extensions (idempotency keys, limits) are not in it.
+ */
+async function startNginx(gatewayPorts: number[]): Promise<{ url: string; stop: () => void } | string> {
+  const found = spawnSync('bash', [join(REPO_ROOT, 'infra', 'nginx.sh')], { encoding: 'utf8' });
+  if (found.status !== 0) return `nginx unavailable: ${found.stderr.trim()}`;
+  const bin = found.stdout.trim();
+  const dir = mkdtempSync(join(tmpdir(), 'oan-nginx-'));
+  const port = await freePort();
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
+  upstream gateways { ${gatewayPorts.map((p) => `server 127.0.0.1:${p};`).join(' ')} keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    location /api/v1/events { proxy_pass http://gateways; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+`,
+  );
+  const child: ChildProcess = spawn(bin, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+    stdio: 'inherit',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${url}/api/v1/events`).catch(() => undefined)) !== undefined, {
+    timeoutMs: 10_000,
+    what: 'nginx to listen',
+  });
+  return {
+    url,
+    stop: () => {
+      child.kill('SIGQUIT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
-const pool = new pg.Pool({ connectionString: fleet.env.DATABASE_URL!, max: CONNECTIONS });
+// Idle connections are kept: one that closed during a phase (the seeding ones, after their 10 s idle
+// timeout) would take its backend's CPU out of that phase's Postgres figure.
+const pool = new pg.Pool({
+  connectionString: fleet.env.DATABASE_URL!,
+  max: CONNECTIONS,
+  idleTimeoutMillis: 0,
+});
 try {
   const acc = await joinAccount(fleet.url, fleet.mailbox, `page-${fleet.id}@example.com`);
   await pool.query(seed(`'other-' || a`), [OTHERS, 200]);
@@ -79,6 +146,16 @@ try {
   const path = `/api/v1/events?since=${since}&limit=${PAGE}`;
   const headers = { authorization: `Bearer ${acc.apiKey}` };
   const gateway = fleet.plan.processes.find((p) => p.name === 'gateway1')!;
+  const gatewayPorts = fleet.plan.processes.filter((p) => /^gateway\d+$/.test(p.name)).map((p) => p.port);
+  const nginx = await startNginx(gatewayPorts);
+  // Warm every path first (JIT, pools, keep-alive connections), unmetered: the first phase measured
+  // would otherwise pay the gateways' warm-up for the others.
+  for (const base of [
+    fleet.url,
+    typeof nginx === 'string' ? undefined : nginx.url,
+    `http://127.0.0.1:${gateway.port}`,
+  ])
+    if (base) await load(`${base}${path}`, headers, 3);
   const meter = await costMeter(fleet);
   const requests = (r: { requests: number }) => r.requests;
   const { result: edge } = await meter.phase(
@@ -87,6 +164,22 @@ try {
     requests,
     'GET /events through the edge',
   );
+  let viaNginx: Awaited<ReturnType<typeof load>> | undefined;
+  if (typeof nginx === 'string') console.log(nginx);
+  else {
+    try {
+      viaNginx = (
+        await meter.phase(
+          'nginx',
+          () => load(`${nginx.url}${path}`, headers),
+          requests,
+          'GET /events through nginx to the gateways',
+        )
+      ).result;
+    } finally {
+      nginx.stop();
+    }
+  }
   const { result: direct } = await meter.phase(
     'gateway',
     () => load(`http://127.0.0.1:${gateway.port}${path}`, headers),
@@ -110,16 +203,25 @@ try {
       `${n.padEnd(28)} ${x.rps.toFixed(0).padStart(6)} req/s  p50 ${fmt(x.p50)}  p99 ${fmt(x.p99)}`,
     );
   show('edge → gateway → Postgres:', edge);
+  if (viaNginx) show('nginx → gateway → Postgres:', viaNginx);
   show('gateway directly:', direct);
   show('raw Postgres keyset query:', raw);
   console.log(
     `ratio raw/edge req/s ${(raw.rps / edge.rps).toFixed(1)}x, edge/raw p50 ${(edge.p50 / raw.p50).toFixed(1)}x; ` +
       `raw/gateway req/s ${(raw.rps / direct.rps).toFixed(1)}x, gateway/raw p50 ${(direct.p50 / raw.p50).toFixed(1)}x`,
   );
+  const cpu = (name: string) => meter.phases[name]?.perUnit.cpuMs.toFixed(2) ?? '-';
+  console.log(
+    `CPU ms per request, fleet and servers: edge ${cpu('edge')}, nginx ${cpu('nginx')}, gateway directly ${cpu('gateway')}` +
+      (viaNginx
+        ? `; edge/gateway req/s ${((edge.rps / direct.rps) * 100).toFixed(0)} %, nginx/gateway req/s ${((viaNginx.rps / direct.rps) * 100).toFixed(0)} %`
+        : ''),
+  );
   const file = await barChart(
     'events-page',
     [
       { label: `edge (p50 ${fmt(edge.p50)})`, value: edge.rps },
+      ...(viaNginx ? [{ label: `nginx (p50 ${fmt(viaNginx.p50)})`, value: viaNginx.rps }] : []),
       { label: `gateway (p50 ${fmt(direct.p50)})`, value: direct.rps },
       { label: `raw Postgres (p50 ${fmt(raw.p50)})`, value: raw.rps },
     ],
