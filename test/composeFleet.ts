@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { DockerComposeEnvironment, Wait, type StartedDockerComposeEnvironment } from 'testcontainers';
@@ -24,6 +24,32 @@ export function composeTestWanted(env = process.env): { run: boolean; reason: st
 }
 
 const run = promisify(execFile);
+
+/**
+ * `infra/docker/build.sh`, idempotent, tried twice: a first build on a fresh machine fetches from
+ * Debian's archive, the npm registry and Maven Central, and one dropped download must not fail the
+ * suite. What the last try printed (and the disk it had) goes into the error, so the CI report
+ * shows why, not only that, it failed.
+ */
+function buildImages(attempts = 2): void {
+  let output = '';
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const result = spawnSync('bash', ['infra/docker/build.sh'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+    process.stdout.write(output);
+    if (result.status === 0) return;
+    process.stdout.write(
+      `images: try ${attempt} of ${attempts} ended with ${result.status ?? result.signal}\n`,
+    );
+  }
+  const disk = spawnSync('df', ['-h', REPO_ROOT, '/var/lib/docker'], { encoding: 'utf8' }).stdout;
+  const tail = output.trimEnd().split('\n').slice(-40).join('\n');
+  throw new Error(`bash infra/docker/build.sh failed ${attempts} times; its last lines:\n${tail}\n${disk}`);
+}
 
 export interface ContainerState {
   service: string;
@@ -61,7 +87,7 @@ export class ComposeFleet {
    */
   static async start(email: string, scale: Record<string, number> = {}): Promise<ComposeFleet> {
     // Engine and images, idempotently (seconds when nothing changed).
-    execFileSync('bash', ['infra/docker/build.sh'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    buildImages();
     const [edge, pg, s3] = [await freePort(), await freePort(), await freePort()];
     const loginCode = '246810';
     // The five secrets compose refuses to start without (the password goes into a URL: hex only).
