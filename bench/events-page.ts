@@ -6,6 +6,9 @@
  * other accounts; the page is a full one from the middle of its history. Prints the plan (it must be
  * an index scan on the (account_id, seq) primary key), latencies, requests/s and the ratios. Usage:
  *   bash infra/node.sh node bench/events-page.ts [events=10000] [others=500] [seconds=10] [connections=10]
+ *     [paths=edge,nginx,gateway,raw]
+ * `paths` measures only those (e.g. `edge` alone under `OAN_NODE_ARGS=--cpu-prof…`, so the gateways'
+ * profiles hold one path's requests); every path is still warmed.
  * Prints the fleet's CPU per request of each path (bench/cost.ts). Writes docs/bench/events-page.svg
  * and docs/bench/events-page-cost.json.
  */
@@ -25,6 +28,10 @@ const EVENTS = Number(process.argv[2] ?? 10_000);
 const OTHERS = Number(process.argv[3] ?? 500);
 const SECONDS = Number(process.argv[4] ?? 10);
 const CONNECTIONS = Number(process.argv[5] ?? 10);
+const PATHS = new Set((process.argv[6] ?? 'edge,nginx,gateway,raw').split(','));
+for (const p of PATHS)
+  if (!['edge', 'nginx', 'gateway', 'raw'].includes(p))
+    throw new Error(`unknown path ${p}: edge, nginx, gateway or raw`);
 const PAGE = 200;
 // fetchEvents' query (libs/projection): `order by oan_event.seq`, since a bare `seq` would name the text
 // alias and sort strings instead of walking the (account_id, seq) key.
@@ -90,9 +97,12 @@ error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
 http {
   access_log off;
+  # Keep-alive connections are never closed for their request count (nginx's default closes one
+  # after 1,000 requests, which a load generator may see as an error): as the edge and Node do.
+  keepalive_requests 1000000;
   client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  upstream gateways { ${gatewayPorts.map((p) => `server 127.0.0.1:${p};`).join(' ')} keepalive 64; }
+  upstream gateways { ${gatewayPorts.map((p) => `server 127.0.0.1:${p};`).join(' ')} keepalive 64; keepalive_requests 1000000; }
   server {
     listen 127.0.0.1:${port};
     location /api/v1/events { proxy_pass http://gateways; proxy_http_version 1.1; proxy_set_header Connection ""; }
@@ -158,73 +168,59 @@ try {
     if (base) await load(`${base}${path}`, headers, 3);
   const meter = await costMeter(fleet);
   const requests = (r: { requests: number }) => r.requests;
-  const { result: edge } = await meter.phase(
-    'edge',
-    () => load(`${fleet.url}${path}`, headers),
-    requests,
-    'GET /events through the edge',
+  type Result = Awaited<ReturnType<typeof load>>;
+  const measure = async (name: string, what: string, run: () => Promise<Result>) =>
+    PATHS.has(name) ? (await meter.phase(name, run, requests, what)).result : undefined;
+  const edge = await measure('edge', 'GET /events through the edge', () =>
+    load(`${fleet.url}${path}`, headers),
   );
-  let viaNginx: Awaited<ReturnType<typeof load>> | undefined;
+  let viaNginx: Result | undefined;
   if (typeof nginx === 'string') console.log(nginx);
   else {
     try {
-      viaNginx = (
-        await meter.phase(
-          'nginx',
-          () => load(`${nginx.url}${path}`, headers),
-          requests,
-          'GET /events through nginx to the gateways',
-        )
-      ).result;
+      viaNginx = await measure('nginx', 'GET /events through nginx to the gateways', () =>
+        load(`${nginx.url}${path}`, headers),
+      );
     } finally {
       nginx.stop();
     }
   }
-  const { result: direct } = await meter.phase(
-    'gateway',
-    () => load(`http://127.0.0.1:${gateway.port}${path}`, headers),
-    requests,
-    'GET /events on the gateway',
+  const direct = await measure('gateway', 'GET /events on the gateway', () =>
+    load(`http://127.0.0.1:${gateway.port}${path}`, headers),
   );
-  const { result: raw } = await meter.phase(
-    'raw',
-    () => rawSql(pool, acc.userId, since),
-    requests,
-    'raw keyset query',
-  );
+  const raw = await measure('raw', 'raw keyset query', () => rawSql(pool, acc.userId, since));
 
   console.log(
     `${EVENTS} events for the account, ${OTHERS * 200} for ${OTHERS} others; page of ${PAGE} from seq ${since}; ` +
       `${CONNECTIONS} connections for ${SECONDS} s each`,
   );
   console.log(`plan (${index}${sorted}):\n  ${planText.replaceAll('\n', '\n  ')}`);
-  const show = (n: string, x: { rps: number; p50: number; p99: number }) =>
+  const rows: [string, string, Result | undefined][] = [
+    ['edge', 'edge → gateway → Postgres:', edge],
+    ['nginx', 'nginx → gateway → Postgres:', viaNginx],
+    ['gateway', 'gateway directly:', direct],
+    ['raw Postgres', 'raw Postgres keyset query:', raw],
+  ];
+  for (const [, n, x] of rows)
+    if (x)
+      console.log(
+        `${n.padEnd(28)} ${x.rps.toFixed(0).padStart(6)} req/s  p50 ${fmt(x.p50)}  p99 ${fmt(x.p99)}`,
+      );
+  if (raw && edge && direct)
     console.log(
-      `${n.padEnd(28)} ${x.rps.toFixed(0).padStart(6)} req/s  p50 ${fmt(x.p50)}  p99 ${fmt(x.p99)}`,
+      `ratio raw/edge req/s ${(raw.rps / edge.rps).toFixed(1)}x, edge/raw p50 ${(edge.p50 / raw.p50).toFixed(1)}x; ` +
+        `raw/gateway req/s ${(raw.rps / direct.rps).toFixed(1)}x, gateway/raw p50 ${(direct.p50 / raw.p50).toFixed(1)}x`,
     );
-  show('edge → gateway → Postgres:', edge);
-  if (viaNginx) show('nginx → gateway → Postgres:', viaNginx);
-  show('gateway directly:', direct);
-  show('raw Postgres keyset query:', raw);
-  console.log(
-    `ratio raw/edge req/s ${(raw.rps / edge.rps).toFixed(1)}x, edge/raw p50 ${(edge.p50 / raw.p50).toFixed(1)}x; ` +
-      `raw/gateway req/s ${(raw.rps / direct.rps).toFixed(1)}x, gateway/raw p50 ${(direct.p50 / raw.p50).toFixed(1)}x`,
-  );
   const cpu = (name: string) => meter.phases[name]?.perUnit.cpuMs.toFixed(2) ?? '-';
+  const share = (x: Result | undefined) =>
+    x && direct ? `${((x.rps / direct.rps) * 100).toFixed(0)} %` : '-';
   console.log(
-    `CPU ms per request, fleet and servers: edge ${cpu('edge')}, nginx ${cpu('nginx')}, gateway directly ${cpu('gateway')}` +
-      (viaNginx
-        ? `; edge/gateway req/s ${((edge.rps / direct.rps) * 100).toFixed(0)} %, nginx/gateway req/s ${((viaNginx.rps / direct.rps) * 100).toFixed(0)} %`
-        : ''),
+    `CPU ms per request, fleet and servers: edge ${cpu('edge')}, nginx ${cpu('nginx')}, gateway directly ${cpu('gateway')}; ` +
+      `edge/gateway req/s ${share(edge)}, nginx/gateway req/s ${share(viaNginx)}`,
   );
   const file = await barChart(
     'events-page',
-    [
-      { label: `edge (p50 ${fmt(edge.p50)})`, value: edge.rps },
-      ...(viaNginx ? [{ label: `nginx (p50 ${fmt(viaNginx.p50)})`, value: viaNginx.rps }] : []),
-      { label: `gateway (p50 ${fmt(direct.p50)})`, value: direct.rps },
-      { label: `raw Postgres (p50 ${fmt(raw.p50)})`, value: raw.rps },
-    ],
+    rows.flatMap(([label, , x]) => (x ? [{ label: `${label} (p50 ${fmt(x.p50)})`, value: x.rps }] : [])),
     { title: `GET /events, page of ${PAGE}, ${CONNECTIONS} connections`, unit: 'requests/s' },
   );
   console.log(`chart: ${file}`);
