@@ -28,10 +28,10 @@ const EVENTS = Number(process.argv[2] ?? 10_000);
 const OTHERS = Number(process.argv[3] ?? 500);
 const SECONDS = Number(process.argv[4] ?? 10);
 const CONNECTIONS = Number(process.argv[5] ?? 10);
-const PATHS = new Set((process.argv[6] ?? 'edge,nginx,gateway,raw').split(','));
+const ALL_PATHS = ['edge', 'nginx', 'gateway', 'raw'];
+const PATHS = new Set(process.argv[6]?.split(',') ?? ALL_PATHS);
 for (const p of PATHS)
-  if (!['edge', 'nginx', 'gateway', 'raw'].includes(p))
-    throw new Error(`unknown path ${p}: edge, nginx, gateway or raw`);
+  if (!ALL_PATHS.includes(p)) throw new Error(`unknown path ${p}: one of ${ALL_PATHS.join(', ')}`);
 const PAGE = 200;
 // fetchEvents' query (libs/projection): `order by oan_event.seq`, since a bare `seq` would name the text
 // alias and sort strings instead of walking the (account_id, seq) key.
