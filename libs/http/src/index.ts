@@ -7,3 +7,4 @@ export * from './multipart.ts';
 export * from './schemas.ts';
 export * from './clientAddress.ts';
 export * from './replicas.ts';
+export * from './redis.ts';

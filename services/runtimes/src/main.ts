@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
-import { createLogger, Replicas } from '@oan/http';
+import { createLogger, Replicas, subscribeWhenReady } from '@oan/http';
 import { parseRuntimeWake, PushTail, runtimeWakesChannel } from '@oan/projection';
 import { buildApp, createRuntimesContext } from './app.ts';
 import { JobWakes } from './commands/wakes.ts';
@@ -61,7 +61,7 @@ wakeRedis.on('message', (_channel: string, message: string) => {
   const wake = parseRuntimeWake(message);
   if (wake) waiters.wake(wake.accountId);
 });
-await wakeRedis.subscribe(runtimeWakesChannel(config.REDIS_PREFIX));
+await subscribeWhenReady(wakeRedis, runtimeWakesChannel(config.REDIS_PREFIX));
 await app.listen({ host: config.HOST, port: config.RUNTIMES_PORT });
 // Jobs nobody will handle go to the owner (ADR 0032): auth records the notice with the fleet's internal secret.
 const auth = new Replicas(config.AUTH_URL);

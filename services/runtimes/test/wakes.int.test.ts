@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { subscribeWhenReady } from '@oan/http';
 import { parseRuntimeWake, runtimeWakesChannel, type RuntimeJobsWake } from '@oan/projection';
 import { buildApp, createRuntimesContext } from '../src/app.ts';
 import { JobWakes } from '../src/commands/wakes.ts';
@@ -26,7 +27,7 @@ beforeAll(async () => {
     const parsed = parseRuntimeWake(m);
     if (parsed) heard.push(parsed);
   });
-  await sub.subscribe(runtimeWakesChannel(prefix));
+  await subscribeWhenReady(sub, runtimeWakesChannel(prefix));
   // two runtimes replicas tailing the same push stream
   replicaA = new JobWakes(w.ctx, w.world.redis, prefix, silent);
   replicaB = new JobWakes(

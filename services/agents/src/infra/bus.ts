@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '@oan/http';
+import { type Logger, subscribeWhenReady } from '@oan/http';
 
 /**
  * Frames between replicas over Redis pub/sub, one channel per replica (ADR 0019). A message is a
@@ -22,29 +22,41 @@ export interface BusMessage {
 }
 
 export class Bus {
-  private readonly sub: Redis;
-
+  private sub?: Redis;
   private readonly pub: Redis;
   private readonly channelOf: (replica: string) => string;
   private readonly logger: Logger;
+  private onGap: () => void = () => undefined;
   constructor(pub: Redis, channelOf: (replica: string) => string, logger: Logger) {
     this.pub = pub;
     this.channelOf = channelOf;
     this.logger = logger;
-    this.sub = pub.duplicate();
-    // While this connection is down, frames for this replica are lost (pub/sub keeps nothing).
-    this.sub.on('error', (err: Error) => logger.warn({ err }, 'relay bus connection failed'));
-    this.sub.on('reconnecting', () => logger.warn('relay bus reconnecting'));
   }
 
-  async start(replica: string, onMessage: (m: BusMessage) => void): Promise<void> {
-    this.sub.on('message', (_channel: string, text: string) => {
+  /**
+   * `onGap` is called when frames for this replica may have been lost: its connection came back
+   * after a drop (ioredis has subscribed again), or Redis no longer counted its subscription.
+   */
+  async start(
+    replica: string,
+    onMessage: (m: BusMessage) => void,
+    onGap: () => void = () => undefined,
+  ): Promise<void> {
+    this.onGap = onGap;
+    const channel = this.channelOf(replica);
+    // Named after its channel, so an operator (or a test) can tell it in CLIENT LIST.
+    const sub = (this.sub = this.pub.duplicate({ connectionName: channel }));
+    // While this connection is down, frames for this replica are lost (pub/sub keeps nothing).
+    sub.on('error', (err: Error) => this.logger.warn({ err }, 'relay bus connection failed'));
+    sub.on('reconnecting', () => this.logger.warn('relay bus reconnecting'));
+    sub.on('message', (_channel: string, text: string) => {
       const nl = text.indexOf('\n');
       const [kind, address, sid, origin] = text.slice(0, nl).split('|');
       if (!kind || !address || sid === undefined || !origin) return;
       onMessage({ kind: kind as BusKind, address, sid, origin, frame: text.slice(nl + 1) });
     });
-    await this.sub.subscribe(this.channelOf(replica));
+    await subscribeWhenReady(sub, channel);
+    sub.on('ready', () => this.onGap());
   }
 
   /**
@@ -57,7 +69,8 @@ export class Bus {
     const [, listeners] = (await this.pub.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
     if (listeners > 0) return;
     this.logger.warn({ replica }, 'relay bus subscription lost; subscribing again');
-    await this.sub.subscribe(channel);
+    if (this.sub) await subscribeWhenReady(this.sub, channel);
+    this.onGap();
   }
 
   /** false when no replica listened (`replica` is gone or its bus connection is down): the frame is lost. */
@@ -71,6 +84,6 @@ export class Bus {
   }
 
   async close(): Promise<void> {
-    await this.sub.quit().catch(() => undefined);
+    await this.sub?.quit().catch(() => undefined);
   }
 }

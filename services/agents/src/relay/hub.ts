@@ -95,7 +95,11 @@ export class Hub {
 
   async start(): Promise<void> {
     await this.registry.heartbeat(REPLICA_TTL_MS);
-    await this.bus.start(this.me, (m) => this.onBus(m));
+    await this.bus.start(
+      this.me,
+      (m) => this.onBus(m),
+      () => this.busGap(),
+    );
     const every = (ms: number, fn: () => Promise<void>) => {
       const t = setInterval(
         () => void fn().catch((err) => this.logger.warn({ err }, 'relay timer failed')),
@@ -189,6 +193,16 @@ export class Hub {
   /** The agent's socket of this session closed: a turn it had not answered never will be. */
   private agentGone(address: string, sid: string): void {
     this.notFound(address, sid, true);
+  }
+
+  /**
+   * Frames for this replica may have been lost (its bus connection dropped, or its subscription):
+   * a client turn still unanswered may never be, so it fails now rather than at the client's timeout.
+   */
+  private busGap(): void {
+    const waiting = [...this.clients.values()].filter((c) => c.awaiting);
+    this.logger.warn({ waiting: waiting.length }, 'relay bus frames may have been lost');
+    for (const c of waiting) this.notFound(c.address, c.sid, true);
   }
 
   addClient(c: ClientLink): void {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { subscribeWhenReady } from '@oan/http';
 import { parseRuntimeWake, runtimeWakesChannel } from '@oan/projection';
 import { OAN_WS_RUNTIME_JOBS } from '@oan/protocol';
 import type { OanSocket } from './types.ts';
@@ -33,7 +34,7 @@ export class RuntimeWakeRelay {
         if (socket.connected) socket.emit(OAN_WS_RUNTIME_JOBS, m.wake);
       }
     });
-    await this.sub.subscribe(this.channel);
+    await subscribeWhenReady(this.sub, this.channel);
   }
 
   /** Registers a socket past the handshake if it opted in; it leaves when it disconnects. */

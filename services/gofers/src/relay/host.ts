@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@oan/db';
 import { checkCredentials } from '@oan/auth';
-import type { Logger } from '@oan/http';
+import { type Logger, subscribeWhenReady } from '@oan/http';
 import { goferProfile, onlineAgent } from '@oan/readmodels';
 import type { Redis } from 'ioredis';
 import type { CallerBrain } from '../brain/types.ts';
@@ -84,7 +84,7 @@ export class RelayHost implements RelayControl {
     this.sub.on('message', (_channel: string, goferId: string) => {
       void this.serially(() => this.reconcileOne(goferId));
     });
-    await this.sub.subscribe(this.channel);
+    await subscribeWhenReady(this.sub, this.channel);
     await this.serially(() => this.reconcileAll());
     this.timer = setInterval(
       () => void this.serially(() => this.reconcileAll()),
