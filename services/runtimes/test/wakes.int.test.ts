@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { observeStatements } from '@oan/db';
 import { subscribeWhenReady } from '@oan/http';
 import { parseRuntimeWake, runtimeWakesChannel, type RuntimeJobsWake } from '@oan/projection';
 import { buildApp, createRuntimesContext } from '../src/app.ts';
@@ -82,6 +83,33 @@ describe('when an envelope a runtime wants is stored', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(heardBy(c.accountId)).toHaveLength(2);
     expect(heardBy(c.accountId).some((x) => x.runtimeId === other)).toBe(false);
+  });
+
+  it('reads the runtimes of envelopes that arrive together in one statement, each account its own', async () => {
+    const [a, b, none] = await Promise.all([w.account(), w.account(), w.account()]);
+    const ra = await runtime(a, { types: ['gofer_question'] });
+    const rb = await runtime(b, { types: ['gofer_question'] }, 'bdesk');
+    const stored = await Promise.all(
+      [a, b, none, a].map(async (c) => ({
+        c,
+        e: await w.envelope(c.accountId, { type: 'gofer_question', goferId: 'g1' }),
+      })),
+    );
+    const reads: string[] = [];
+    const stop = observeStatements((s) => {
+      if (s.sql.includes('from runtimes.runtimes where account_id')) reads.push(s.sql);
+    });
+    try {
+      // as one XREAD reply hands them to the push tail: in one tick, on one replica
+      await Promise.all(stored.map(({ c, e }) => replicaA.onEnvelope(c.accountId, BigInt(e.seq), e.text)));
+    } finally {
+      stop();
+    }
+    expect(reads).toHaveLength(1);
+    await until(() => heardBy(a.accountId).length === 2 && heardBy(b.accountId).length === 1);
+    expect(heardBy(a.accountId).map((x) => x.runtimeId)).toEqual([ra, ra]);
+    expect(heardBy(b.accountId)).toEqual([{ runtimeId: rb, name: 'bdesk', queued: 1 }]);
+    expect(heardBy(none.accountId)).toEqual([]);
   });
 
   it("never wakes another account's sockets", async () => {

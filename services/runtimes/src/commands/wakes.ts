@@ -1,7 +1,8 @@
+import DataLoader from 'dataloader';
 import type { Redis } from 'ioredis';
 import { publishRuntimeWake } from '@oan/projection';
 import { REPLY_TYPES, wants } from '../domain/policy.ts';
-import { listRuntimes, ownRuntime } from '../infra/runtimeStore.ts';
+import { listRuntimesOf, ownRuntime, type RuntimeRow } from '../infra/runtimeStore.ts';
 import { claimableCount, leasesRunOut } from '../infra/wakeStore.ts';
 import type { RuntimesContext } from './context.ts';
 import { catchUp } from './jobs.ts';
@@ -25,12 +26,22 @@ export class JobWakes {
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly log: WakeLog;
+  private readonly runtimesOf: DataLoader<string, RuntimeRow[]>;
   constructor(ctx: RuntimesContext, redis: Redis, prefix: string, log: WakeLog) {
     this.ctx = ctx;
     this.redis = redis;
     this.prefix = prefix;
     this.log = log;
     this.sweptUpTo = ctx.now();
+    // One XREAD brings many envelopes at once under load: their accounts' runtimes are read in one
+    // statement (batched per tick, never cached: a runtime made a moment ago counts).
+    this.runtimesOf = new DataLoader(
+      async (accounts) => {
+        const byAccount = await listRuntimesOf(this.ctx.orm.em.fork(), accounts);
+        return accounts.map((a) => byAccount.get(a) ?? []);
+      },
+      { cache: false },
+    );
   }
 
   /** A stored envelope (a push entry): a wake for every runtime of the account that wants it. */
@@ -39,7 +50,7 @@ export class JobWakes {
     const facts = { type: head.type ?? '', goferId: head.goferId, hasReply: head.reply !== undefined };
     // most envelopes are not decisions: no database read for them
     if (!facts.hasReply || !(REPLY_TYPES as readonly string[]).includes(facts.type)) return;
-    const runtimes = await listRuntimes(this.ctx.orm.em.fork(), accountId);
+    const runtimes = await this.runtimesOf.load(accountId);
     for (const r of runtimes) {
       if (!wants(r.policy, facts)) continue;
       if (!(await this.claim(`${r.id}:e${seq}`))) continue;

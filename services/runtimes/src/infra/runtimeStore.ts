@@ -1,4 +1,4 @@
-import { sql, type EntityManager } from '@oan/db';
+import { sql, TEXT_ARRAY, type EntityManager } from '@oan/db';
 import { oanEventSql } from '@oan/projection';
 import type { EndpointState } from '../domain/health.ts';
 import type { Policy } from '../domain/policy.ts';
@@ -84,6 +84,21 @@ export const listRuntimes = (em: EntityManager, accountId: string) =>
   sql<RuntimeRow>(em, 'select * from runtimes.runtimes where account_id = ? order by created_at, id', [
     accountId,
   ]);
+
+/** The runtimes of several accounts in one statement, each account's in `listRuntimes`'s order. */
+export async function listRuntimesOf(
+  em: EntityManager,
+  accountIds: readonly string[],
+): Promise<Map<string, RuntimeRow[]>> {
+  const rows = await sql<RuntimeRow>(
+    em,
+    `select * from runtimes.runtimes where account_id = any(${TEXT_ARRAY}) order by created_at, id`,
+    [JSON.stringify(accountIds)],
+  );
+  const out = new Map<string, RuntimeRow[]>(accountIds.map((a) => [a, []]));
+  for (const r of rows) out.get(r.account_id)?.push(r);
+  return out;
+}
 
 /**
  * The account's runtime, or null for an unknown, foreign or malformed id (one answer). `lock`
