@@ -220,6 +220,7 @@ export async function sql<T = Record<string, unknown>>(
   query: string,
   params: unknown[] = [],
 ): Promise<T[]> {
+  if (held.get(em)?.size) await writeHeld(em);
   const { text, values, fixed } = toPositional(query, params);
   for (const o of observers) o({ sql: query, bindings: params });
   const config: pg.QueryConfig = fixed ? { name: statementName(text), text, values } : { text, values };
@@ -235,6 +236,55 @@ export async function sql<T = Record<string, unknown>>(
   } finally {
     await client.releaseConnection(conn);
   }
+}
+
+/** Per EntityManager that holds inserts: statement → the rows it will insert, in first-use order. */
+const held = new WeakMap<EntityManager, Map<string, unknown[]>>();
+
+/**
+ * Inserts `row` with `statement`, which reads its rows from one JSON array parameter
+ * (`insert … select … from jsonb_to_recordset(?::jsonb) as x(…) on conflict … do nothing`): now, or,
+ * while `em` holds inserts, with the other rows of the same statement in one round trip, written before
+ * any other statement runs on `em` (so nothing can read around them) and at `releaseInserts`. Only for
+ * inserts whose order against other tables' inserts does not matter (no foreign keys, no triggers).
+ */
+export async function insertRows(
+  em: EntityManager,
+  statement: string,
+  row: Record<string, unknown>,
+): Promise<void> {
+  const rows = held.get(em);
+  if (!rows) {
+    await sql(em, statement, [JSON.stringify([row])]);
+    return;
+  }
+  const list = rows.get(statement);
+  if (list) list.push(row);
+  else rows.set(statement, [row]);
+}
+
+/** From now on `insertRows` on `em` gathers rows until the next other statement or `releaseInserts`. */
+export function holdInserts(em: EntityManager): void {
+  held.set(em, held.get(em) ?? new Map<string, unknown[]>());
+}
+
+/** Writes the rows `em` holds, one statement per insert statement, and goes on holding. */
+async function writeHeld(em: EntityManager): Promise<void> {
+  const rows = held.get(em);
+  if (!rows?.size) return;
+  held.set(em, new Map<string, unknown[]>());
+  for (const [statement, list] of rows) await sql(em, statement, [JSON.stringify(list)]);
+}
+
+/** Writes what `em` holds and stops holding. */
+export async function releaseInserts(em: EntityManager): Promise<void> {
+  await writeHeld(em);
+  held.delete(em);
+}
+
+/** Forgets what `em` holds without writing it (its transaction failed) and stops holding. */
+export function discardInserts(em: EntityManager): void {
+  held.delete(em);
 }
 
 /** Runs `fn` in a transaction on a fresh fork of the ORM's EntityManager. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { observeStatements } from '@oan/db';
 import type { GoferEvent } from '@oan/domain';
 import { gofersProjection } from '../src/gofers/index.ts';
 import { at, type DataOf } from './support/events.ts';
@@ -154,5 +155,75 @@ describe("a caller's question for the owner", () => {
     const again = await spec.when(...ask());
     expect(again).toEqual(await spec.when(...ask()));
     expect(await spec.rows()).toEqual(before);
+  });
+});
+
+describe("a batch's Gofers and role-chat turns written together", () => {
+  const rows = {
+    gofers: 'select * from read.gofers order by id',
+    messages: 'select * from read.gofer_messages order by id',
+    attachments: 'select * from read.gofer_attachments order by id',
+  };
+  const together = projectionSpec(gofersProjection, { rows });
+  const oneByOne = projectionSpec(gofersProjection, { rows, holdInserts: false });
+
+  it('leave the rows that one statement per event leaves, with one insert per table', async () => {
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    const [a, b, c] = ids.map((id) => gofersOf(randomUUID(), id));
+    const turn = (g: typeof a, id: string, extra: Partial<DataOf<GoferEvent, 'ChatMessageAdded'>> = {}) =>
+      g!.ChatMessageAdded({ messageId: id, createdAt: at(Number(id.replace(/\D/g, ''))), ...extra });
+    const plain = [
+      a!.GoferCreated(),
+      b!.GoferCreated({ humanReviewTriggers: [], name: 'Ünïcödé "quoted" \\ name' }),
+      turn(a, 'a1', { role: 'user', content: 'line one\nline "two" \\ {"not":"json"} 🎉' }),
+      turn(b, 'b1', {
+        kind: 'pairing',
+        role: 'system',
+        pairing:
+          '{"threadId":"t1","self":{"roleId":"r1","name":"A"},"counterpart":{"roleId":"r2","name":"B"}}',
+      }),
+      turn(a, 'a2', {
+        pendingQuery: true,
+        responseConstraints: '{"format":"boolean"}',
+        replyTo: 'a1',
+        attachmentIds: ['att-1', 'att-2'],
+      }),
+      c!.GoferCreated(),
+      turn(c, 'c1'),
+    ];
+    const redelivered = plain[2]!;
+    // the same event twice in one batch, then statements between the inserts (an update, a delete
+    // that must see the turns inserted before it, an attachment)
+    const mixed = [
+      ...plain,
+      redelivered,
+      b!.GoferProfileUpdated(),
+      turn(b, 'b2'),
+      b!.GoferDeleted(),
+      a!.AttachmentAdded(),
+      turn(a, 'a3', { kind: 'relay' }),
+    ];
+
+    const statements: string[] = [];
+    const stop = observeStatements((st) => statements.push(st.sql));
+    try {
+      await together.when(...plain);
+    } finally {
+      stop();
+    }
+    expect(statements.filter((q) => /^insert into read\.gofers /.test(q))).toHaveLength(1);
+    expect(statements.filter((q) => /^insert into read\.gofer_messages /.test(q))).toHaveLength(1);
+    await together.when(...mixed);
+
+    for (const e of [...plain, ...mixed]) await oneByOne.when(e);
+    expect(await together.rows()).toEqual(await oneByOne.rows());
+    const [q] = await together.query<{ response_constraints: unknown; pairing: unknown }>(
+      'select response_constraints, pairing from read.gofer_messages where id = ?',
+      ['a2'],
+    );
+    expect(q!.response_constraints).toEqual({ format: 'boolean' });
+    expect(
+      (await together.query('select * from read.gofer_messages where gofer_id = ?', [ids[1]])).length,
+    ).toBe(0);
   });
 });

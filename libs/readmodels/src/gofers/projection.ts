@@ -1,4 +1,4 @@
-import { sql, type EntityManager } from '@oan/db';
+import { insertRows, sql, type EntityManager } from '@oan/db';
 import type { GoferEvent } from '@oan/domain';
 import { projection, type NotificationSpec, type StoredEvent } from '../types.ts';
 import { chatNotifications } from './notifications.ts';
@@ -7,30 +7,43 @@ type Event<T extends GoferEvent['type']> = StoredEvent<Extract<GoferEvent, { typ
 const json = (v: unknown): string => JSON.stringify(v ?? []);
 
 /**
+ * The two inserts every Gofer and role-chat turn makes, as one statement for any number of rows
+ * (`insertRows`: the projector writes a batch's rows together).
+ */
+const INSERT_GOFERS = `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform,
+    discovery_status, human_review_triggers, "values", demands, created_at, updated_at)
+  select id, account_id, chat_id, name, description, locale, source_platform, 'in_discovery',
+    human_review_triggers, '[]', '[]', created_at, created_at
+  from jsonb_to_recordset(?::jsonb) as x(id text, account_id text, chat_id text, name text, description text,
+    locale text, source_platform text, human_review_triggers jsonb, created_at timestamptz)
+  on conflict (id) do nothing`;
+const INSERT_GOFER_MESSAGES = `insert into read.gofer_messages (id, gofer_id, account_id, chat_id, role, content, kind,
+    pairing, pending_query, response_constraints, reply_to, attachment_ids, created_at, position)
+  select id, gofer_id, account_id, chat_id, role, content, kind, pairing::jsonb, pending_query,
+    response_constraints::jsonb, reply_to, attachment_ids, created_at, position
+  from jsonb_to_recordset(?::jsonb) as x(id text, gofer_id text, account_id text, chat_id text, role text,
+    content text, kind text, pairing text, pending_query boolean, response_constraints text, reply_to text,
+    attachment_ids jsonb, created_at timestamptz, position bigint)
+  on conflict (id) do nothing`;
+
+/**
  * The gofers context's projection: `read.gofers`, `read.gofer_messages` and `read.gofer_attachments`,
  * and the role-chat notifications of `notifications.ts`. Inserts do nothing on a known id and updates
  * set the event's values, so a redelivered event changes nothing.
  */
 export const gofersProjection = projection<GoferEvent>({
   async GoferCreated(em, { partitionKey: accountId, data: d }) {
-    await sql(
-      em,
-      `insert into read.gofers (id, account_id, chat_id, name, description, locale, source_platform,
-         discovery_status, human_review_triggers, "values", demands, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, 'in_discovery', ?::jsonb, '[]', '[]', ?, ?) on conflict (id) do nothing`,
-      [
-        d.goferId,
-        accountId,
-        d.chatId,
-        d.name,
-        d.description,
-        d.locale,
-        d.sourcePlatform,
-        json(d.humanReviewTriggers),
-        d.createdAt,
-        d.createdAt,
-      ],
-    );
+    await insertRows(em, INSERT_GOFERS, {
+      id: d.goferId,
+      account_id: accountId,
+      chat_id: d.chatId,
+      name: d.name,
+      description: d.description,
+      locale: d.locale,
+      source_platform: d.sourcePlatform,
+      human_review_triggers: d.humanReviewTriggers ?? [],
+      created_at: d.createdAt,
+    });
     return [];
   },
   ChatMessageAdded: chatMessage,
@@ -112,27 +125,21 @@ export const gofersProjection = projection<GoferEvent>({
 async function chatMessage(em: EntityManager, event: Event<'ChatMessageAdded'>): Promise<NotificationSpec[]> {
   const d = event.data;
   const goferId = d.goferId;
-  await sql(
-    em,
-    `insert into read.gofer_messages (id, gofer_id, account_id, chat_id, role, content, kind, pairing, pending_query,
-       response_constraints, reply_to, attachment_ids, created_at, position)
-     values (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?::jsonb, ?, ?::jsonb, ?, ?) on conflict (id) do nothing`,
-    [
-      d.messageId,
-      goferId,
-      event.partitionKey,
-      d.chatId,
-      d.role,
-      d.content,
-      d.kind ?? null,
-      d.pairing ?? null,
-      d.pendingQuery === true,
-      d.responseConstraints ?? null,
-      d.replyTo ?? null,
-      json(d.attachmentIds),
-      d.createdAt,
-      event.position?.toString() ?? null,
-    ],
-  );
+  await insertRows(em, INSERT_GOFER_MESSAGES, {
+    id: d.messageId,
+    gofer_id: goferId,
+    account_id: event.partitionKey,
+    chat_id: d.chatId,
+    role: d.role,
+    content: d.content,
+    kind: d.kind ?? null,
+    pairing: d.pairing ?? null,
+    pending_query: d.pendingQuery === true,
+    response_constraints: d.responseConstraints ?? null,
+    reply_to: d.replyTo ?? null,
+    attachment_ids: d.attachmentIds ?? [],
+    created_at: d.createdAt,
+    position: event.position?.toString() ?? null,
+  });
   return chatNotifications(event);
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { dropDatabase, holdInserts, openDatabase, releaseInserts, sql, type MikroORM } from '@oan/db';
 import {
   readModelMigrations,
   type DomainEvent,
@@ -26,7 +26,12 @@ export interface TwiceCase {
  */
 export function projectionSpec(
   projection: Projection,
-  options: { rows: Record<string, string>; ctx?: ProjectionContext },
+  options: {
+    rows: Record<string, string>;
+    ctx?: ProjectionContext;
+    /** false: each insert is its own statement (the projector holds a batch's inserts: true). */
+    holdInserts?: boolean;
+  },
 ) {
   const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
   let orm: MikroORM;
@@ -39,14 +44,19 @@ export function projectionSpec(
   });
   const ctx = options.ctx ?? {};
 
-  /** Applies the events in order in one transaction, as the projector's first stage does. */
+  /**
+   * Applies the events in order in one transaction, as the projector's first stage does (holding
+   * the batch's inserts until another statement or the end of the batch).
+   */
   const apply = (events: AnyEvent[]): Promise<NotificationSpec[]> =>
     orm.em.fork().transactional(async (em) => {
       const out: NotificationSpec[] = [];
+      if (options.holdInserts !== false) holdInserts(em);
       for (const event of events) {
         if (projection.handles.has(event.type))
           out.push(...(await projection.apply(em, event as DomainEvent, ctx)));
       }
+      await releaseInserts(em);
       return out;
     });
   const query = <T = Record<string, unknown>>(q: string, params: unknown[] = []) =>

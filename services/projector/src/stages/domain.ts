@@ -1,4 +1,4 @@
-import type { EntityManager } from '@oan/db';
+import { discardInserts, holdInserts, releaseInserts, type EntityManager } from '@oan/db';
 import { toNotification, type Notification } from '../notifications.ts';
 import type { DomainEvent, Projection, ProjectionContext } from '@oan/readmodels';
 
@@ -14,12 +14,21 @@ export async function projectDomainEvents(
   ctx: ProjectionContext,
 ): Promise<Notification[]> {
   const out: Notification[] = [];
-  for (const event of events) {
-    for (const p of projections) {
-      if (!p.handles.has(event.type)) continue;
-      const specs = await p.apply(em, event, ctx);
-      for (const spec of specs) out.push(toNotification(event.eventId, spec));
+  // The batch's plain inserts (a Gofer, a role-chat turn) go as one statement per table, written
+  // before any other statement of the batch reads or writes (ADR 0045).
+  holdInserts(em);
+  try {
+    for (const event of events) {
+      for (const p of projections) {
+        if (!p.handles.has(event.type)) continue;
+        const specs = await p.apply(em, event, ctx);
+        for (const spec of specs) out.push(toNotification(event.eventId, spec));
+      }
     }
+    await releaseInserts(em);
+  } catch (err) {
+    discardInserts(em);
+    throw err;
   }
   return out;
 }
