@@ -82,6 +82,38 @@ export async function rawKafkaHop(brokers: string[], prefix: string, partitions 
   };
 }
 
+/**
+ * The raw limit of a replay: a fresh consumer group reads `topics` from the beginning with the same
+ * client (kafkajs behind libs/kafka) and does nothing with the records, timed as replay times itself
+ * (from before the group joins until `records` have arrived). Returns records/s.
+ */
+export async function rawKafkaConsume(brokers: string[], topics: string[], records: number): Promise<number> {
+  const kafka = createKafka({ brokers, clientId: 'bench-raw-consume', logger: silentLogger });
+  let received = 0;
+  const t0 = performance.now();
+  const consumer = await runConsumer({
+    kafka,
+    groupId: `bench-raw-consume-${Date.now().toString(36)}`,
+    topics,
+    fromBeginning: true,
+    eachBatch: async (b) => {
+      received += b.messages.length;
+      if (b.messages.length) b.resolve(b.messages[b.messages.length - 1]!.offset);
+    },
+  });
+  try {
+    await waitFor(() => received >= records, {
+      timeoutMs: 300_000,
+      intervalMs: 5,
+      what: 'raw kafka consume',
+    });
+    return (records * 1000) / (performance.now() - t0);
+  } finally {
+    await consumer.stop();
+    await kafka.close();
+  }
+}
+
 /** About the size of an OAN envelope, so the socket hop carries a comparable frame. */
 const PAD = 'x'.repeat(512);
 

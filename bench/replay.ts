@@ -6,7 +6,7 @@
  * and database. Usage:
  *   bash infra/node.sh node bench/replay.ts [events=20000] [accounts=8] [partitions=4]
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
- * over the command's wall-clock time, and the CPU per domain event of the fill (the fleet) and of the
+ * over the command's wall-clock time, the raw limit (a bare kafkajs group reading the same topics), and the CPU per domain event of the fill (the fleet) and of the
  * replay (the command and the servers) from bench/cost.ts; writes docs/bench/replay.svg and
  * docs/bench/replay-cost.json.
  */
@@ -17,8 +17,10 @@ import pg from 'pg';
 import { openDatabase } from '@oan/db';
 import { EventStore } from '@oan/eventstore';
 import { joinAccount, REPO_ROOT, waitFor } from '@oan/testing';
+import { loadProjectorConfig, topicNames } from '@oan/projector';
 import { barChart } from './chart.ts';
 import { costMeter, loadAverage } from './cost.ts';
+import { rawKafkaConsume } from './raw.ts';
 import { benchNotice, partitionedFleet } from './fleet.ts';
 
 const N = Number(process.argv[2] ?? 20_000);
@@ -99,6 +101,9 @@ try {
   const [records, seconds, rate] = [Number(reported[1]), Number(reported[2]), Number(reported[3])];
   const after = await envelopes();
   if (after !== before + N) throw new Error(`replay rebuilt ${after} envelopes, expected ${before + N}`);
+  // The raw limit in the same run: the same topics read by a bare consumer group with the same client.
+  const t = topicNames(loadProjectorConfig(projector.env));
+  const raw = await rawKafkaConsume(fleet.env.KAFKA_BROKERS!.split(','), [...t.domain, t.oan], records);
 
   console.log(
     `${N} domain events over ${ACCOUNTS} accounts (${PARTITIONS} partitions per topic) filled through the live pipeline in ${filled.toFixed(1)} s`,
@@ -110,12 +115,17 @@ try {
     `wall clock of the command (start-up and truncate included): ${wall.toFixed(1)} s → ` +
       `${Math.round(N / wall)} domain events/s (each also rebuilding its envelope)`,
   );
+  console.log(
+    `raw kafkajs consume of the same topics (a fresh group, records dropped): ${Math.round(raw)} records/s; ` +
+      `replay / raw ${((100 * rate) / raw).toFixed(0)} %`,
+  );
   const file = await barChart(
     'replay',
     [
       { label: 'live pipeline fill, events/s', value: N / filled },
       { label: 'replay, records/s (as reported)', value: rate },
       { label: 'replay, domain events/s (wall clock)', value: N / wall },
+      { label: 'raw kafkajs consume, records/s', value: raw },
     ],
     { title: `Replay of ${N} events (${records} records)`, unit: 'per second' },
   );
