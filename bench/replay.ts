@@ -6,8 +6,9 @@
  * and database. Usage:
  *   bash infra/node.sh node bench/replay.ts [events=20000] [accounts=8] [partitions=4]
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
- * over the command's wall-clock time, the raw limit (a bare kafkajs group reading the same topics), and the CPU per domain event of the fill (the fleet) and of the
- * replay (the command and the servers) from bench/cost.ts; writes docs/bench/replay.svg and
+ * over the command's wall-clock time, the raw limit (a bare kafkajs group reading the same topics
+ * in the same run), and the CPU per domain event of the fill (the fleet) and of the replay (the
+ * command and the servers) from bench/cost.ts; writes docs/bench/replay.svg and
  * docs/bench/replay-cost.json.
  */
 import { execFile } from 'node:child_process';
