@@ -111,8 +111,9 @@ try {
         Array.from({ length: APPENDERS }, async () => {
           for (let i = appended++; i < COMMANDS; i = appended++) {
             const acc = accounts[i % accounts.length]!;
-            // A new stream: one statement, no transaction (as handleCommand's newStream), then the wake-up.
-            await store.append(orm.em.fork(), [outdatedNotice(acc.userId, i)]);
+            // A new stream without a transaction, as handleCommand's newStream: the appends of one
+            // turn of the event loop share a statement (the store's group commit), then the wake-up.
+            await store.appendCommitted(orm, [outdatedNotice(acc.userId, i)]);
             store.committed(orm);
           }
         }),

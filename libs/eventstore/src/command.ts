@@ -54,8 +54,9 @@ export async function handleCommand<State, Event extends { type: string; data: u
     snapshot?: Snapshot<State>;
     /**
      * The stream id was made fresh for this command (a random UUID): there is no history to load,
-     * and the append (expected `no_stream`) is one statement, atomic without a transaction. A stream
-     * that exists after all fails it with ConcurrencyError, like any conflict.
+     * and the append (expected `no_stream`) is atomic without a transaction: one statement with the
+     * other new streams appended in the same turn of the event loop (`EventStore.appendCommitted`).
+     * A stream that exists after all fails it with ConcurrencyError, like any conflict.
      */
     newStream?: boolean;
     /**
@@ -73,8 +74,9 @@ export async function handleCommand<State, Event extends { type: string; data: u
     const state = decider.initialState();
     const em = orm.em.fork();
     const events = await decide(state, em);
-    // The store sends nothing for no events; one statement otherwise.
-    const appended = await store.append(em, [{ streamId, expectedVersion: 'no_stream', events }]);
+    // The store sends nothing for no events; otherwise one statement, shared with the other new
+    // streams of this turn of the event loop (the store's group commit).
+    const appended = await store.appendCommitted(orm, [{ streamId, expectedVersion: 'no_stream', events }]);
     if (appended.length > 0) store.committed(orm);
     return { state: fold(state, appended), appended };
   }

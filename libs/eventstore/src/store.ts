@@ -88,6 +88,93 @@ export class EventStore {
    * `committed()` tells the outbox publisher (it also polls, so a missed wake-up only delays).
    */
   async append(em: EntityManager, appends: StreamAppend[]): Promise<StoredEvent[]> {
+    const rows = await this.rowsOf(em, appends, 0);
+    if (rows.length === 0) return [];
+    let inserted: EventRow[];
+    try {
+      inserted = await this.insert(em, rows);
+    } catch (err) {
+      // 23505: a concurrent writer took this stream version first (or the event id exists).
+      if (isUniqueViolation(err)) throw new ConcurrencyError(rows[0]!.stream_id);
+      throw err;
+    }
+    if (inserted.length !== rows.length) {
+      const have = new Set(inserted.map((r) => r.stream_id));
+      throw new ConcurrencyError(rows.find((r) => !have.has(r.stream_id))?.stream_id ?? rows[0]!.stream_id);
+    }
+    return inserted.map((r) => toStored(r));
+  }
+
+  /**
+   * `append` outside any transaction, committed when it resolves, with a group commit: the calls
+   * made in one turn of the event loop (while fewer than `GROUP_IN_FLIGHT` statements are in
+   * flight; else when one returns) go to Postgres as ONE statement and one commit. Each call is
+   * still all or nothing on its own: a call whose stream version moved fails alone with
+   * ConcurrencyError and the others of its group are written; when the statement as a whole is
+   * refused (a unique index: two calls of the group, or another writer, took one stream version or
+   * event id), every call of the group runs again alone, so only the conflicting one fails.
+   */
+  async appendCommitted(orm: MikroORM, appends: StreamAppend[]): Promise<StoredEvent[]> {
+    const rows = await this.rowsOf(orm.em.fork(), appends, 0);
+    if (rows.length === 0) return [];
+    return new Promise<StoredEvent[]>((resolve, reject) => {
+      const call: GroupedCall = { appends, rows, resolve, reject };
+      if (this.group === null) {
+        this.group = [call];
+        setImmediate(() => this.flushGroup(orm));
+      } else this.group.push(call);
+    });
+  }
+
+  private group: GroupedCall[] | null = null;
+  private groupsInFlight = 0;
+
+  private flushGroup(orm: MikroORM): void {
+    const calls = this.group;
+    if (calls === null || this.groupsInFlight >= GROUP_IN_FLIGHT) return; // the next return flushes it
+    this.group = null;
+    this.groupsInFlight += 1;
+    void this.writeGroup(orm, calls).finally(() => {
+      this.groupsInFlight -= 1;
+      this.flushGroup(orm);
+    });
+  }
+
+  private async writeGroup(orm: MikroORM, calls: GroupedCall[]): Promise<void> {
+    if (calls.length === 1) {
+      const [call] = calls as [GroupedCall];
+      await this.append(orm.em.fork(), call.appends).then(call.resolve, call.reject);
+      return;
+    }
+    // One row list, each call's rows contiguous, `g` naming the call and `i` the order of insertion.
+    const rows: AppendRow[] = [];
+    calls.forEach((call, g) => {
+      for (const r of call.rows) rows.push({ ...r, i: rows.length, g });
+    });
+    let inserted: EventRow[];
+    try {
+      inserted = await this.insert(orm.em.fork(), rows);
+    } catch (err) {
+      if (!isUniqueViolation(err)) {
+        for (const call of calls) call.reject(err);
+        return;
+      }
+      await Promise.all(
+        calls.map((call) => this.append(orm.em.fork(), call.appends).then(call.resolve, call.reject)),
+      );
+      return;
+    }
+    const byId = new Map(inserted.map((r) => [r.event_id, r]));
+    for (const call of calls) {
+      const mine = call.rows.map((r) => byId.get(r.event_id));
+      const missing = call.rows.find((_, k) => mine[k] === undefined);
+      if (missing) call.reject(new ConcurrencyError(missing.stream_id));
+      else call.resolve((mine as EventRow[]).map((r) => toStored(r)));
+    }
+  }
+
+  /** The rows of `appends`, validated, their versions counted from each stream's expected one. */
+  private async rowsOf(em: EntityManager, appends: StreamAppend[], g: number): Promise<AppendRow[]> {
     const rows: AppendRow[] = [];
     for (const a of appends) {
       if (a.events.length === 0) continue;
@@ -102,6 +189,7 @@ export class EventStore {
         this.validator?.assertValid(e.type, schemaVersion, e.data);
         rows.push({
           i: rows.length,
+          g,
           event_id: e.eventId ?? randomUUID(),
           stream_id: a.streamId,
           stream_version: version,
@@ -114,40 +202,35 @@ export class EventStore {
         });
       }
     }
-    if (rows.length === 0) return [];
+    return rows;
+  }
+
+  /**
+   * The append statement: every row and its outbox row, except the rows of a call (`g`) one of
+   * whose streams is no longer at the version it expected; returns the rows written.
+   */
+  private insert(em: EntityManager, rows: AppendRow[]): Promise<EventRow[]> {
     const s = this.schema;
-    let inserted: EventRow[];
-    try {
-      inserted = await sql<EventRow>(
-        em,
-        `with x as (
-           select * from jsonb_to_recordset(?::jsonb) as x(i integer, event_id uuid, stream_id text,
-             stream_version integer, type text, version integer, account_id text, data jsonb,
-             occurred_at timestamptz, expected integer)
-         ), ok as (
-           select x.* from x
-            where x.expected = coalesce((select max(e.stream_version) from "${s}".events e
-                                          where e.stream_id = x.stream_id), 0)
-         ), ins as (
-           insert into "${s}".events
-             (event_id, stream_id, stream_version, type, version, account_id, data, occurred_at)
-           select event_id, stream_id, stream_version, type, version, account_id, data, occurred_at
-             from ok order by i
-           returning position, event_id, stream_id, stream_version, type, version, account_id, data, occurred_at
-         ), ob as (insert into "${s}".outbox (position) select position from ins)
-         select * from ins order by position`,
-        [JSON.stringify(rows)],
-      );
-    } catch (err) {
-      // 23505: a concurrent writer took this stream version first (or the event id exists).
-      if (isUniqueViolation(err)) throw new ConcurrencyError(rows[0]!.stream_id);
-      throw err;
-    }
-    if (inserted.length !== rows.length) {
-      const have = new Set(inserted.map((r) => r.stream_id));
-      throw new ConcurrencyError(rows.find((r) => !have.has(r.stream_id))?.stream_id ?? rows[0]!.stream_id);
-    }
-    return inserted.map((r) => toStored(r));
+    return sql<EventRow>(
+      em,
+      `with x as (
+         select * from jsonb_to_recordset(?::jsonb) as x(i integer, g integer, event_id uuid,
+           stream_id text, stream_version integer, type text, version integer, account_id text,
+           data jsonb, occurred_at timestamptz, expected integer)
+       ), moved as (
+         select distinct x.g from x
+          where x.expected <> coalesce((select max(e.stream_version) from "${s}".events e
+                                         where e.stream_id = x.stream_id), 0)
+       ), ins as (
+         insert into "${s}".events
+           (event_id, stream_id, stream_version, type, version, account_id, data, occurred_at)
+         select event_id, stream_id, stream_version, type, version, account_id, data, occurred_at
+           from x where x.g not in (select g from moved) order by i
+         returning position, event_id, stream_id, stream_version, type, version, account_id, data, occurred_at
+       ), ob as (insert into "${s}".outbox (position) select position from ins)
+       select * from ins order by position`,
+      [JSON.stringify(rows)],
+    );
   }
 
   /**
@@ -182,12 +265,30 @@ export class EventStore {
   }
 }
 
-/** One event as the append statement reads it: a row to be, its order and its stream's expected version. */
+/**
+ * One event as the append statement reads it: a row to be, its order, the call it belongs to (a
+ * group commit's calls are all or nothing each) and its stream's expected version.
+ */
 type AppendRow = Omit<EventRow, 'position' | 'occurred_at'> & {
   i: number;
+  g: number;
   occurred_at: string;
   expected: number;
 };
+
+/** One `appendCommitted` call waiting for its group's statement. */
+interface GroupedCall {
+  appends: StreamAppend[];
+  rows: AppendRow[];
+  resolve: (stored: StoredEvent[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group statements of one store in flight at once: calls arriving meanwhile gather into the next
+ * group. Below the ORM's pool (10), so transactions of the same process still find connections.
+ */
+const GROUP_IN_FLIGHT = 4;
 
 export function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';

@@ -140,6 +140,111 @@ describe('appending to a stream', () => {
   });
 });
 
+describe('a group commit of appends outside a transaction (appendCommitted)', () => {
+  /** The transactions that wrote these streams' rows: one per statement outside a transaction. */
+  const writers = async (streams: readonly string[]) =>
+    (
+      await sql<{ xmin: string }>(
+        orm.em.fork(),
+        `select distinct xmin::text as xmin from es_test.events
+          where stream_id in (select jsonb_array_elements_text(?::jsonb))`,
+        [JSON.stringify(streams)],
+      )
+    ).map((r) => r.xmin);
+  const fresh = (prefix: string, n: number) => Array.from({ length: n }, (_, k) => `${prefix}-${k}`);
+  const one = (streamId: string, n: number, expectedVersion: 'no_stream' | number = 'no_stream') => ({
+    streamId,
+    expectedVersion,
+    events: [ev(n), ev(n + 1)],
+  });
+
+  it('writes the calls of one turn as one statement, each answered with its own events, in call order', async () => {
+    const streams = fresh('grp', 30);
+    const answers = await Promise.all(streams.map((id, k) => store.appendCommitted(orm, [one(id, k * 10)])));
+    answers.forEach((stored, k) => {
+      expect(stored.map((e) => [e.streamId, e.streamVersion, (e.data as { n: number }).n])).toEqual([
+        [streams[k], 1, k * 10],
+        [streams[k], 2, k * 10 + 1],
+      ]);
+    });
+    const positions = answers.flat().map((e) => BigInt(e.position));
+    expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(await writers(streams)).toHaveLength(1);
+    const [{ n }] = (await sql<{ n: string }>(
+      orm.em.fork(),
+      `select count(*)::text as n from es_test.outbox o join es_test.events e using (position)
+        where e.stream_id like 'grp-%'`,
+    )) as [{ n: string }];
+    expect(n).toBe('60');
+  });
+
+  it('fails a call whose stream moved alone (nothing of it written) and writes the rest of its group', async () => {
+    await store.appendCommitted(orm, [one('grp-moved', 0)]);
+    const streams = fresh('grp-b', 10);
+    const results = await Promise.allSettled([
+      ...streams.map((id) => store.appendCommitted(orm, [one(id, 0)])),
+      store.appendCommitted(orm, [one('grp-moved', 5)]),
+      // Two streams, one of them moved: all or nothing, as inside a transaction.
+      store.appendCommitted(orm, [one('grp-multi', 0), one('grp-moved', 7, 1)]),
+    ]);
+    expect(results.slice(0, 10).every((r) => r.status === 'fulfilled')).toBe(true);
+    for (const r of results.slice(10)) {
+      expect(r.status).toBe('rejected');
+      expect((r as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
+    }
+    expect(await writers(streams)).toHaveLength(1);
+    expect((await store.readStream(orm.em.fork(), 'grp-moved')).map((e) => e.streamVersion)).toEqual([1, 2]);
+    expect(await store.readStream(orm.em.fork(), 'grp-multi')).toEqual([]);
+  });
+
+  it('when two calls of one group race for a new stream, one wins and every other call is written', async () => {
+    const streams = fresh('grp-c', 10);
+    const results = await Promise.allSettled([
+      store.appendCommitted(orm, [one('grp-race', 1)]),
+      ...streams.map((id) => store.appendCommitted(orm, [one(id, 0)])),
+      store.appendCommitted(orm, [one('grp-race', 2)]),
+    ]);
+    const race = [results[0], results[11]!];
+    expect(race.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const lost = race.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(lost.reason).toBeInstanceOf(ConcurrencyError);
+    expect(results.slice(1, 11).every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(await store.readStream(orm.em.fork(), 'grp-race')).toHaveLength(2);
+    for (const id of streams) expect(await store.readStream(orm.em.fork(), id)).toHaveLength(2);
+  });
+
+  it('refuses a call with an invalid event alone, before it joins a group', async () => {
+    const checked = new EventStore('es_test', {
+      assertValid: (_type, _version, data) => {
+        if ((data as { n: number }).n < 0) throw new Error('n must not be negative');
+      },
+    });
+    const results = await Promise.allSettled([
+      checked.appendCommitted(orm, [one('grp-d-0', 0)]),
+      checked.appendCommitted(orm, [one('grp-d-bad', -5)]),
+      checked.appendCommitted(orm, [one('grp-d-1', 0)]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await store.readStream(orm.em.fork(), 'grp-d-bad')).toEqual([]);
+    expect(await writers(['grp-d-0', 'grp-d-1'])).toHaveLength(1);
+  });
+
+  it('gathers the calls made while its statements are in flight into the next groups', async () => {
+    const streams = fresh('grp-e', 200);
+    // Issued over several turns of the event loop: more groups than statements in flight at once.
+    const answers = await Promise.all(
+      streams.map(async (id, k) => {
+        await new Promise((r) => setTimeout(r, k % 20));
+        return store.appendCommitted(orm, [one(id, k)]);
+      }),
+    );
+    expect(answers.every((a) => a.length === 2)).toBe(true);
+    const statements = await writers(streams);
+    expect(statements.length).toBeGreaterThan(1);
+    expect(statements.length).toBeLessThan(200);
+  });
+});
+
 describe('a command across streams (handleMultiStreamCommand)', () => {
   const voucher = {
     initialState: () => ({ wallet: null as string | null, used: false }),
