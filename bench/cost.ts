@@ -72,7 +72,7 @@ function childrenCpuSeconds(): number {
   return (Number(fields[13]) + Number(fields[14])) / TICKS;
 }
 
-function cpuByKind(scope: CostScope): Map<string, number> {
+export function cpuByKind(scope: CostScope): Map<string, number> {
   const out = new Map<string, number>();
   const add = (k: string, v: number) => out.set(k, (out.get(k) ?? 0) + v);
   if (scope.self) {

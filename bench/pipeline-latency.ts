@@ -5,6 +5,10 @@
  * emit → receive on loopback. Steps up the rate until the pipeline saturates (p50 over 500 ms or the
  * envelopes not all delivered within the drain timeout). Usage:
  *   bash infra/node.sh node bench/pipeline-latency.ts [rates=50,100,200,400,800] [seconds=5]
+ * Each append is one transaction on its own, as a command on an existing stream commits; with
+ * `APPEND=grouped` the appends go as a command on a new stream does, outside a transaction through
+ * the store's group commit (`EventStore.appendCommitted`, ADR 0046), and the files are named
+ * `pipeline-latency-grouped.*`.
  * Prints p50/p95/p99 per rate, the pipeline/raw ratios and the fleet's CPU per appended event at each
  * rate (bench/cost.ts); writes docs/bench/pipeline-latency.svg and docs/bench/pipeline-latency-cost.json.
  */
@@ -24,6 +28,8 @@ const seconds = Number(process.argv[3] ?? 5);
 // Queueing, not a stall: at saturation the median grows with the run (a p99 alone also catches GC and
 // neighbours on a shared machine).
 const SATURATED_P50_MS = 500;
+const GROUPED = process.env.APPEND === 'grouped';
+const NAME = GROUPED ? 'pipeline-latency-grouped' : 'pipeline-latency';
 
 async function pipelineHop(fleet: TestFleet) {
   const acc = await joinAccount(fleet.url, fleet.mailbox, `bench-${fleet.id}@example.com`);
@@ -37,17 +43,18 @@ async function pipelineHop(fleet: TestFleet) {
   const store = new EventStore('auth');
   const orm = await openDatabase({ url: fleet.env.DATABASE_URL!, schema: 'auth' });
   let step = 0;
-  // As a command does: one transaction, then wake the outbox publisher.
+  // As a command does: one transaction (or, APPEND=grouped, a new stream's group commit), then wake
+  // the outbox publisher.
   const append = async (installed: string) => {
-    await orm.em.fork().transactional((em) =>
-      store.append(em, [
-        {
-          streamId: `bench-${randomUUID()}`,
-          expectedVersion: 'no_stream',
-          events: [benchNotice(acc.userId, installed)],
-        },
-      ]),
-    );
+    const appends = [
+      {
+        streamId: `bench-${randomUUID()}`,
+        expectedVersion: 'no_stream' as const,
+        events: [benchNotice(acc.userId, installed)],
+      },
+    ];
+    if (GROUPED) await store.appendCommitted(orm, appends);
+    else await orm.em.fork().transactional((em) => store.append(em, appends));
     store.committed(orm);
   };
   return {
@@ -93,7 +100,10 @@ const pipe = await pipelineHop(fleet);
 const rows: Row[] = [];
 try {
   const meter = await costMeter(fleet);
-  console.log(`${seconds} s per rate, one account (one partition per topic), one websocket client`);
+  console.log(
+    `${seconds} s per rate, one account (one partition per topic), one websocket client, appends ` +
+      (GROUPED ? 'outside a transaction, group-committed' : 'one transaction each'),
+  );
   for (const rate of rates) {
     const count = rate * seconds;
     const k = await kafka.latency(rate, count);
@@ -139,7 +149,7 @@ try {
       break;
     }
   }
-  const file = await saveChart('pipeline-latency', rows, {
+  const file = await saveChart(NAME, rows, {
     title: 'p99 latency by offered rate (log scale; dashed: p50)',
     layer: [
       {
@@ -161,7 +171,7 @@ try {
     ],
   });
   console.log(`chart: ${file}`);
-  console.log(`costs: ${meter.save('pipeline-latency')}`);
+  console.log(`costs: ${meter.save(NAME)}`);
   console.log(`load average after the run: ${loadAverage()}`);
 } finally {
   await pipe.close();
