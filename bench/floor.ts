@@ -18,18 +18,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { Server } from 'socket.io';
-import { io } from 'socket.io-client';
 import { Pool } from 'undici';
-import { createKafka, runConsumer, silentLogger } from '@oan/kafka';
-import { waitFor } from '@oan/testing';
 import { barChart } from './chart.ts';
 import { cpuByKind, cpuSecondsOf, loadAverage, loadAtStart } from './cost.ts';
+import { rawKafkaHop, rawSocketHop } from './raw.ts';
 
 const OPS = Number(process.argv[2] ?? 5000);
 const CONCURRENCY = Number(process.argv[3] ?? 24);
@@ -129,43 +124,19 @@ async function redis(): Promise<void> {
 }
 
 async function kafka(): Promise<void> {
-  const k = createKafka({
-    brokers: (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(','),
-    clientId: 'bench-floor',
-    logger: silentLogger,
-  });
-  const topic = `floor-${id}`;
-  await k.ensureTopics([{ topic, numPartitions: 1 }]);
-  let received = 0;
-  const consumer = await runConsumer({
-    kafka: k,
-    groupId: `floor-${id}`,
-    topics: [topic],
-    fromBeginning: true,
-    eachBatch: async (b) => {
-      received += b.messages.length;
-      if (b.messages.length) b.resolve(b.messages[b.messages.length - 1]!.offset);
-    },
-  });
-  await consumer.waitForAssignment();
-  const producer = await k.producer({ idempotent: true });
-  let sent = 0;
+  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  const hop = await rawKafkaHop(brokers, `floor-${id}-`);
   const value = Buffer.from(JSON.stringify(PAYLOAD));
   try {
     await measure(
       'kafka: a record sent alone, fetched by one group',
       ['kafka'],
       [],
-      async () => {
-        sent++;
-        await producer.send({ topic, acks: -1, messages: [{ key: `k${sent % 24}`, value }] });
-      },
-      () => waitFor(() => received >= sent, { timeoutMs: 60_000, what: 'floor records' }),
+      (i) => hop.sendOne(`k${Math.abs(i) % 24}`, value),
+      () => hop.caughtUp(),
     );
   } finally {
-    await consumer.stop();
-    await k.deleteTopics([topic]).catch(() => undefined);
-    await k.close();
+    await hop.close();
   }
 }
 
@@ -212,33 +183,23 @@ async function http(): Promise<void> {
 }
 
 async function socket(): Promise<void> {
-  const httpServer = createServer();
-  const server = new Server(httpServer);
-  await new Promise<void>((r) => httpServer.listen(0, '127.0.0.1', r));
-  const port = (httpServer.address() as AddressInfo).port;
-  server.on('connection', (s) => void s.join('acc'));
-  const client = io(`http://127.0.0.1:${port}`, { transports: ['websocket'] });
-  await new Promise<void>((r) => client.once('connect', () => r()));
-  await new Promise((r) => setTimeout(r, 100));
-  let received = 0;
-  client.on('oan:event', () => received++);
-  let sent = 0;
+  const hop = await rawSocketHop();
   const envelope = { seq: 0, type: 'gofer_message', payload: PAYLOAD, createdAt: new Date().toISOString() };
+  let emitted = 0;
   try {
     await measure(
       'socket.io: an envelope emitted to one client',
       [],
       [],
       async () => {
-        sent++;
-        server.to('acc').emit('oan:event', envelope);
-        if (sent % CONCURRENCY === 0) await new Promise((r) => setImmediate(r));
+        hop.emitOne(envelope);
+        // Let the server write and the client read, as a gateway's emits interleave with its I/O.
+        if (++emitted % CONCURRENCY === 0) await new Promise((r) => setImmediate(r));
       },
-      () => waitFor(() => received >= sent, { timeoutMs: 60_000, what: 'floor envelopes' }),
+      () => hop.caughtUp(),
     );
   } finally {
-    client.close();
-    await server.close();
+    await hop.close();
   }
 }
 

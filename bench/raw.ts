@@ -39,7 +39,20 @@ export async function rawKafkaHop(brokers: string[], prefix: string, partitions 
   await consumer.waitForAssignment();
   const producer = await kafka.producer({ idempotent: true });
   let step = 0;
+  let sentAlone = 0;
   return {
+    /** One record sent alone (acks=-1, no timing): a unit of `bench/floor.ts`'s CPU per record. */
+    async sendOne(key: string, value: Buffer): Promise<void> {
+      sentAlone++;
+      await producer.send({ topic, acks: -1, messages: [{ key, value }] });
+    },
+    /** Resolves once the group has consumed as many records as `sendOne` sent. */
+    caughtUp(): Promise<unknown> {
+      return waitFor(() => received >= sentAlone, {
+        timeoutMs: 60_000,
+        what: 'raw kafka records sent alone',
+      });
+    },
     /** Paced single-message sends (acks=-1), as the outbox publisher publishes: produce → consume latency. */
     async latency(rate: number, count: number): Promise<Percentiles> {
       sent = new Map();
@@ -126,12 +139,24 @@ export async function rawSocketHop() {
   const client = io(`http://127.0.0.1:${port}`, { transports: ['websocket'], forceNew: true });
   let sent: number[] = [];
   let lat: number[] = [];
+  let emittedAlone = 0;
+  let receivedAlone = 0;
   client.on('e', (e: { i: number }) => {
+    if (e.i < 0) receivedAlone++;
     const t0 = sent[e.i];
     if (t0 !== undefined) lat.push(performance.now() - t0);
   });
   await new Promise<void>((r) => client.once('connect', () => r()));
   return {
+    /** One emit with this body, untimed: a unit of `bench/floor.ts`'s CPU per envelope. */
+    emitOne(body: unknown): void {
+      emittedAlone++;
+      server.emit('e', { i: -1, body });
+    },
+    /** Resolves once the client received every `emitOne`. */
+    caughtUp(): Promise<unknown> {
+      return waitFor(() => receivedAlone >= emittedAlone, { timeoutMs: 60_000, what: 'raw socket.io emits' });
+    },
     async latency(rate: number, count: number): Promise<Percentiles> {
       sent = [];
       lat = [];
