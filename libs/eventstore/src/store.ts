@@ -88,7 +88,11 @@ export class EventStore {
    * `committed()` tells the outbox publisher (it also polls, so a missed wake-up only delays).
    */
   async append(em: EntityManager, appends: StreamAppend[]): Promise<StoredEvent[]> {
-    const rows = await this.rowsOf(em, appends, 0);
+    return this.write(em, await this.rowsOf(em, appends));
+  }
+
+  /** One call's rows as one statement, all or nothing: a moved stream or a taken version is a ConcurrencyError. */
+  private async write(em: EntityManager, rows: AppendRow[]): Promise<StoredEvent[]> {
     if (rows.length === 0) return [];
     let inserted: EventRow[];
     try {
@@ -115,10 +119,10 @@ export class EventStore {
    * event id), every call of the group runs again alone, so only the conflicting one fails.
    */
   async appendCommitted(orm: MikroORM, appends: StreamAppend[]): Promise<StoredEvent[]> {
-    const rows = await this.rowsOf(orm.em.fork(), appends, 0);
+    const rows = await this.rowsOf(orm.em.fork(), appends);
     if (rows.length === 0) return [];
     return new Promise<StoredEvent[]>((resolve, reject) => {
-      const call: GroupedCall = { appends, rows, resolve, reject };
+      const call: GroupedCall = { rows, resolve, reject };
       if (this.group === null) {
         this.group = [call];
         setImmediate(() => this.flushGroup(orm));
@@ -143,7 +147,7 @@ export class EventStore {
   private async writeGroup(orm: MikroORM, calls: GroupedCall[]): Promise<void> {
     if (calls.length === 1) {
       const [call] = calls as [GroupedCall];
-      await this.append(orm.em.fork(), call.appends).then(call.resolve, call.reject);
+      await this.write(orm.em.fork(), call.rows).then(call.resolve, call.reject);
       return;
     }
     // One row list, each call's rows contiguous, `g` naming the call and `i` the order of insertion.
@@ -160,7 +164,7 @@ export class EventStore {
         return;
       }
       await Promise.all(
-        calls.map((call) => this.append(orm.em.fork(), call.appends).then(call.resolve, call.reject)),
+        calls.map((call) => this.write(orm.em.fork(), call.rows).then(call.resolve, call.reject)),
       );
       return;
     }
@@ -174,7 +178,7 @@ export class EventStore {
   }
 
   /** The rows of `appends`, validated, their versions counted from each stream's expected one. */
-  private async rowsOf(em: EntityManager, appends: StreamAppend[], g: number): Promise<AppendRow[]> {
+  private async rowsOf(em: EntityManager, appends: StreamAppend[]): Promise<AppendRow[]> {
     const rows: AppendRow[] = [];
     for (const a of appends) {
       if (a.events.length === 0) continue;
@@ -189,7 +193,7 @@ export class EventStore {
         this.validator?.assertValid(e.type, schemaVersion, e.data);
         rows.push({
           i: rows.length,
-          g,
+          g: 0,
           event_id: e.eventId ?? randomUUID(),
           stream_id: a.streamId,
           stream_version: version,
@@ -276,9 +280,8 @@ type AppendRow = Omit<EventRow, 'position' | 'occurred_at'> & {
   expected: number;
 };
 
-/** One `appendCommitted` call waiting for its group's statement. */
+/** One `appendCommitted` call waiting for its group's statement, its rows made and validated once. */
 interface GroupedCall {
-  appends: StreamAppend[];
   rows: AppendRow[];
   resolve: (stored: StoredEvent[]) => void;
   reject: (err: unknown) => void;
