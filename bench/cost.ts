@@ -1,9 +1,11 @@
 /**
  * The cost report: what a phase of a benchmark cost, counted rather than estimated, so it
  * can be divided by the commands or events the phase moved. Before and after the phase it reads:
- * - Postgres: pg_stat_database of the fleet's database (commits, rollbacks) and, when the server
- *   preloads pg_stat_statements, every statement's calls (statements = round trips: the services send
- *   one statement per round trip);
+ * - Postgres: the transaction ids handed out (the write transactions: each one's commit flushes the
+ *   WAL; counted at once, for the whole server), pg_stat_database of the fleet's database (commits,
+ *   rollbacks: each backend flushes these lazily, an idle one after about 10 s, so a short phase's
+ *   count lags it) and, when the server preloads pg_stat_statements, every statement's calls
+ *   (statements = round trips: the services send one statement per round trip);
  * - Kafka: every fleet process's `oan_kafka_requests_total` (its kafkajs clients' requests by API);
  * - Redis: INFO commandstats (calls per command, the whole server: run benchmarks alone);
  * - CPU: each fleet process's user + system time from /proc, and the server processes' (postgres,
@@ -32,7 +34,7 @@ export interface CostScope {
 
 export interface CostSnapshot {
   at: number;
-  db: { commits: number; rollbacks: number };
+  db: { commits: number; rollbacks: number; writeTransactions: number };
   statements: Map<string, number> | null;
   kafka: Map<string, number>;
   redis: Map<string, number>;
@@ -165,8 +167,10 @@ export async function costSnapshot(scope: CostScope): Promise<CostSnapshot> {
       redisCalls(scope.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0'),
     ]);
     const events = await eventRows(c);
-    const d = await c.query<{ commits: string; rollbacks: string }>(
-      `${OWN} select xact_commit::text as commits, xact_rollback::text as rollbacks from pg_stat_database where datname = $1`,
+    // The next transaction id, read without taking one: it moves once per write transaction, at once.
+    const d = await c.query<{ commits: string; rollbacks: string; xid: string }>(
+      `${OWN} select xact_commit::text as commits, xact_rollback::text as rollbacks,
+        pg_snapshot_xmax(pg_current_snapshot())::text as xid from pg_stat_database where datname = $1`,
       [db],
     );
     let statements: Map<string, number> | null = null;
@@ -183,7 +187,11 @@ export async function costSnapshot(scope: CostScope): Promise<CostSnapshot> {
     }
     return {
       at: performance.now(),
-      db: { commits: Number(d.rows[0]?.commits ?? 0), rollbacks: Number(d.rows[0]?.rollbacks ?? 0) },
+      db: {
+        commits: Number(d.rows[0]?.commits ?? 0),
+        rollbacks: Number(d.rows[0]?.rollbacks ?? 0),
+        writeTransactions: Number(d.rows[0]?.xid ?? 0),
+      },
       statements,
       kafka,
       redis,
@@ -234,7 +242,10 @@ export interface CostReport {
   events: { appended: number | null; envelopes: number | null };
   perUnit: {
     pgStatements: number | null;
+    /** Commits as pg_stat_database counts them: lazily flushed, so a short phase's count lags it. */
     pgCommits: number;
+    /** Write transactions (transaction ids handed out, the whole server): exact, at once. */
+    pgWriteTransactions: number;
     kafkaRequests: number;
     kafkaProduce: number;
     kafkaFetch: number;
@@ -283,6 +294,7 @@ export function costReport(
     perUnit: {
       pgStatements: statements ? r(sum(statements)) : null,
       pgCommits: r(after.db.commits - before.db.commits),
+      pgWriteTransactions: r(after.db.writeTransactions - before.db.writeTransactions),
       kafkaRequests: r(sum(kafka)),
       kafkaProduce: r(sum(kafka, (k) => k.endsWith(' Produce'))),
       kafkaFetch: r(sum(kafka, (k) => k.endsWith(' Fetch'))),
@@ -334,7 +346,7 @@ export function costReport(
     }`,
   );
   console.log(
-    `  postgres: ${p.pgStatements === null ? 'statements unknown (pg_stat_statements not preloaded)' : `${p.pgStatements} statements`}, ${p.pgCommits} commits`,
+    `  postgres: ${p.pgStatements === null ? 'statements unknown (pg_stat_statements not preloaded)' : `${p.pgStatements} statements`}, ${p.pgWriteTransactions} write transactions, ${p.pgCommits} commits (counted lazily)`,
   );
   console.log(
     `  kafka: ${p.kafkaRequests} requests (produce ${p.kafkaProduce}, fetch ${p.kafkaFetch}, offset commit ${p.kafkaOffsetCommit})`,

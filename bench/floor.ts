@@ -219,12 +219,14 @@ const cost = JSON.parse(readFileSync(costFile, 'utf8')) as {
 const command = cost.phases.command!;
 const at = (op: string) => floors.find((f) => f.op.startsWith(op))!.cpuMs;
 const proxyMs = at('http: POST through') - at('http: POST to');
+// A write transaction is priced as an insert with its own commit; the other statements as selects.
+// Reports written before write transactions were counted give the commits (counted lazily) instead.
+const writes = command.perUnit.pgWriteTransactions ?? command.perUnit.pgCommits ?? NaN;
 const parts = [
-  // A commit is a statement that committed (an insert on its own); the rest ran inside a transaction.
-  { what: 'Postgres commits', count: command.perUnit.pgCommits ?? NaN, unitMs: at('postgres: insert') },
+  { what: 'Postgres write transactions', count: writes, unitMs: at('postgres: insert') },
   {
     what: 'other Postgres statements',
-    count: Math.max(0, (command.perUnit.pgStatements ?? NaN) - (command.perUnit.pgCommits ?? NaN)),
+    count: Math.max(0, (command.perUnit.pgStatements ?? NaN) - writes),
     unitMs: at('postgres: select'),
   },
   { what: 'Redis calls', count: command.perUnit.redisCalls ?? NaN, unitMs: at('redis') },
