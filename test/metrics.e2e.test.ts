@@ -65,6 +65,8 @@ describe('when a connector joined, opened a socket and created a Gofer', () => {
       const s = await scrape(p.name);
       expect(s.types.get('http_request_duration_seconds'), p.name).toBe('histogram');
       expect(s.types.get('process_cpu_seconds_total'), p.name).toBe('counter');
+      // sampled every 100 ms rather than 10 (ADR 0047), but still there
+      expect(s.types.get('nodejs_eventloop_lag_p99_seconds'), p.name).toBe('gauge');
     }
   });
 
