@@ -1,6 +1,7 @@
 /**
  * Start-up of the whole fleet with each way of running our TypeScript (ADR 0001): Node 24's
- * own type stripping against tsx's loader, in the same run, alternating. Usage:
+ * own type stripping with its compile cache (the default, ADR 0047), the same without the cache
+ * (NODE_DISABLE_COMPILE_CACHE=1), and tsx's loader, in the same run, alternating. Usage:
  *   bash infra/node.sh node bench/startup.ts [rounds=3]
  * For each round and loader it starts a TestFleet (every process of the fleet, each its own Node
  * process) and prints the wall clock until every process answers ready and the CPU time the fleet's
@@ -11,14 +12,23 @@ import { TestFleet } from '@oan/testing';
 import { cpuSecondsOf, loadAverage } from './cost.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
-const LOADERS = ['native', 'tsx'] as const;
+// Each variant's loader and whether Node's compile cache is off; the first round of `native`
+// (the cache's first fill when .data has none) counts like any other.
+const VARIANTS = {
+  native: { loader: 'native', noCache: false },
+  'no-cache': { loader: 'native', noCache: true },
+  tsx: { loader: 'tsx', noCache: false },
+} as const;
+const LOADERS = Object.keys(VARIANTS) as (keyof typeof VARIANTS)[];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const results: Record<string, { wall: number[]; cpu: number[]; processes: number }> = {};
 console.log(`load average before: ${loadAverage()}`);
 for (let round = 1; round <= ROUNDS; round++) {
   for (const loader of LOADERS) {
-    process.env.OAN_TS_LOADER = loader;
+    process.env.OAN_TS_LOADER = VARIANTS[loader].loader;
+    if (VARIANTS[loader].noCache) process.env.NODE_DISABLE_COMPILE_CACHE = '1';
+    else delete process.env.NODE_DISABLE_COMPILE_CACHE;
     const t0 = performance.now();
     const fleet = await TestFleet.start({ env: { LOG_LEVEL: 'warn' } });
     const wall = (performance.now() - t0) / 1000;
@@ -30,7 +40,7 @@ for (let round = 1; round <= ROUNDS; round++) {
     r.wall.push(wall);
     r.cpu.push(cpu);
     console.log(
-      `round ${round} ${loader.padEnd(6)}: ${processes} processes ready in ${wall.toFixed(1)} s, ` +
+      `round ${round} ${loader.padEnd(8)}: ${processes} processes ready in ${wall.toFixed(1)} s, ` +
         `${cpu.toFixed(1)} CPU-s (${(cpu / processes).toFixed(2)} per process)`,
     );
   }
@@ -38,7 +48,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 for (const loader of LOADERS) {
   const r = results[loader]!;
   console.log(
-    `${loader.padEnd(6)} median: ready in ${median(r.wall).toFixed(1)} s, ${median(r.cpu).toFixed(1)} CPU-s ` +
+    `${loader.padEnd(8)} median: ready in ${median(r.wall).toFixed(1)} s, ${median(r.cpu).toFixed(1)} CPU-s ` +
       `(${(median(r.cpu) / r.processes).toFixed(2)} per process)`,
   );
 }

@@ -11,6 +11,8 @@ bash infra/up.sh
 node infra/web.ts
 bash infra/chromium.sh >/dev/null
 export OAN_INFRA_READY=1
+# Node's compile cache for the test workers and every fleet process they start (ADR 0047).
+export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/.data/node-compile-cache}"
 npx vitest run --project unit
 npx vitest run --project int
 npx vitest run --project e2e
