@@ -36,6 +36,8 @@ export default defineConfig({
           name: 'e2e',
           execArgv,
           include: ['test/**/*.e2e.test.ts'],
+          // The services bundled once per run, for the fleets to start from (ADR 0048).
+          globalSetup: ['test/bundles.setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           fileParallelism: false,

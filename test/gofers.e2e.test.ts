@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
@@ -10,7 +12,9 @@ let other: JoinedAccount;
 let c: TestConnector;
 
 beforeAll(async () => {
-  fleet = await TestFleet.start();
+  // From the sources, as the image and `npm run dev` run them: every other file's fleet starts from
+  // the e2e run's bundles (ADR 0048), so this file keeps the shipped form of each process under test.
+  fleet = await TestFleet.start({ fromSources: true });
   owner = await joinAccount(fleet.url, fleet.mailbox, `owner-${fleet.id}@example.com`, 'dsh');
   other = await joinAccount(fleet.url, fleet.mailbox, `other-${fleet.id}@example.com`);
   c = new TestConnector({ baseUrl: fleet.url, token: owner.apiKey });
@@ -308,5 +312,14 @@ describe('read-your-writes on the event stream (ADR 0009)', () => {
     const cursor = await c.rest<{ seq: string }>('GET', '/events/cursor');
     expect(BigInt(cursor.body.seq)).toBeGreaterThanOrEqual(BigInt(greeting!.seq));
     expect((await c.rest('DELETE', `/gofers/${created.body.goferId}`)).status).toBe(200);
+  });
+});
+
+describe('the form the processes run in (ADR 0048)', () => {
+  it("every process of this file's fleet runs its source, as the image runs it", () => {
+    for (const p of fleet.running.values()) {
+      const argv = readFileSync(`/proc/${p.child.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv, p.spec.name).toContain(join(REPO_ROOT, 'services', p.spec.kind, 'src/main.ts'));
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAccount, TestConnector, TestFleet, waitFor, type ProcessName } from '@oan/testing';
 
@@ -148,5 +150,14 @@ describe('when a connector joined, opened a socket and created a Gofer', () => {
       sum(before.get('outbox')!, 'oan_outbox_published_total', (l) => l.schema === 'auth'),
     );
     expect(sum(s, 'oan_outbox_published_total', (l) => l.schema === 'gofers')).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('the form the processes run in (ADR 0048)', () => {
+  it.runIf(process.env.OAN_FLEET_BUNDLES)("every process runs the e2e run's bundle of its service", () => {
+    for (const p of fleet.running.values()) {
+      const argv = readFileSync(`/proc/${p.child.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv, p.spec.name).toContain(join(process.env.OAN_FLEET_BUNDLES!, `${p.spec.kind}.mjs`));
+    }
   });
 });

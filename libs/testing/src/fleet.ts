@@ -60,7 +60,12 @@ const FIXED_PORTS = {
  */
 export async function planFleet(
   base: Record<string, string>,
-  opts: { fixedPorts?: boolean; replicas?: ReplicaCounts } = {},
+  opts: {
+    fixedPorts?: boolean;
+    replicas?: ReplicaCounts;
+    /** Where bundleServices (bundle.ts) put the services: each process starts from its bundle. */
+    bundleDir?: string;
+  } = {},
 ): Promise<FleetPlan> {
   const count = (kind: ProcessKind) => opts.replicas?.[kind] ?? DEFAULT_REPLICAS[kind] ?? 1;
   const edgePort = Number(base.OAN_PORT ?? 8080);
@@ -111,7 +116,9 @@ export async function planFleet(
     ps.map((port, idx) => ({
       name: replicaName(k, idx + 1),
       kind: k,
-      entry: join(REPO_ROOT, 'services', k, 'src/main.ts'),
+      entry: opts.bundleDir
+        ? join(opts.bundleDir, `${k}.mjs`)
+        : join(REPO_ROOT, 'services', k, 'src/main.ts'),
       port,
       env: { ...shared, ...extra(idx + 1) },
     }));

@@ -13,3 +13,4 @@ export * from './samples.ts';
 export * from './decider.ts';
 export * from './responses.ts';
 export * from './agentEndpoint.ts';
+export * from './bundle.ts';

@@ -39,6 +39,11 @@ export interface TestFleetOptions {
    * replica a `DATABASE_URL` through a proxy of its own).
    */
   envOf?: (name: ProcessName) => Record<string, string>;
+  /**
+   * Start every process from its source, as the image and `npm run dev` do, even where the
+   * end-to-end run bundled the services (`OAN_FLEET_BUNDLES`, ADR 0048).
+   */
+  fromSources?: boolean;
   /** How long a process may take to answer `/ready` at a start or restart (default fleet.ts's). */
   readyTimeoutMs?: number;
 }
@@ -91,7 +96,11 @@ export class TestFleet {
       MAIL_FROM: 'OAN <no-reply@oan.test>',
       ...opts.env,
     };
-    const plan = await planFleet(base, opts.replicas ? { replicas: opts.replicas } : {});
+    const bundleDir = opts.fromSources ? undefined : process.env.OAN_FLEET_BUNDLES;
+    const plan = await planFleet(base, {
+      ...(opts.replicas ? { replicas: opts.replicas } : {}),
+      ...(bundleDir ? { bundleDir } : {}),
+    });
     if (opts.webAtPublicUrl) {
       plan.env.OAN_WEB_BASE_URL = plan.publicUrl;
       for (const spec of plan.processes) spec.env.OAN_WEB_BASE_URL = plan.publicUrl;
