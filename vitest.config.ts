@@ -28,7 +28,9 @@ export default defineConfig({
           include: ['{libs,services}/*/test/**/*.int.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          // Two files at a time, one per core: each file has its own database, schema, topic and
+          // Redis prefix, and the files wait on Postgres, Kafka and Redis as much as on the CPU.
+          maxWorkers: 2,
         },
       },
       {
