@@ -3,7 +3,7 @@
  * `services/<kind>/src/main.ts` with the libraries it loads, so a process starts by compiling one
  * module instead of resolving and reading some two thousand (MikroORM and knex alone are about
  * 1,600 CommonJS files). What the image and `npm run dev` run is unchanged: the sources, which Node
- * 24 runs itself (ADR 0001); test/sources.e2e.test.ts keeps that form under test.
+ * 24 runs itself (ADR 0001); test/gofers.e2e.test.ts keeps that form under test.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,13 +36,15 @@ const EXTERNAL = [
  * module (the Avro schemas, the web build, a package's own assets, `createRequire`) are found as when
  * the sources run.
  */
-const ownLocation: Plugin = {
+export const ownLocation: Plugin = {
   name: 'own-location',
   setup(b) {
     b.onLoad({ filter: /\.(c|m)?(j|t)s$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
       const usesMeta = text.includes('import.meta.url');
-      const usesDir = /\b__(dirname|filename)\b/.test(text);
+      // a module that declares its own (an ES module's `const __dirname = …`) keeps them
+      const usesDir =
+        /\b__(dirname|filename)\b/.test(text) && !/\b(const|let|var)\s+__(dirname|filename)\b/.test(text);
       if (!usesMeta && !usesDir) return undefined;
       let contents = usesMeta
         ? text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
@@ -59,7 +61,7 @@ const ownLocation: Plugin = {
 };
 
 /**
- * Bundles every service into `<outDir>/<kind>.mjs` (one esbuild run, a second or two). The directory
+ * Bundles every service into `<outDir>/<kind>.mjs` (one esbuild run, about five seconds here). The directory
  * must lie inside the repository: the bundles' externals resolve from node_modules above it.
  */
 export async function bundleServices(outDir: string): Promise<void> {

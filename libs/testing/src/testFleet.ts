@@ -96,7 +96,8 @@ export class TestFleet {
       MAIL_FROM: 'OAN <no-reply@oan.test>',
       ...opts.env,
     };
-    const bundleDir = opts.fromSources ? undefined : process.env.OAN_FLEET_BUNDLES;
+    const bundles = process.env.OAN_FLEET_BUNDLES;
+    const bundleDir = opts.fromSources || bundles === 'off' ? undefined : bundles;
     const plan = await planFleet(base, {
       ...(opts.replicas ? { replicas: opts.replicas } : {}),
       ...(bundleDir ? { bundleDir } : {}),
