@@ -28,9 +28,10 @@ export default defineConfig({
           include: ['{libs,services}/*/test/**/*.int.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Two files at a time, one per core: each file has its own database, schema, topic and
-          // Redis prefix, and the files wait on Postgres, Kafka and Redis as much as on the CPU.
-          maxWorkers: 2,
+          // One file at a time. Two at a time (one per core) passed four runs of five and was 40 %
+          // faster, but one run cut a socket credentialRecheck.int.test.ts expected to keep, cause
+          // not yet known (its assertion now prints the socket's log); see docs/benchmarks.md.
+          fileParallelism: false,
         },
       },
       {

@@ -48,6 +48,7 @@ describe('the gateway re-reads every socket’s credential on a timer', () => {
     });
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(s1.log).toEqual(['disconnect:io server disconnect']);
+    expect([keep.log, viaJwt.log]).toEqual([[], []]);
     expect(keep.socket.connected).toBe(true);
     expect(viaJwt.socket.connected).toBe(true);
     for (const c of [keep, viaJwt]) c.socket.close();
