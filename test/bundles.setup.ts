@@ -9,10 +9,7 @@ import { join } from 'node:path';
 import { bundleServices, REPO_ROOT } from '@oan/testing';
 
 export default async function setup(): Promise<() => void> {
-  if (process.env.OAN_FLEET_BUNDLES === 'off') {
-    delete process.env.OAN_FLEET_BUNDLES;
-    return () => {};
-  }
+  if (process.env.OAN_FLEET_BUNDLES === 'off') return () => {};
   const dir = join(REPO_ROOT, '.tmp', 'bundles', `${process.pid}-${Date.now().toString(36)}`);
   const t0 = performance.now();
   await bundleServices(dir);

@@ -1,10 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
-import { corrupt, dumpTables } from './support.ts';
+import { argvOf, corrupt, dumpTables } from './support.ts';
 
 let fleet: TestFleet;
 let owner: JoinedAccount;
@@ -318,8 +317,9 @@ describe('read-your-writes on the event stream (ADR 0009)', () => {
 describe('the form the processes run in (ADR 0048)', () => {
   it("every process of this file's fleet runs its source, as the image runs it", () => {
     for (const p of fleet.running.values()) {
-      const argv = readFileSync(`/proc/${p.child.pid}/cmdline`, 'utf8').split('\0');
-      expect(argv, p.spec.name).toContain(join(REPO_ROOT, 'services', p.spec.kind, 'src/main.ts'));
+      expect(argvOf(p.child.pid!), p.spec.name).toContain(
+        join(REPO_ROOT, 'services', p.spec.kind, 'src/main.ts'),
+      );
     }
   });
 });

@@ -1,7 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { joinAccount, TestConnector, TestFleet, waitFor, type ProcessName } from '@oan/testing';
+import {
+  fleetBundleDir,
+  joinAccount,
+  TestConnector,
+  TestFleet,
+  waitFor,
+  type ProcessName,
+} from '@oan/testing';
+import { argvOf } from './support.ts';
 
 /** One sample of the Prometheus text format: metric name, labels, value. */
 interface Sample {
@@ -154,10 +161,10 @@ describe('when a connector joined, opened a socket and created a Gofer', () => {
 });
 
 describe('the form the processes run in (ADR 0048)', () => {
-  it.runIf(process.env.OAN_FLEET_BUNDLES)("every process runs the e2e run's bundle of its service", () => {
+  const bundles = fleetBundleDir();
+  it.runIf(bundles)("every process runs the e2e run's bundle of its service", () => {
     for (const p of fleet.running.values()) {
-      const argv = readFileSync(`/proc/${p.child.pid}/cmdline`, 'utf8').split('\0');
-      expect(argv, p.spec.name).toContain(join(process.env.OAN_FLEET_BUNDLES!, `${p.spec.kind}.mjs`));
+      expect(argvOf(p.child.pid!), p.spec.name).toContain(join(bundles!, `${p.spec.kind}.mjs`));
     }
   });
 });

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { Socket } from 'socket.io-client';
 import type { OanEventEnvelope } from '@oan/protocol';
@@ -387,3 +388,8 @@ export const WEDDING: [string[], string[]] = [
     'Call you Lens Finder.',
   ],
 ];
+
+/** The command line a running process was started with (Linux's /proc), one argument per item. */
+export function argvOf(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+}

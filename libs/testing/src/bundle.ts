@@ -6,10 +6,10 @@
  * 24 runs itself (ADR 0001); test/gofers.e2e.test.ts keeps that form under test.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { REPO_ROOT } from './fleet.ts';
+import { REPO_ROOT, sourceEntry } from './fleet.ts';
 import { PROCESS_KINDS } from './replicas.ts';
 
 /**
@@ -69,7 +69,7 @@ export async function bundleServices(outDir: string): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   await build({
     absWorkingDir: REPO_ROOT,
-    entryPoints: Object.fromEntries(PROCESS_KINDS.map((k) => [k, join('services', k, 'src/main.ts')])),
+    entryPoints: Object.fromEntries(PROCESS_KINDS.map((k) => [k, sourceEntry(k)])),
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,

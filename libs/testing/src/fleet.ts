@@ -53,6 +53,18 @@ const FIXED_PORTS = {
   runtimes: 8196,
 } as const;
 
+/** A service's entry point as the image and `npm run dev` run it: its TypeScript source. */
+export const sourceEntry = (kind: ProcessKind): string => join(REPO_ROOT, 'services', kind, 'src/main.ts');
+
+/**
+ * The directory of bundled services the fleets start from (ADR 0048): `OAN_FLEET_BUNDLES`, set by the
+ * e2e run's global setup; unset or `off` means the sources.
+ */
+export function fleetBundleDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const dir = env.OAN_FLEET_BUNDLES;
+  return dir && dir !== 'off' ? dir : undefined;
+}
+
 /**
  * The whole fleet as processes: the same plan runs `npm run dev` and the end-to-end tests.
  * `base` is the shared environment (database, Redis and topic prefixes, secrets, switches);
@@ -116,9 +128,7 @@ export async function planFleet(
     ps.map((port, idx) => ({
       name: replicaName(k, idx + 1),
       kind: k,
-      entry: opts.bundleDir
-        ? join(opts.bundleDir, `${k}.mjs`)
-        : join(REPO_ROOT, 'services', k, 'src/main.ts'),
+      entry: opts.bundleDir ? join(opts.bundleDir, `${k}.mjs`) : sourceEntry(k),
       port,
       env: { ...shared, ...extra(idx + 1) },
     }));

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { dropDatabase } from '@oan/db';
 import { createKafka, silentLogger } from '@oan/kafka';
 import {
+  fleetBundleDir,
   planFleet,
   REPO_ROOT,
   startProcess,
@@ -96,8 +97,7 @@ export class TestFleet {
       MAIL_FROM: 'OAN <no-reply@oan.test>',
       ...opts.env,
     };
-    const bundles = process.env.OAN_FLEET_BUNDLES;
-    const bundleDir = opts.fromSources || bundles === 'off' ? undefined : bundles;
+    const bundleDir = opts.fromSources ? undefined : fleetBundleDir();
     const plan = await planFleet(base, {
       ...(opts.replicas ? { replicas: opts.replicas } : {}),
       ...(bundleDir ? { bundleDir } : {}),
