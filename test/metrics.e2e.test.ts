@@ -128,20 +128,25 @@ describe('when a connector joined, opened a socket and created a Gofer', () => {
 
   it('the reactors report their consumer lag per group, topic and partition too', async () => {
     const prefix = fleet.env.TOPIC_PREFIX!;
-    // Document parsing and discovery both follow gofers.events, where the new Gofer's events are.
+    // Each process's shared reactor group (ADR 0049) follows several topics: gofers.events, where
+    // the new Gofer's events are, and auth.events, where its account's are.
     for (const [name, group] of [
-      ['gofers', `${prefix}gofers.rag`],
-      ['matching', `${prefix}matching.discovery`],
+      ['gofers', `${prefix}gofers.reactors`],
+      ['matching', `${prefix}matching.reactors`],
     ] as const) {
+      const topics = [`${prefix}auth.events`, `${prefix}gofers.events`];
+      const lagOf = (x: Awaited<ReturnType<typeof scrape>>) =>
+        x.samples.filter((m) => m.name === 'oan_consumer_lag' && m.labels.group === group);
       const s = await waitFor(async () => {
         const x = await scrape(name);
-        return x.samples.some((m) => m.name === 'oan_consumer_lag' && m.labels.group === group)
-          ? x
-          : undefined;
+        const seen = new Set(lagOf(x).map((m) => m.labels.topic));
+        return topics.every((t) => seen.has(t)) ? x : undefined;
       });
-      const lag = s.samples.filter((m) => m.name === 'oan_consumer_lag' && m.labels.group === group);
-      expect(lag[0]!.labels.topic, name).toBe(`${prefix}gofers.events`);
-      expect(lag[0]!.labels.partition).toMatch(/^\d+$/);
+      const lag = lagOf(s);
+      expect([...new Set(lag.map((m) => m.labels.topic))].sort(), name).toEqual(
+        expect.arrayContaining(topics),
+      );
+      for (const m of lag) expect(m.labels.partition).toMatch(/^\d+$/);
       expect(lag.every((m) => m.value >= 0)).toBe(true);
     }
   });

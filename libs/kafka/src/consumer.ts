@@ -56,6 +56,11 @@ export interface RunConsumerOptions {
   commitIntervalMs?: number;
   /** Batches of different partitions handled at once; default 1. */
   partitionsConsumedConcurrently?: number;
+  /**
+   * Where to start reading partitions the group has no committed offset on, by `topic:partition`,
+   * instead of `fromBeginning`'s end: applied to what the first join assigns this member, once.
+   */
+  startAt?: ReadonlyMap<string, string>;
 }
 
 export interface RunningConsumer {
@@ -111,6 +116,7 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
   let member: Member;
   let rejoins = 0;
   let rejoinTimer: NodeJS.Timeout | undefined;
+  let startAt = options.startAt;
 
   /**
    * kafkajs restarts a crashed consumer by itself only when the error is retriable; after any other
@@ -150,6 +156,15 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
     const removeJoin = consumer.on(consumer.events.GROUP_JOIN, (e: ConsumerGroupJoinEvent) => {
       assigned = e.payload.memberAssignment;
       committer.drop();
+      // Before the first fetch (kafkajs emits the join before it fetches); a later join, or a
+      // replaced member, reads from what the group committed meanwhile.
+      for (const [topic, partitions] of Object.entries(startAt ? assigned : {})) {
+        for (const partition of partitions) {
+          const offset = startAt?.get(`${topic}:${partition}`);
+          if (offset !== undefined) consumer.seek({ topic, partition, offset });
+        }
+      }
+      startAt = undefined;
       log.info(
         { groupId, memberId: e.payload.memberId, assignment: assigned },
         'kafka consumer joined group',

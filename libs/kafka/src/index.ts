@@ -29,11 +29,14 @@ export { InvalidMessageError, SchemaLoadError, SchemaValidationError, UnknownSch
 // kafkajs client types, so callers can name what the handle returns without importing kafkajs.
 export type { Admin, Consumer, Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
 export { avroEventValidator, EventSchemaError } from './validator.ts';
-export { reactor, startReactorLoop } from './reactor.ts';
+export { reactor, reactorMember, startReactorGroup, startReactorLoop } from './reactor.ts';
 export type {
+  MemberSpec,
   ReactorContext,
+  ReactorGroup,
   ReactorHandlers,
   ReactorLoop,
+  ReactorMember,
   ReactorSpec,
   RunningReactor,
   TypedEvent,

@@ -2,13 +2,13 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, startReactorGroup } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { buildApp, createConversationContext } from './app.ts';
 import { loadConversationsConfig } from './config.ts';
 import { conversationMigrations, createConversationStore } from './infra/store.ts';
-import { startKeyNotices } from './reactors/keyNotices.ts';
-import { startGoferDeleted, startOpener } from './reactors/lifecycle.ts';
+import { keyNoticesReactor } from './reactors/keyNotices.ts';
+import { goferDeletedReactor, openerReactor } from './reactors/lifecycle.ts';
 
 const config = loadConversationsConfig();
 const logger = createLogger('conversations', config.LOG_LEVEL);
@@ -42,18 +42,24 @@ const reactorDeps = {
   logger,
   topicPrefix: config.TOPIC_PREFIX,
 };
-const reactors = [
-  await startOpener(reactorDeps),
-  await startGoferDeleted({ ...reactorDeps, storage }),
-  await startKeyNotices(reactorDeps),
-];
+// The opener (`matching.events`), deleted Gofers (`gofers.events`) and key notices
+// (`conversations.events`) share one consumer group (ADR 0049).
+const reactors = await startReactorGroup({
+  ...reactorDeps,
+  groupId: `${config.TOPIC_PREFIX}conversations.reactors`,
+  members: [
+    openerReactor(reactorDeps),
+    goferDeletedReactor({ ...reactorDeps, storage }),
+    keyNoticesReactor(reactorDeps),
+  ],
+});
 
 // Stop accepting requests first, then the reactors, then close what they used, in reverse order.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'closing after an unexpected error');
   else logger.info({ signal }, 'closing');
   await app.close();
-  await Promise.all(reactors.map((r) => r.stop()));
+  await reactors.stop();
   await kafka.close();
   await storage?.close();
   await redis.quit();

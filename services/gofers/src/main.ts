@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, startReactorGroup } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { createA2AHub } from './a2a/hub.ts';
 import { A2AOwnerAnswers } from './a2a/owner.ts';
@@ -11,12 +11,12 @@ import { buildApp, createGoferContext } from './app.ts';
 import { createBrainProvider } from './brain/index.ts';
 import { a2aSweepIntervalMs, loadGofersConfig } from './config.ts';
 import { createGoferStore, goferMigrations } from './infra/store.ts';
-import { startAccountBanned } from './reactors/accountBanned.ts';
+import { accountBannedReactor } from './reactors/accountBanned.ts';
 import { startBrain } from './reactors/brain.ts';
-import { startOwnerAnswers } from './reactors/ownerAnswers.ts';
+import { ownerAnswersReactor } from './reactors/ownerAnswers.ts';
 import { RelayOwnerAnswers } from './infra/relayOwnerAnswers.ts';
-import { startPairings } from './reactors/pairings.ts';
-import { startRagReactor } from './reactors/rag.ts';
+import { pairingsReactor } from './reactors/pairings.ts';
+import { ragReactor } from './reactors/rag.ts';
 import { RelayHost } from './relay/host.ts';
 import { KeySealer, relayKeySecretOf } from './relay/keys.ts';
 
@@ -75,15 +75,24 @@ const reactorDeps = { kafka, registry, orm, logger, topicPrefix: config.TOPIC_PR
 const brain = await startBrain({ ...reactorDeps, ctx, provider });
 // After a restart every published Gofer announces again (once no other process holds its lease).
 await relayHost?.start();
-// A banned owner's Gofers leave the relay and A2A (group `gofers.account-banned` on `auth.events`).
-const banned = await startAccountBanned({ ...reactorDeps, ctx, relay: relayHost });
-// Announces each pairing proposed by matching as a `system` row (kind 'pairing') in both chats.
-const pairings = await startPairings({ kafka, registry, ctx, logger, topicPrefix: config.TOPIC_PREFIX });
-// ADR 0036: the owner's answer to a caller's question goes to the caller's channel, once.
-const ownerAnswers = await startOwnerAnswers({
+// The other reactors share one consumer group (ADR 0049): a banned owner's Gofers leave the relay
+// and A2A (`auth.events`); each pairing proposed by matching becomes a `system` row (kind 'pairing')
+// in both chats (`matching.events`); the owner's answer to a caller's question goes to the caller's
+// channel, once (ADR 0036); documents are parsed (`gofers.events`). The brain keeps its own group:
+// a model's reply takes seconds, and a shared batch ends with its slowest member.
+const reactors = await startReactorGroup({
   ...reactorDeps,
-  ctx,
-  channels: { relay: new RelayOwnerAnswers(orm), a2a: new A2AOwnerAnswers({ ctx, hub: a2a }) },
+  groupId: `${config.TOPIC_PREFIX}gofers.reactors`,
+  members: [
+    accountBannedReactor({ ...reactorDeps, ctx, relay: relayHost }),
+    pairingsReactor({ ...reactorDeps, ctx }),
+    ownerAnswersReactor({
+      ...reactorDeps,
+      ctx,
+      channels: { relay: new RelayOwnerAnswers(orm), a2a: new A2AOwnerAnswers({ ctx, hub: a2a }) },
+    }),
+    ...(storage ? [ragReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })] : []),
+  ],
 });
 // Every gofers process delivers the queued A2A push notifications (a lease per row: each once).
 a2a.push.delivery.start();
@@ -94,9 +103,6 @@ const recovery = startA2ARecovery(
   { staleSeconds: config.GOFER_A2A_STALE_SECONDS, intervalMs: a2aSweepIntervalMs(config) },
   logger,
 );
-const rag = storage
-  ? await startRagReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })
-  : null;
 
 // Stop accepting requests first, then the reactors, then close what they used, in reverse order.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
@@ -109,10 +115,7 @@ closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, asy
   // The announce sockets close, so the relay lists these Gofers again only once they re-announce.
   await relayHost?.stop();
   await brain.stop();
-  await banned.stop();
-  await pairings.stop();
-  await ownerAnswers.stop();
-  await rag?.stop();
+  await reactors.stop();
   await kafka.close();
   await setup?.listener?.close();
   await storage?.close();

@@ -5,13 +5,13 @@ import { createLogger } from '@oan/http';
 import { createStorage } from '@oan/storage';
 import { buildApp, createMatchingContext } from './app.ts';
 import { loadMatchingConfig } from './config.ts';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, startReactorGroup } from '@oan/kafka';
 import { discoveryIndexMigrations } from './infra/discoveryIndex.ts';
 import { createMatchingStore, matchingMigrations } from './infra/store.ts';
-import { startAccountBanned } from './reactors/accountBanned.ts';
-import { startDiscovery } from './reactors/discovery.ts';
+import { accountBannedReactor } from './reactors/accountBanned.ts';
+import { discoveryReactor } from './reactors/discovery.ts';
 import { startDiscoverySweep } from './reactors/discoverySweep.ts';
-import { startGoferDeleted } from './reactors/goferDeleted.ts';
+import { goferDeletedReactor } from './reactors/goferDeleted.ts';
 import { startSession } from './reactors/session.ts';
 import { createSessionProvider } from './sessionProviders/config.ts';
 
@@ -35,7 +35,8 @@ const app = await buildApp({ config, orm, redis, ctx, storage, logger });
 await app.listen({ host: config.HOST, port: config.MATCHING_PORT });
 
 // Reactors: discovery on gofers.events, sessions on matching.events, closing the threads of deleted
-// Gofers (gofers.events) and of banned accounts (auth.events).
+// Gofers (gofers.events) and of banned accounts (auth.events). All but the sessions share one
+// consumer group (ADR 0049); a session waits on its negotiation model and keeps a group of its own.
 const kafka = createKafka({
   brokers: config.KAFKA_BROKERS,
   brokerRoutes: config.KAFKA_BROKER_ROUTES,
@@ -52,10 +53,16 @@ const reactorDeps = {
 };
 const caps = { maxOpenPairings: config.PAIRING_MAX_OPEN, maxProposalsPerDay: config.PAIRING_MAX_PER_DAY };
 const reactors = [
-  await startDiscovery({ ...reactorDeps, mode: config.PAIRING_MODE, caps }),
+  await startReactorGroup({
+    ...reactorDeps,
+    groupId: `${config.TOPIC_PREFIX}matching.reactors`,
+    members: [
+      discoveryReactor({ ...reactorDeps, mode: config.PAIRING_MODE, caps }),
+      goferDeletedReactor(reactorDeps),
+      accountBannedReactor(reactorDeps),
+    ],
+  }),
   await startSession({ ...reactorDeps, provider: createSessionProvider(config) }),
-  await startGoferDeleted(reactorDeps),
-  await startAccountBanned(reactorDeps),
 ];
 // Discovery also sweeps every ready Gofer periodically, one matching process at a time.
 const sweep = startDiscoverySweep(

@@ -1,5 +1,5 @@
 import type { DeviceKeyEvent } from '@oan/domain';
-import { reactor, type RunningReactor } from '@oan/kafka';
+import { reactorMember, startReactorGroup, type ReactorMember, type RunningReactor } from '@oan/kafka';
 import { runConversationCommand } from '../commands/context.ts';
 import { openConversationsOfAccount } from '../infra/deviceKeys.ts';
 import type { ReactorDeps } from './lifecycle.ts';
@@ -11,7 +11,7 @@ import type { ReactorDeps } from './lifecycle.ts';
  * `system_notice`). One command per conversation under an id made of the key change and the
  * conversation, so a redelivery, or a crash halfway through the list, tells no one twice.
  */
-export async function startKeyNotices(deps: ReactorDeps): Promise<RunningReactor> {
+export function keyNoticesReactor(deps: ReactorDeps): ReactorMember {
   const notice = async (
     accountId: string,
     data: { keyId: string; fingerprint: string; change: 'published' | 'retired'; changedAt: string },
@@ -29,10 +29,7 @@ export async function startKeyNotices(deps: ReactorDeps): Promise<RunningReactor
     }
     if (told > 0) deps.logger.info({ told, change: data.change }, 'told of a key change');
   };
-  return reactor<DeviceKeyEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+  return reactorMember<DeviceKeyEvent>({
     group: `${deps.topicPrefix}conversations.key-notices`,
     topic: `${deps.topicPrefix}conversations.events`,
     on: {
@@ -53,3 +50,7 @@ export async function startKeyNotices(deps: ReactorDeps): Promise<RunningReactor
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startKeyNotices = (deps: ReactorDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [keyNoticesReactor(deps)] });

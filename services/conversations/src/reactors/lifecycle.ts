@@ -1,6 +1,8 @@
 import type { GoferEvent, ThreadEvent } from '@oan/domain';
 import {
-  reactor,
+  reactorMember,
+  startReactorGroup,
+  type ReactorMember,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -23,11 +25,8 @@ export interface ReactorDeps {
  * opens its conversation (deciding to accept creates it). Redelivery opens nothing twice
  * (the stream can start once). A route that meets the conversation first opens it the same way.
  */
-export async function startOpener(deps: ReactorDeps): Promise<RunningReactor> {
-  return reactor<ThreadEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+export function openerReactor(deps: ReactorDeps): ReactorMember {
+  return reactorMember<ThreadEvent>({
     group: `${deps.topicPrefix}conversations.opener`,
     topic: `${deps.topicPrefix}matching.events`,
     on: {
@@ -52,18 +51,17 @@ export async function startOpener(deps: ReactorDeps): Promise<RunningReactor> {
   });
 }
 
+/** The reactor alone, in a group of its own. */
+export const startOpener = (deps: ReactorDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [openerReactor(deps)] });
+
 /**
  * Group `<prefix>conversations.gofer-deleted` on `<prefix>gofers.events`: a deleted Gofer's
  * conversations close and their files are deleted, best effort (a storage failure is
  * logged, never retried: the files are unreachable already).
  */
-export async function startGoferDeleted(
-  deps: ReactorDeps & { storage: ObjectStorage | null },
-): Promise<RunningReactor> {
-  return reactor<GoferEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+export function goferDeletedReactor(deps: ReactorDeps & { storage: ObjectStorage | null }): ReactorMember {
+  return reactorMember<GoferEvent>({
     group: `${deps.topicPrefix}conversations.gofer-deleted`,
     topic: `${deps.topicPrefix}gofers.events`,
     on: {
@@ -82,3 +80,8 @@ export async function startGoferDeleted(
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startGoferDeleted = (
+  deps: ReactorDeps & { storage: ObjectStorage | null },
+): Promise<RunningReactor> => startReactorGroup({ ...deps, members: [goferDeletedReactor(deps)] });

@@ -1,6 +1,8 @@
 import type { AuthEvent } from '@oan/domain';
 import {
-  reactor,
+  reactorMember,
+  startReactorGroup,
+  type ReactorMember,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -46,11 +48,8 @@ export async function unpublishAllOf(
 }
 
 /** Group `<prefix>gofers.account-banned` on `<prefix>auth.events`. */
-export async function startAccountBanned(deps: AccountBannedDeps): Promise<RunningReactor> {
-  return reactor<AuthEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+export function accountBannedReactor(deps: AccountBannedDeps): ReactorMember {
+  return reactorMember<AuthEvent>({
     group: `${deps.topicPrefix}gofers.account-banned`,
     topic: `${deps.topicPrefix}auth.events`,
     on: {
@@ -65,3 +64,7 @@ export async function startAccountBanned(deps: AccountBannedDeps): Promise<Runni
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startAccountBanned = (deps: AccountBannedDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [accountBannedReactor(deps)] });

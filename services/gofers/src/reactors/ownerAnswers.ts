@@ -1,7 +1,9 @@
 import { sql, type MikroORM } from '@oan/db';
 import { goferStreamId, type ChatMessageAdded, type GoferEvent } from '@oan/domain';
 import {
-  reactor,
+  reactorMember,
+  startReactorGroup,
+  type ReactorMember,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -56,8 +58,8 @@ export interface OwnerAnswersDeps {
  * channel's port is called, then `RecordOwnerAnswer` appends the answer's record, so a redelivered
  * message finds the question closed and calls nothing.
  */
-export async function startOwnerAnswers(deps: OwnerAnswersDeps): Promise<RunningReactor> {
-  const { kafka, registry, logger } = deps;
+export function ownerAnswersReactor(deps: OwnerAnswersDeps): ReactorMember {
+  const { logger } = deps;
   const topic = `${deps.topicPrefix}gofers.events`;
   const group = `${deps.topicPrefix}gofers.owner-answers${deps.groupSuffix ?? ''}`;
 
@@ -100,10 +102,7 @@ export async function startOwnerAnswers(deps: OwnerAnswersDeps): Promise<Running
     await recordOwnerAnswer(deps.ctx, { goferId: turn.goferId, questionMessageId: q.messageId, delivered });
   };
 
-  return reactor<GoferEvent>({
-    kafka,
-    registry,
-    logger,
+  return reactorMember<GoferEvent>({
     group,
     topic,
     on: {
@@ -113,3 +112,7 @@ export async function startOwnerAnswers(deps: OwnerAnswersDeps): Promise<Running
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startOwnerAnswers = (deps: OwnerAnswersDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [ownerAnswersReactor(deps)] });

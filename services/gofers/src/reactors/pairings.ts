@@ -1,6 +1,8 @@
 import { goferStreamId, type ThreadEvent, type ThreadProposed } from '@oan/domain';
 import {
-  reactor,
+  reactorMember,
+  startReactorGroup,
+  type ReactorMember,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -45,12 +47,9 @@ export async function announceToSide(
  * `ThreadProposed` becomes a `system` row with `kind: 'pairing'` in both Gofers' role-chats. An
  * offset is committed after both appends, so a crash redelivers and the ids make it a no-op.
  */
-export async function startPairings(deps: PairingsDeps): Promise<RunningPairings> {
+export function pairingsReactor(deps: PairingsDeps): ReactorMember {
   const { ctx } = deps;
-  return reactor<ThreadEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+  return reactorMember<ThreadEvent>({
     group: `${deps.topicPrefix}gofers.pairings`,
     topic: `${deps.topicPrefix}matching.events`,
     on: {
@@ -61,3 +60,7 @@ export async function startPairings(deps: PairingsDeps): Promise<RunningPairings
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startPairings = (deps: PairingsDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [pairingsReactor(deps)] });

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { MikroORM } from '@oan/db';
 import type { EventStore } from '@oan/eventstore';
-import { reactor, type KafkaHandle, type LogSink, type SchemaRegistry } from '@oan/kafka';
+import {
+  reactorMember,
+  startReactorGroup,
+  type KafkaHandle,
+  type LogSink,
+  type ReactorMember,
+  type SchemaRegistry,
+} from '@oan/kafka';
 import type { WriteTracker } from '@oan/projection';
 import { ObjectNotFoundError, type ObjectStorage } from '@oan/storage';
 import { goferCommands, type GoferContext } from '../commands/context.ts';
@@ -35,10 +42,8 @@ export const MAX_KNOWLEDGE_BYTES = 64 * 1024;
  * with `AttachmentRagStatusChanged` before its offset is committed. A crash redelivers the record,
  * and `RecordRagStatus` appends only `processing` → final, so a redelivery or a replay appends nothing.
  */
-export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagReactor> {
+export function ragReactor(deps: RagReactorDeps): ReactorMember {
   const { logger, storage } = deps;
-  const topic = `${deps.topicPrefix}gofers.events`;
-  const groupId = `${deps.topicPrefix}gofers.rag`;
   const ctx: GoferContext = {
     orm: deps.orm,
     store: deps.store,
@@ -47,12 +52,9 @@ export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagR
     ids: randomUUID,
   };
   // A new group starts from the beginning: uploads made before it existed still get parsed.
-  const loop = await reactor<GoferEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger,
-    group: groupId,
-    topic,
+  return reactorMember<GoferEvent>({
+    group: `${deps.topicPrefix}gofers.rag`,
+    topic: `${deps.topicPrefix}gofers.events`,
     on: {
       AttachmentAdded: async ({ data: added }) => {
         if (added.ragStatus !== 'processing') return;
@@ -72,7 +74,12 @@ export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagR
       },
     },
   });
-  return { groupId, stop: () => loop.stop() };
+}
+
+/** The reactor alone, in a group of its own. */
+export async function startRagReactor(deps: RagReactorDeps): Promise<RunningRagReactor> {
+  const loop = await startReactorGroup({ ...deps, members: [ragReactor(deps)] });
+  return { groupId: loop.groupId, stop: () => loop.stop() };
 }
 
 /**

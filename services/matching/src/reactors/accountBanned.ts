@@ -1,7 +1,9 @@
 import { sql } from '@oan/db';
 import type { AuthEvent } from '@oan/domain';
 import {
-  reactor,
+  reactorMember,
+  startReactorGroup,
+  type ReactorMember,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -37,11 +39,8 @@ export async function closeThreadsOfAccount(ctx: MatchingContext, accountId: str
 }
 
 /** Group `<prefix>matching.account-banned` on `<prefix>auth.events`. */
-export async function startAccountBanned(deps: AccountBannedDeps): Promise<RunningReactor> {
-  return reactor<AuthEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+export function accountBannedReactor(deps: AccountBannedDeps): ReactorMember {
+  return reactorMember<AuthEvent>({
     group: `${deps.topicPrefix}matching.account-banned`,
     topic: `${deps.topicPrefix}auth.events`,
     on: {
@@ -53,3 +52,7 @@ export async function startAccountBanned(deps: AccountBannedDeps): Promise<Runni
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startAccountBanned = (deps: AccountBannedDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [accountBannedReactor(deps)] });

@@ -2,7 +2,9 @@ import { bannedAmong, notBanned } from '@oan/auth';
 import type { GoferEvent } from '@oan/domain';
 import { sql, TEXT_ARRAY, type EntityManager } from '@oan/db';
 import {
-  reactor,
+  reactorMember,
+  startReactorGroup,
+  type ReactorMember,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -209,12 +211,9 @@ export async function runDiscoveryOnce(deps: DiscoveryRunDeps): Promise<string[]
  * Discovery reactor (group `<prefix>matching.discovery` on `<prefix>gofers.events`): indexes each
  * `GoferProfileUpdated`, and runs discovery for a Gofer that turns `ready_for_pairing`.
  */
-export async function startDiscovery(deps: DiscoveryDeps): Promise<RunningReactor> {
+export function discoveryReactor(deps: DiscoveryDeps): ReactorMember {
   const { ctx } = deps;
-  return reactor<GoferEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+  return reactorMember<GoferEvent>({
     group: `${deps.topicPrefix}matching.discovery`,
     topic: `${deps.topicPrefix}gofers.events`,
     on: {
@@ -241,3 +240,7 @@ export async function startDiscovery(deps: DiscoveryDeps): Promise<RunningReacto
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startDiscovery = (deps: DiscoveryDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [discoveryReactor(deps)] });

@@ -2,7 +2,9 @@ import { sql } from '@oan/db';
 import { threadIdsOfGofer } from '@oan/readmodels';
 import type { GoferEvent } from '@oan/domain';
 import {
-  reactor,
+  reactorMember,
+  startReactorGroup,
+  type ReactorMember,
   type KafkaHandle,
   type LogSink,
   type RunningReactor,
@@ -37,11 +39,8 @@ export async function closeThreadsOf(ctx: MatchingContext, goferId: string): Pro
 }
 
 /** Group `<prefix>matching.gofer-deleted` on `<prefix>gofers.events`. */
-export async function startGoferDeleted(deps: GoferDeletedDeps): Promise<RunningReactor> {
-  return reactor<GoferEvent>({
-    kafka: deps.kafka,
-    registry: deps.registry,
-    logger: deps.logger,
+export function goferDeletedReactor(deps: GoferDeletedDeps): ReactorMember {
+  return reactorMember<GoferEvent>({
     group: `${deps.topicPrefix}matching.gofer-deleted`,
     topic: `${deps.topicPrefix}gofers.events`,
     on: {
@@ -53,3 +52,7 @@ export async function startGoferDeleted(deps: GoferDeletedDeps): Promise<Running
     },
   });
 }
+
+/** The reactor alone, in a group of its own. */
+export const startGoferDeleted = (deps: GoferDeletedDeps): Promise<RunningReactor> =>
+  startReactorGroup({ ...deps, members: [goferDeletedReactor(deps)] });
