@@ -61,6 +61,9 @@ export interface RunConsumerOptions {
    * instead of `fromBeginning`'s end: applied to what the first join assigns this member, once.
    */
   startAt?: ReadonlyMap<string, string>;
+  /** Passed to the consumer (`ConsumerOptions`): how long, and for how many bytes, a fetch waits. */
+  maxWaitTimeMs?: number;
+  minBytes?: number;
 }
 
 export interface RunningConsumer {
@@ -151,6 +154,8 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
       groupId,
       ...(options.readUncommitted !== undefined ? { readUncommitted: options.readUncommitted } : {}),
       ...(options.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
+      ...(options.maxWaitTimeMs !== undefined ? { maxWaitTimeMs: options.maxWaitTimeMs } : {}),
+      ...(options.minBytes !== undefined ? { minBytes: options.minBytes } : {}),
     });
     const committer = new OffsetCommitter(consumer, groupId, log, options.commitIntervalMs);
     const removeJoin = consumer.on(consumer.events.GROUP_JOIN, (e: ConsumerGroupJoinEvent) => {

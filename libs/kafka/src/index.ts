@@ -29,7 +29,13 @@ export { InvalidMessageError, SchemaLoadError, SchemaValidationError, UnknownSch
 // kafkajs client types, so callers can name what the handle returns without importing kafkajs.
 export type { Admin, Consumer, Message, Producer, RecordMetadata, Transaction } from 'kafkajs';
 export { avroEventValidator, EventSchemaError } from './validator.ts';
-export { reactor, reactorMember, startReactorGroup, startReactorLoop } from './reactor.ts';
+export {
+  BACKGROUND_GATHER_MS,
+  reactor,
+  reactorMember,
+  startReactorGroup,
+  startReactorLoop,
+} from './reactor.ts';
 export type {
   MemberSpec,
   ReactorContext,

@@ -54,6 +54,8 @@ export interface ConsumerOptions {
   heartbeatIntervalMs?: number;
   /** Longest time a fetch waits for data; default 500 ms (kafkajs: 5000). */
   maxWaitTimeMs?: number;
+  /** Bytes a fetch waits for, up to `maxWaitTimeMs`, before it answers; default 1 (answer at once). */
+  minBytes?: number;
 }
 
 export interface KafkaHandle {
@@ -258,6 +260,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
       allowAutoTopicCreation: false,
       readUncommitted: opts.readUncommitted ?? false,
       maxWaitTimeInMs: opts.maxWaitTimeMs ?? 500,
+      ...(opts.minBytes !== undefined ? { minBytes: opts.minBytes } : {}),
       // A member killed with -9 keeps its partitions until this expires, and its successor's join
       // waits for it: 10 s instead of kafkajs's 30 s (long handlers heartbeat, see reactor.ts).
       sessionTimeout: opts.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS,

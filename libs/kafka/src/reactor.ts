@@ -42,7 +42,23 @@ export interface ReactorGroup {
   /** The shared consumer group; by default the name of the one member. */
   groupId?: string;
   members: readonly ReactorMember[];
+  /**
+   * How long the broker may hold a fetch to gather records (up to `GATHER_BYTES`) before it answers;
+   * default none: a record is fetched as soon as it is there. For reactors that nobody waits on
+   * within a fraction of a second: under load their group fetches a few times a second, not once per
+   * record (ADR 0049).
+   */
+  gatherMs?: number;
 }
+
+/** What a gathering fetch waits for at most, in bytes: about a hundred events. */
+const GATHER_BYTES = 64 * 1024;
+
+/**
+ * The `gatherMs` of the processes' shared groups (ADR 0049): their reactions come at most this much
+ * later when the fleet is quiet, and an idle group fetches five times a second instead of twice.
+ */
+export const BACKGROUND_GATHER_MS = 200;
 
 export interface RunningReactor {
   readonly groupId: string;
@@ -167,6 +183,7 @@ export async function startReactorGroup(group: ReactorGroup): Promise<RunningRea
     topics,
     fromBeginning: true,
     ...(startAt.size > 0 ? { startAt } : {}),
+    ...(group.gatherMs !== undefined ? { maxWaitTimeMs: group.gatherMs, minBytes: GATHER_BYTES } : {}),
     ...(concurrency > 1 ? { partitionsConsumedConcurrently: concurrency } : {}),
     eachBatch,
   });

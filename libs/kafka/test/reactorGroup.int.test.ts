@@ -1,5 +1,6 @@
 // Several reactors in one consumer group (ADR 0049), against the real broker.
 import { fileURLToPath } from 'node:url';
+import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SchemaRegistry,
@@ -250,6 +251,41 @@ describe('a reactor group', () => {
     await new Promise((r) => setTimeout(r, 1000));
     await again.stop();
     expect(m3.ids()).toEqual(['w50']);
+  });
+
+  it('with gatherMs, fetches a trickle of records a few times, not once per record', async () => {
+    const t = await newTopic(1);
+    const fetches = async () =>
+      (await register.getSingleMetric('oan_kafka_requests_total')!.get()).values
+        .filter((v) => v.labels.role === 'consumer' && v.labels.api === 'Fetch')
+        .reduce((a, v) => a + v.value, 0);
+    const m = recorder('trickled', t, ['Widget']);
+    const group = await startReactorGroup({
+      kafka,
+      registry,
+      logger,
+      groupId: newGroup('gather'),
+      members: [m.member],
+      gatherMs: 200,
+    });
+    running.push(group);
+    await group.consumer.waitForAssignment();
+    const producer = await kafka.producer();
+    const before = await fetches();
+    const started = Date.now();
+    for (let i = 0; i < 40; i++) {
+      await producer.send({ topic: t, messages: [widget('k', i)] });
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await waitUntil(() => m.seen.length === 40, 30_000, 'the trickle');
+    const used = (await fetches()) - before;
+    const elapsed = Date.now() - started;
+    await producer.disconnect();
+    await group.stop();
+    // One record every 25 ms or so: fetching at once would take about one fetch per record.
+    expect(m.ids()).toEqual(Array.from({ length: 40 }, (_, i) => `w${i}`));
+    expect(used).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 3);
+    expect(used).toBeLessThan(20);
   });
 
   it('refuses several members without a group of their own', async () => {

@@ -2,7 +2,13 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, startReactorGroup } from '@oan/kafka';
+import {
+  BACKGROUND_GATHER_MS,
+  createKafka,
+  SCHEMAS_DIR,
+  SchemaRegistry,
+  startReactorGroup,
+} from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { buildApp, createConversationContext } from './app.ts';
 import { loadConversationsConfig } from './config.ts';
@@ -47,6 +53,7 @@ const reactorDeps = {
 const reactors = await startReactorGroup({
   ...reactorDeps,
   groupId: `${config.TOPIC_PREFIX}conversations.reactors`,
+  gatherMs: BACKGROUND_GATHER_MS,
   members: [
     openerReactor(reactorDeps),
     goferDeletedReactor({ ...reactorDeps, storage }),

@@ -2,7 +2,13 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, startReactorGroup } from '@oan/kafka';
+import {
+  BACKGROUND_GATHER_MS,
+  createKafka,
+  SCHEMAS_DIR,
+  SchemaRegistry,
+  startReactorGroup,
+} from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { createA2AHub } from './a2a/hub.ts';
 import { A2AOwnerAnswers } from './a2a/owner.ts';
@@ -83,6 +89,7 @@ await relayHost?.start();
 const reactors = await startReactorGroup({
   ...reactorDeps,
   groupId: `${config.TOPIC_PREFIX}gofers.reactors`,
+  gatherMs: BACKGROUND_GATHER_MS,
   members: [
     accountBannedReactor({ ...reactorDeps, ctx, relay: relayHost }),
     pairingsReactor({ ...reactorDeps, ctx }),

@@ -5,7 +5,13 @@ import { createLogger } from '@oan/http';
 import { createStorage } from '@oan/storage';
 import { buildApp, createMatchingContext } from './app.ts';
 import { loadMatchingConfig } from './config.ts';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, startReactorGroup } from '@oan/kafka';
+import {
+  BACKGROUND_GATHER_MS,
+  createKafka,
+  SCHEMAS_DIR,
+  SchemaRegistry,
+  startReactorGroup,
+} from '@oan/kafka';
 import { discoveryIndexMigrations } from './infra/discoveryIndex.ts';
 import { createMatchingStore, matchingMigrations } from './infra/store.ts';
 import { accountBannedReactor } from './reactors/accountBanned.ts';
@@ -56,6 +62,7 @@ const reactors = [
   await startReactorGroup({
     ...reactorDeps,
     groupId: `${config.TOPIC_PREFIX}matching.reactors`,
+    gatherMs: BACKGROUND_GATHER_MS,
     members: [
       discoveryReactor({ ...reactorDeps, mode: config.PAIRING_MODE, caps }),
       goferDeletedReactor(reactorDeps),
