@@ -33,6 +33,7 @@ export {
   BACKGROUND_GATHER_MS,
   reactor,
   reactorMember,
+  startBackgroundReactors,
   startReactorGroup,
   startReactorLoop,
 } from './reactor.ts';

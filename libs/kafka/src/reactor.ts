@@ -195,6 +195,26 @@ export async function startReactorGroup(group: ReactorGroup): Promise<RunningRea
 }
 
 /**
+ * A service's background reactors in its one shared group, `<prefix><service>.reactors`, gathering
+ * their fetches (ADR 0049): for reactions nobody waits on within a fraction of a second.
+ */
+export function startBackgroundReactors(
+  deps: { kafka: KafkaHandle; registry: SchemaRegistry; logger: LogSink; topicPrefix: string },
+  service: string,
+  members: readonly ReactorMember[],
+): Promise<RunningReactor> {
+  const { kafka, registry, logger } = deps;
+  return startReactorGroup({
+    kafka,
+    registry,
+    logger,
+    groupId: `${deps.topicPrefix}${service}.reactors`,
+    members,
+    gatherMs: BACKGROUND_GATHER_MS,
+  });
+}
+
+/**
  * Where a shared group starts on each partition it has no committed offset on: the earliest offset
  * its members' own groups had committed there, so no member misses a record and one that was ahead
  * handles a few again, as after a crash. A partition one of them never committed on is read from the

@@ -2,13 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import {
-  BACKGROUND_GATHER_MS,
-  createKafka,
-  SCHEMAS_DIR,
-  SchemaRegistry,
-  startReactorGroup,
-} from '@oan/kafka';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, startBackgroundReactors } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { createA2AHub } from './a2a/hub.ts';
 import { A2AOwnerAnswers } from './a2a/owner.ts';
@@ -86,21 +80,16 @@ await relayHost?.start();
 // in both chats (`matching.events`); the owner's answer to a caller's question goes to the caller's
 // channel, once (ADR 0036); documents are parsed (`gofers.events`). The brain keeps its own group:
 // a model's reply takes seconds, and a shared batch ends with its slowest member.
-const reactors = await startReactorGroup({
-  ...reactorDeps,
-  groupId: `${config.TOPIC_PREFIX}gofers.reactors`,
-  gatherMs: BACKGROUND_GATHER_MS,
-  members: [
-    accountBannedReactor({ ...reactorDeps, ctx, relay: relayHost }),
-    pairingsReactor({ ...reactorDeps, ctx }),
-    ownerAnswersReactor({
-      ...reactorDeps,
-      ctx,
-      channels: { relay: new RelayOwnerAnswers(orm), a2a: new A2AOwnerAnswers({ ctx, hub: a2a }) },
-    }),
-    ...(storage ? [ragReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })] : []),
-  ],
-});
+const reactors = await startBackgroundReactors(reactorDeps, 'gofers', [
+  accountBannedReactor({ ...reactorDeps, ctx, relay: relayHost }),
+  pairingsReactor({ ...reactorDeps, ctx }),
+  ownerAnswersReactor({
+    ...reactorDeps,
+    ctx,
+    channels: { relay: new RelayOwnerAnswers(orm), a2a: new A2AOwnerAnswers({ ctx, hub: a2a }) },
+  }),
+  ...(storage ? [ragReactor({ ...reactorDeps, store, writes: ctx.writes, storage, now: ctx.now })] : []),
+]);
 // Every gofers process delivers the queued A2A push notifications (a lease per row: each once).
 a2a.push.delivery.start();
 // A2A tasks whose turn a crash cut off end, once, by whether the turn was recorded (one process a pass).

@@ -5,13 +5,7 @@ import { createLogger } from '@oan/http';
 import { createStorage } from '@oan/storage';
 import { buildApp, createMatchingContext } from './app.ts';
 import { loadMatchingConfig } from './config.ts';
-import {
-  BACKGROUND_GATHER_MS,
-  createKafka,
-  SCHEMAS_DIR,
-  SchemaRegistry,
-  startReactorGroup,
-} from '@oan/kafka';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, startBackgroundReactors } from '@oan/kafka';
 import { discoveryIndexMigrations } from './infra/discoveryIndex.ts';
 import { createMatchingStore, matchingMigrations } from './infra/store.ts';
 import { accountBannedReactor } from './reactors/accountBanned.ts';
@@ -59,16 +53,11 @@ const reactorDeps = {
 };
 const caps = { maxOpenPairings: config.PAIRING_MAX_OPEN, maxProposalsPerDay: config.PAIRING_MAX_PER_DAY };
 const reactors = [
-  await startReactorGroup({
-    ...reactorDeps,
-    groupId: `${config.TOPIC_PREFIX}matching.reactors`,
-    gatherMs: BACKGROUND_GATHER_MS,
-    members: [
-      discoveryReactor({ ...reactorDeps, mode: config.PAIRING_MODE, caps }),
-      goferDeletedReactor(reactorDeps),
-      accountBannedReactor(reactorDeps),
-    ],
-  }),
+  await startBackgroundReactors(reactorDeps, 'matching', [
+    discoveryReactor({ ...reactorDeps, mode: config.PAIRING_MODE, caps }),
+    goferDeletedReactor(reactorDeps),
+    accountBannedReactor(reactorDeps),
+  ]),
   await startSession({ ...reactorDeps, provider: createSessionProvider(config) }),
 ];
 // Discovery also sweeps every ready Gofer periodically, one matching process at a time.
