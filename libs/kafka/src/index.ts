@@ -35,14 +35,12 @@ export {
   reactorMember,
   startBackgroundReactors,
   startReactorGroup,
-  startReactorLoop,
 } from './reactor.ts';
 export type {
   MemberSpec,
   ReactorContext,
   ReactorGroup,
   ReactorHandlers,
-  ReactorLoop,
   ReactorMember,
   ReactorSpec,
   RunningReactor,

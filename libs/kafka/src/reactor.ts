@@ -28,13 +28,6 @@ export interface ReactorMember {
   keyOf?(record: LogRecord): string;
 }
 
-export interface ReactorLoop extends Omit<ReactorMember, 'name'> {
-  kafka: KafkaHandle;
-  registry: SchemaRegistry;
-  logger: LogSink;
-  groupId: string;
-}
-
 export interface ReactorGroup {
   kafka: KafkaHandle;
   registry: SchemaRegistry;
@@ -79,14 +72,8 @@ interface Job {
  * crash redelivers and the idempotent commands (deterministic ids, stream versions) turn the
  * redelivery into nothing. A failed handler throws: kafkajs restarts the batch from the last
  * committed offset. A record that cannot be decoded is skipped with a warning, never a stall.
- */
-export function startReactorLoop(loop: ReactorLoop): Promise<RunningReactor> {
-  const { kafka, registry, logger, groupId, ...member } = loop;
-  return startReactorGroup({ kafka, registry, logger, groupId, members: [{ ...member, name: groupId }] });
-}
-
-/**
- * Several reactors of one process in one consumer group (ADR 0049): each record of their topics is
+ *
+ * Several reactors of one process may share the group (ADR 0049): each record of their topics is
  * fetched and decoded once, and handed to every member that acts on its type, each member keeping
  * its own order (`keyOf`) and concurrency. An offset is committed once every member has handled
  * every record up to it; a failure of any member redelivers the batch to all of them (each is
