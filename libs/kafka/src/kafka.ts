@@ -6,6 +6,7 @@ import { Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Consumer, ISocketFactory, ITopicConfig, Producer } from 'kafkajs';
 import { Counter } from 'prom-client';
 import { FIXED_KAFKAJS_VERSION, fixRequestQueueIdleLoop } from './requestQueueFix.ts';
+import { retrying } from './retrying.ts';
 import { openSender, type Sender } from './sender.ts';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger.ts';
 import type { LogLevelName, LogSink } from './logger.ts';
@@ -184,9 +185,8 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
   const ensureTopics = async (topics: TopicSpec[]): Promise<string[]> => {
     const names = topics.map((t) => t.topic);
     const created: string[] = [];
-    const deadline = Date.now() + 60_000;
-    for (let attempt = 0; ; attempt++) {
-      try {
+    return retrying(
+      async () => {
         const a = await admin();
         const existing = new Set(await a.listTopics());
         const missing = topics.filter((t) => !existing.has(t.topic));
@@ -212,12 +212,14 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
           return created;
         }
         throw new Error(`no leader yet for ${leaderless.map((t) => t.name).join(', ')}`);
-      } catch (err) {
-        if (Date.now() > deadline) throw err;
-        logger.warn({ err: String(err), attempt }, 'kafka topics not ready yet; retrying');
-        await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
-      }
-    }
+      },
+      {
+        withinMs: 60_000,
+        maxPauseMs: 2_000,
+        onRetry: (err, attempt) =>
+          logger.warn({ err: String(err), attempt }, 'kafka topics not ready yet; retrying'),
+      },
+    );
   };
 
   const deleteTopics = async (names: string[]): Promise<string[]> => {

@@ -2,6 +2,7 @@ import { runConsumer, type BatchContext, type RunningConsumer } from './consumer
 import type { KafkaHandle } from './kafka.ts';
 import type { LogSink } from './logger.ts';
 import { fromKafkaMessage, type LogRecord } from './message.ts';
+import { retrying } from './retrying.ts';
 import { HEADER_TYPE, type SchemaRegistry } from './schema-registry.ts';
 
 /** What a reactor does with the records of one topic; one or more run in one consumer group. */
@@ -89,7 +90,13 @@ export async function startReactorGroup(group: ReactorGroup): Promise<RunningRea
   const groupId = group.groupId ?? first.name;
   const topics = [...new Set(members.map((m) => m.topic))];
   await kafka.ensureTopics(topics.map((topic) => ({ topic })));
-  const startAt = await withRetries(() => carriedOffsets(kafka, groupId, members));
+  // A group coordinator still loading (a broker just started) answers NOT_COORDINATOR, which the
+  // admin client does not retry.
+  const startAt = await retrying(() => carriedOffsets(kafka, groupId, members), {
+    withinMs: 30_000,
+    maxPauseMs: 5_000,
+    retry: (err) => (err as { retriable?: boolean }).retriable === true,
+  });
 
   const byTopic = new Map(topics.map((t) => [t, members.filter((m) => m.topic === t)]));
   const typesOf = new Map(
@@ -232,21 +239,6 @@ async function carriedOffsets(
     }
   }
   return startAt;
-}
-
-/**
- * A group coordinator that is still loading (a broker just started) answers NOT_COORDINATOR, which
- * the admin client does not retry: retriable errors are tried again for about half a minute.
- */
-async function withRetries<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      if (attempt >= 12 || !(err as { retriable?: boolean }).retriable) throw err;
-      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5000)));
-    }
-  }
 }
 
 /** The shape every domain event union has: a `type` discriminator and its `data`. */

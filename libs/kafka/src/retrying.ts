@@ -1,0 +1,29 @@
+/** How `retrying` waits and what it tries again. */
+export interface RetryPolicy {
+  /** No attempt starts once this much time has passed since the first: the last error is thrown. */
+  withinMs: number;
+  /** The pause after attempt n (from 0) is 100 ms × 2ⁿ, at most this. */
+  maxPauseMs: number;
+  /** Whether an error is worth another attempt (default: every error is). */
+  retry?: (err: unknown) => boolean;
+  /** Told of each error that is tried again, before the pause. */
+  onRetry?: (err: unknown, attempt: number) => void;
+}
+
+/**
+ * Runs `run` until it resolves. The admin calls a process makes at start-up meet a broker that may
+ * have just started (no controller, leaders still being elected, a group coordinator still loading),
+ * and fleet processes doing the same thing side by side: those errors pass within seconds.
+ */
+export async function retrying<T>(run: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+  const deadline = Date.now() + policy.withinMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (Date.now() > deadline || !(policy.retry?.(err) ?? true)) throw err;
+      policy.onRetry?.(err, attempt);
+      await new Promise((r) => setTimeout(r, Math.min(policy.maxPauseMs, 100 * 2 ** attempt)));
+    }
+  }
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { retrying } from '../src/retrying.ts';
+
+describe('retrying', () => {
+  it('tries again after doubling pauses until the call resolves, telling of each error', async () => {
+    const told: number[] = [];
+    let calls = 0;
+    const started = Date.now();
+    const value = await retrying(
+      async () => {
+        if (++calls < 4) throw new Error(`no ${calls}`);
+        return 'done';
+      },
+      { withinMs: 10_000, maxPauseMs: 150, onRetry: (_err, attempt) => told.push(attempt) },
+    );
+    expect(value).toBe('done');
+    expect(calls).toBe(4);
+    expect(told).toEqual([0, 1, 2]);
+    // 100 + 150 (capped) + 150 ms of pauses.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+  });
+
+  it('throws at once an error it is not to retry', async () => {
+    let calls = 0;
+    const fatal = Object.assign(new Error('fatal'), { retriable: false });
+    await expect(
+      retrying(
+        async () => {
+          calls++;
+          throw fatal;
+        },
+        {
+          withinMs: 10_000,
+          maxPauseMs: 100,
+          retry: (err) => (err as { retriable?: boolean }).retriable === true,
+        },
+      ),
+    ).rejects.toBe(fatal);
+    expect(calls).toBe(1);
+  });
+
+  it('throws the last error once its time is up', async () => {
+    let calls = 0;
+    const thrown = await retrying(
+      async () => {
+        throw new Error(`attempt ${++calls}`);
+      },
+      { withinMs: 250, maxPauseMs: 100 },
+    ).catch((err: unknown) => err as Error);
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(thrown.message).toBe(`attempt ${calls}`);
+  });
+});
