@@ -104,7 +104,9 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
             await deadLetter(em, 'domain', r, (err as Error).message);
           }
         }
-        const notifications = await projectDomainEvents(em, events, projections, ctx);
+        const notifications = await projectDomainEvents(em, events, projections, ctx, {
+          notify: producer !== undefined,
+        });
         // Produced before the offset commits: a crash in between re-produces the same eventIds,
         // which stage 2 skips (at-least-once on the log, exactly-once in the table).
         const places =

@@ -18,6 +18,12 @@ describe('an OAN notification', () => {
     expect(a.eventId).toBe(envelopeEventId('e1', 'acc-1', 'system_notice'));
   });
 
+  it('keeps the ids already on the log: the UUIDv5 of the name in the fixed namespace', () => {
+    // Pinned: a change here would give every replayed envelope a new eventId.
+    expect(envelopeEventId('e1', 'acc-1', 'system_notice')).toBe('582db238-1cef-5e35-92c8-b6485ec60279');
+    expect(envelopeEventId('e1', 'acc-1', 'system_notice', 'ä')).toBe('17af1665-1c19-5b4b-a7af-ab82a71a4e49');
+  });
+
   it('gets a different eventId for another recipient or another source event', () => {
     const base = toNotification('e1', spec).eventId;
     expect(toNotification('e1', { ...spec, recipient: 'acc-2' }).eventId).not.toBe(base);
