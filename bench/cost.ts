@@ -60,11 +60,15 @@ const OWN = '/* bench cost snapshot */';
 
 const TICKS = 100; // USER_HZ
 
-/** utime + stime of a live process in seconds (fields 14 and 15 of /proc/<pid>/stat); throws once it ended. */
-export function cpuSecondsOf(pid: number | string): number {
+/**
+ * utime + stime of a live process in seconds (fields 14 and 15 of /proc/<pid>/stat); throws once it
+ * ended. `reaped` adds cutime + cstime (16 and 17): its children that ended and were waited for.
+ */
+export function cpuSecondsOf(pid: number | string, { reaped = false } = {}): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  const own = Number(fields[11]) + Number(fields[12]);
+  return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / TICKS;
 }
 
 /** Fields 16 and 17 of /proc/self/stat: the CPU of the children this process waited for. */
@@ -95,7 +99,10 @@ export function cpuByKind(scope: CostScope): Map<string, number> {
         continue;
       }
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmd.startsWith('postgres') || cmd.includes('/postgres ')) add('postgres', seconds);
+      // A backend that closed during the phase (a pool that ended, the replay command's) took its CPU
+      // away from the live processes; the postmaster reaped it, so it is counted there.
+      if (cmd.startsWith('postgres') || cmd.includes('/postgres '))
+        add('postgres', cpuSecondsOf(entry, { reaped: true }));
       else if (cmd.includes('kafka.Kafka') || cmd.includes('kafka/target')) add('kafka', seconds);
       else if (cmd.startsWith('redis-server')) add('redis', seconds);
       // A proxy a bench runs in front of the fleet (bench/events-page.ts).

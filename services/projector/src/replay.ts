@@ -9,7 +9,7 @@ const bar = new SingleBar(
 );
 let startedBar = false;
 try {
-  const { records, seconds } = await runReplay(loadProjectorConfig(), ({ done, total }) => {
+  const { records, seconds, stopSeconds } = await runReplay(loadProjectorConfig(), ({ done, total }) => {
     if (!startedBar) {
       bar.start(total, 0);
       startedBar = true;
@@ -18,7 +18,10 @@ try {
   });
   bar.stop();
   const rate = seconds > 0 ? Math.round(records / seconds) : records;
-  console.log(`replayed ${records} records in ${seconds.toFixed(1)} s (${rate} records/s)`);
+  console.log(
+    `replayed ${records} records in ${seconds.toFixed(1)} s (${rate} records/s); ` +
+      `leaving the consumer groups took ${stopSeconds.toFixed(1)} s more`,
+  );
   process.exit(0);
 } catch (err) {
   if (startedBar) bar.stop();
