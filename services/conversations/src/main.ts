@@ -44,8 +44,8 @@ const reactorDeps = {
 };
 // The opener (`matching.events`), deleted Gofers (`gofers.events`) and key notices
 // (`conversations.events`) share one consumer group (ADR 0049), which fetches at once: connectors
-// act on a conversation right after `match_decided`, and a key published before the opener ran
-// is told to no one (the notices go to the open conversations of the key's account).
+// act on a conversation right after `match_decided`. A key changed before the opener ran is told
+// when it opens (ADR 0050).
 const reactors = await startReactorGroup({
   ...reactorDeps,
   groupId: `${config.TOPIC_PREFIX}conversations.reactors`,

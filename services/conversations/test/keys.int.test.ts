@@ -6,7 +6,8 @@ import { body, expectError, waitFor } from '@oan/testing';
 import { rebuildWriteState } from '../src/infra/store.ts';
 import { closeConversationsOf } from '../src/commands/close.ts';
 import { openConversation } from '../src/commands/context.ts';
-import { startKeyNotices } from '../src/reactors/keyNotices.ts';
+import { KEY_CHANGES_BEFORE_DECISION_MS, startKeyNotices } from '../src/reactors/keyNotices.ts';
+import { startOpener } from '../src/reactors/lifecycle.ts';
 import { startConversationFleet, type Caller, type ConversationFleet } from './helpers.ts';
 
 interface Key {
@@ -18,27 +19,64 @@ interface Key {
 
 let f: ConversationFleet;
 let notices: RunningReactor;
+let opener: RunningReactor;
 const topic = (name: string) => `${f.fleet.baseEnv.TOPIC_PREFIX}${name}`;
 
 beforeAll(async () => {
   f = await startConversationFleet();
-  notices = await startKeyNotices({
+  await f.fleet.kafka.ensureTopics([{ topic: topic('matching.events') }]);
+  const deps = {
     kafka: f.fleet.kafka,
     registry: f.fleet.registry,
     ctx: f.ctx,
     logger: f.fleet.logger,
     topicPrefix: f.fleet.baseEnv.TOPIC_PREFIX!,
-  });
+  };
+  notices = await startKeyNotices(deps);
+  opener = await startOpener(deps);
 }, 90_000);
 afterAll(async () => {
   await notices?.stop();
+  await opener?.stop();
+  await f?.fleet.kafka.deleteTopics([topic('matching.events')]).catch(() => undefined);
   await (
     await f?.fleet.kafka.admin()
   )
-    ?.deleteGroups([topic('conversations.key-notices')])
+    ?.deleteGroups([topic('conversations.key-notices'), topic('conversations.opener')])
     .catch(() => undefined);
   await f?.close();
 });
+
+const noticesTo = async (accountId: string) =>
+  (await f.envelopes(accountId)).filter(
+    (e) => e.type === 'system_notice' && (e.payload as { kind?: string }).kind === 'conversation_key_changed',
+  );
+
+/** The sum of a topic's end offsets. */
+const endOf = async (name: string) =>
+  (await (await f.fleet.kafka.admin()).fetchTopicOffsets(topic(name))).reduce(
+    (sum, p) => sum + BigInt(p.offset),
+    0n,
+  );
+
+/** Waits until `topic` holds at least `records` and `group` has committed to its end on every partition. */
+async function caughtUp(group: string, name: string, records: bigint): Promise<void> {
+  const admin = await f.fleet.kafka.admin();
+  await waitFor(
+    async () => {
+      const ends = await admin.fetchTopicOffsets(topic(name));
+      if (ends.reduce((sum, p) => sum + BigInt(p.offset), 0n) < records) return false;
+      const [committed] = await admin.fetchOffsets({ groupId: topic(group), topics: [topic(name)] });
+      return ends.every(
+        (end) =>
+          end.offset === '0' ||
+          BigInt(committed!.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1') >=
+            BigInt(end.offset),
+      );
+    },
+    { what: `${group} caught up on ${name}` },
+  );
+}
 
 /** A fresh X25519 public key, as a client makes it. */
 const newKey = () => generateKeyPairSync('x25519').publicKey.export({ format: 'jwk' }).x!;
@@ -204,12 +242,6 @@ describe('GET /conversations/:id/keys', () => {
 });
 
 describe('key change notices', () => {
-  const noticesTo = async (accountId: string) =>
-    (await f.envelopes(accountId)).filter(
-      (e) =>
-        e.type === 'system_notice' && (e.payload as { kind?: string }).kind === 'conversation_key_changed',
-    );
-
   it('tell the other side of each open conversation, once, even when the key event is delivered again', async () => {
     const m = await f.match();
     const closedOne = await f.match();
@@ -281,6 +313,65 @@ describe('key change notices', () => {
     expect((await put(closedOne.b, randomUUID(), { publicKey: newKey() })).statusCode).toBe(201);
     await waitFor(async () => (await noticesTo(x.accountId)).length === 1, { what: 'the open one told' });
     expect(await noticesTo(closedOne.a.accountId)).toEqual([]);
+  });
+});
+
+describe('key changes between a match’s decision and its opening', () => {
+  it('are told when the conversation opens, once, and those from before the decision are not', async () => {
+    const m = await f.match({ open: false });
+    const before = await endOf('conversations.events');
+    // B's first key is older than the decision (by more than the clock allowance); the second key
+    // and the first one's retirement come after it.
+    const [old, fresh] = [randomUUID(), randomUUID()];
+    expect((await put(m.b, old, { publicKey: newKey() })).statusCode).toBe(201);
+    const decidedAt = new Date(Date.now() + KEY_CHANGES_BEFORE_DECISION_MS + 100).toISOString();
+    await new Promise((r) => setTimeout(r, 300));
+    const published = body<Key>(await put(m.b, fresh, { publicKey: newKey() }));
+    expect((await del(m.b, old)).statusCode).toBe(204);
+    // The key-notice reactor has handled all three while the conversation was not open: told no one.
+    await caughtUp('conversations.key-notices', 'conversations.events', before + 3n);
+    expect(await noticesTo(m.a.accountId)).toEqual([]);
+
+    const decided = {
+      threadId: m.threadId,
+      requestId: randomUUID(),
+      requesterGoferId: m.a.goferId,
+      requesterAccountId: m.a.accountId,
+      recipientGoferId: m.b.goferId,
+      recipientAccountId: m.b.accountId,
+      status: 'accepted',
+      decidedBy: 'recipient',
+      matchId: m.matchId,
+      conversationId: m.conversationId,
+      decidedAt,
+    };
+    const producer = await f.fleet.kafka.producer();
+    const decision = toKafkaMessage(f.fleet.registry, {
+      key: m.a.accountId,
+      type: 'MatchRequestDecided',
+      data: decided,
+    });
+    const decisionsBefore = await endOf('matching.events');
+    // Delivered twice, as a crash between the opening and the telling would.
+    await producer.send({ topic: topic('matching.events'), messages: [decision, decision] });
+    await waitFor(async () => (await noticesTo(m.a.accountId)).length === 2, { what: 'A told' });
+    await caughtUp('conversations.opener', 'matching.events', decisionsBefore + 2n);
+    const told = await noticesTo(m.a.accountId);
+    expect(told.map((n) => n.payload)).toEqual([
+      {
+        kind: 'conversation_key_changed',
+        conversationId: m.conversationId,
+        accountId: m.b.accountId,
+        keyId: fresh,
+        fingerprint: published.fingerprint,
+        change: 'published',
+      },
+      expect.objectContaining({ keyId: old, change: 'retired' }),
+    ]);
+    expect(await noticesTo(m.b.accountId)).toEqual([]);
+    // B publishing once more, now that it is open, is told by the key-notice reactor as before.
+    expect((await put(m.b, randomUUID(), { publicKey: newKey() })).statusCode).toBe(201);
+    await waitFor(async () => (await noticesTo(m.a.accountId)).length === 3, { what: 'the open one told' });
   });
 });
 

@@ -145,6 +145,34 @@ export async function openConversationsOfAccount(em: EntityManager, accountId: s
   return rows.map((r) => r.id);
 }
 
+/** A key the account published or retired at or after `since` (ISO), oldest change first. */
+export interface KeyChange {
+  keyId: string;
+  fingerprint: string;
+  change: 'published' | 'retired';
+  changedAt: string;
+}
+
+export async function keyChangesSince(
+  em: EntityManager,
+  accountId: string,
+  since: string,
+): Promise<KeyChange[]> {
+  return sql<KeyChange>(
+    em,
+    `select key_id as "keyId", fingerprint, 'published' as change, ${isoUtc('published_at')} as "changedAt",
+            published_at as at
+       from conversations.device_keys where account_id = ? and published_at >= ?
+     union all
+     select key_id, fingerprint, 'retired', ${isoUtc('retired_at')}, retired_at
+       from conversations.device_keys where account_id = ? and retired_at >= ?
+     order by at, "keyId", change`,
+    [accountId, since, accountId, since],
+  ).then((rows) =>
+    rows.map(({ keyId, fingerprint, change, changedAt }) => ({ keyId, fingerprint, change, changedAt })),
+  );
+}
+
 /** Recomputes the key directory's write state from the `devicekeys-*` streams (see rebuildWriteState). */
 export async function rebuildDeviceKeys(em: EntityManager, store: EventStore, streamIds: string[]) {
   await sql(em, 'truncate conversations.device_key_accounts, conversations.device_keys');

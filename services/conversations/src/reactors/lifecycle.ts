@@ -1,29 +1,16 @@
 import type { GoferEvent, ThreadEvent } from '@oan/domain';
-import {
-  reactorMember,
-  startReactorGroup,
-  type ReactorMember,
-  type KafkaHandle,
-  type LogSink,
-  type RunningReactor,
-  type SchemaRegistry,
-} from '@oan/kafka';
+import { reactorMember, startReactorGroup, type ReactorMember, type RunningReactor } from '@oan/kafka';
 import type { ObjectStorage } from '@oan/storage';
 import { closeConversationsOf } from '../commands/close.ts';
-import { deletedGoferOf, openConversation, type ConversationContext } from '../commands/context.ts';
-
-export interface ReactorDeps {
-  kafka: KafkaHandle;
-  registry: SchemaRegistry;
-  ctx: ConversationContext;
-  logger: LogSink;
-  topicPrefix: string;
-}
+import { deletedGoferOf, openConversation } from '../commands/context.ts';
+import type { ReactorDeps } from './deps.ts';
+import { tellKeyChangesSinceDecision } from './keyNotices.ts';
 
 /**
  * Group `<prefix>conversations.opener` on `<prefix>matching.events`: every accepted match request
  * opens its conversation (deciding to accept creates it). Redelivery opens nothing twice
  * (the stream can start once). A route that meets the conversation first opens it the same way.
+ * Then each side is told of the other's key changes since the decision (src/reactors/keyNotices.ts).
  */
 export function openerReactor(deps: ReactorDeps): ReactorMember {
   return reactorMember<ThreadEvent>({
@@ -46,6 +33,9 @@ export function openerReactor(deps: ReactorDeps): ReactorMember {
         if (await openConversation(deps.ctx, opened, deleted)) {
           deps.logger.info({ conversationId: opened.conversationId }, 'opened a conversation');
         }
+        // Also when it was open already (a route opened it, or this is a redelivery after a crash).
+        const told = await tellKeyChangesSinceDecision(deps, opened, d.decidedAt);
+        if (told > 0) deps.logger.info({ told }, 'told of key changes made since the decision');
       },
     },
   });
