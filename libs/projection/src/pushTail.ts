@@ -24,6 +24,12 @@ export function parsePushEntry(fields: readonly string[]): PushEntry | null {
  * reconnect resumes exactly where it stopped; a publish lost before start-up or during an outage longer
  * than the stream's retention is covered by the delivery sweep (which fills gaps from the event table).
  */
+/** Entries one read brings at most. */
+const PAGE = 500;
+
+/** `gatherMs` of the tails that only hurry background work on: webhook delivery, runtime wakes. */
+export const BACKGROUND_TAIL_GATHER_MS = 50;
+
 export class PushTail {
   private lastId = '0-0';
   private stopped = false;
@@ -34,18 +40,27 @@ export class PushTail {
   private readonly onEntry: (entry: PushEntry) => void;
   private readonly log: PushTailLog;
   private readonly blockMs;
+  /**
+   * After a read that did not fill a page, wait this long before reading again (0: read again at
+   * once), so that under load one read brings many entries. A tail that only hurries background
+   * work on (webhooks, runtime wakes) takes the entries up to this much later (ADR 0051).
+   */
+  private readonly gatherMs;
+  private endGathering: () => void = () => undefined;
   constructor(
     redis: Redis,
     key: string,
     onEntry: (entry: PushEntry) => void,
     log: PushTailLog,
     blockMs = 5000,
+    gatherMs = 0,
   ) {
     this.redis = redis;
     this.key = key;
     this.onEntry = onEntry;
     this.log = log;
     this.blockMs = blockMs;
+    this.gatherMs = gatherMs;
   }
 
   /** Resolves once the start position is fixed: entries appended after this are delivered. */
@@ -61,7 +76,7 @@ export class PushTail {
       try {
         const reply = await this.redis.xread(
           'COUNT',
-          500,
+          PAGE,
           'BLOCK',
           this.blockMs,
           'STREAMS',
@@ -76,6 +91,16 @@ export class PushTail {
             else this.log.warn({ id }, 'ignoring malformed push entry');
           }
         }
+        const read = reply?.reduce((n, [, entries]) => n + entries.length, 0) ?? 0;
+        if (this.gatherMs > 0 && read < PAGE && !this.stopped) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.gatherMs);
+            this.endGathering = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
       } catch (err) {
         if (this.stopped) break;
         this.log.warn({ err }, 'push stream read failed; retrying from the last id');
@@ -86,6 +111,7 @@ export class PushTail {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.endGathering();
     // disconnect (not quit): quit would wait for the pending BLOCK to time out.
     this.redis.disconnect();
     await this.loop;

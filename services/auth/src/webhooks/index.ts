@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
-import { PushTail } from '@oan/projection';
+import { BACKGROUND_TAIL_GATHER_MS, PushTail } from '@oan/projection';
 import { WebhookSender, type UrlPolicy } from '@oan/webhooks';
 import type { AuthContext } from '../commands/context.ts';
 import type { AuthConfig } from '../config.ts';
@@ -33,7 +33,8 @@ export async function startWebhookDelivery(
     log,
   });
   // The projector's push stream only hurries the loop on, for accounts with an endpoint: an entry
-  // missed (or of an endpoint made since the loop last read them) waits for the poll.
+  // missed (or of an endpoint made since the loop last read them) waits for the poll. It gathers its
+  // reads (ADR 0051).
   const wake = new PushTail(
     redis.duplicate(),
     `${config.REDIS_PREFIX}push`,
@@ -41,6 +42,8 @@ export async function startWebhookDelivery(
       if (entry.t === 'env') delivery.wakeFor(entry.a);
     },
     log,
+    undefined,
+    BACKGROUND_TAIL_GATHER_MS,
   );
   await wake.start();
   delivery.start();
