@@ -28,6 +28,21 @@ export interface Match {
   b: Caller & { goferId: string };
 }
 
+/** The data of `MatchRequestDecided` accepting `m`'s match (B accepts A's request), as matching appends it. */
+export const acceptedDecision = (m: Match, decidedAt = new Date().toISOString()) => ({
+  threadId: m.threadId,
+  requestId: randomUUID(),
+  requesterGoferId: m.a.goferId,
+  requesterAccountId: m.a.accountId,
+  recipientGoferId: m.b.goferId,
+  recipientAccountId: m.b.accountId,
+  status: 'accepted',
+  decidedBy: 'recipient',
+  matchId: m.matchId,
+  conversationId: m.conversationId,
+  decidedAt,
+});
+
 export interface ConversationFleet {
   app: App;
   fleet: InProcessFleet;

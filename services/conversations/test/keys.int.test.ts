@@ -8,7 +8,7 @@ import { closeConversationsOf } from '../src/commands/close.ts';
 import { openConversation } from '../src/commands/context.ts';
 import { KEY_CHANGES_BEFORE_DECISION_MS, startKeyNotices } from '../src/reactors/keyNotices.ts';
 import { startOpener } from '../src/reactors/lifecycle.ts';
-import { startConversationFleet, type Caller, type ConversationFleet } from './helpers.ts';
+import { acceptedDecision, startConversationFleet, type Caller, type ConversationFleet } from './helpers.ts';
 
 interface Key {
   keyId: string;
@@ -332,19 +332,7 @@ describe('key changes between a match’s decision and its opening', () => {
     await caughtUp('conversations.key-notices', 'conversations.events', before + 3n);
     expect(await noticesTo(m.a.accountId)).toEqual([]);
 
-    const decided = {
-      threadId: m.threadId,
-      requestId: randomUUID(),
-      requesterGoferId: m.a.goferId,
-      requesterAccountId: m.a.accountId,
-      recipientGoferId: m.b.goferId,
-      recipientAccountId: m.b.accountId,
-      status: 'accepted',
-      decidedBy: 'recipient',
-      matchId: m.matchId,
-      conversationId: m.conversationId,
-      decidedAt,
-    };
+    const decided = acceptedDecision(m, decidedAt);
     const producer = await f.fleet.kafka.producer();
     const decision = toKafkaMessage(f.fleet.registry, {
       key: m.a.accountId,

@@ -6,7 +6,7 @@ import { sql } from '@oan/db';
 import { toKafkaMessage, type RunningReactor } from '@oan/kafka';
 import { expectError, form, png, waitFor } from '@oan/testing';
 import { startGoferDeleted, startOpener } from '../src/reactors/lifecycle.ts';
-import { startConversationFleet, type ConversationFleet } from './helpers.ts';
+import { acceptedDecision, startConversationFleet, type ConversationFleet } from './helpers.ts';
 
 let f: ConversationFleet;
 let reactors: RunningReactor[] = [];
@@ -58,19 +58,7 @@ const conversationRow = async (id: string) =>
 describe('the opener reactor (matching.events)', () => {
   it('opens the conversation of an accepted match once, however often the decision is delivered', async () => {
     const m = await f.match({ open: false });
-    const decided = {
-      threadId: m.threadId,
-      requestId: randomUUID(),
-      requesterGoferId: m.a.goferId,
-      requesterAccountId: m.a.accountId,
-      recipientGoferId: m.b.goferId,
-      recipientAccountId: m.b.accountId,
-      status: 'accepted',
-      decidedBy: 'recipient',
-      matchId: m.matchId,
-      conversationId: m.conversationId,
-      decidedAt: new Date().toISOString(),
-    };
+    const decided = acceptedDecision(m);
     await produce('matching.events', m.a.accountId, 'MatchRequestDecided', decided);
     await produce('matching.events', m.a.accountId, 'MatchRequestDecided', decided);
     // A rejection opens nothing.
