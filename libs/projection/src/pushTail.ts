@@ -17,19 +17,19 @@ export function parsePushEntry(fields: readonly string[]): PushEntry | null {
   return null;
 }
 
-/**
- * Tails the push stream with XREAD BLOCK on a dedicated connection (a blocked connection can serve
- * nothing else): the gateways, for their sockets and long-polls, and the webhook delivery, as a
- * wake-up. Starts after the stream's last entry at start-up and remembers the last id read, so a Redis
- * reconnect resumes exactly where it stopped; a publish lost before start-up or during an outage longer
- * than the stream's retention is covered by the delivery sweep (which fills gaps from the event table).
- */
 /** Entries one read brings at most. */
 const PAGE = 500;
 
 /** `gatherMs` of the tails that only hurry background work on: webhook delivery, runtime wakes. */
 export const BACKGROUND_TAIL_GATHER_MS = 50;
 
+/**
+ * Tails the push stream with XREAD BLOCK on a dedicated connection (a blocked connection can serve
+ * nothing else): the gateways, for their sockets and long-polls, and the webhook delivery and the
+ * runtimes, as a wake-up. Starts after the stream's last entry at start-up and remembers the last id read, so a Redis
+ * reconnect resumes exactly where it stopped; a publish lost before start-up or during an outage longer
+ * than the stream's retention is covered by the delivery sweep (which fills gaps from the event table).
+ */
 export class PushTail {
   private lastId = '0-0';
   private stopped = false;

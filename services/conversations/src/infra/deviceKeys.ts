@@ -145,7 +145,7 @@ export async function openConversationsOfAccount(em: EntityManager, accountId: s
   return rows.map((r) => r.id);
 }
 
-/** A key the account published or retired at or after `since` (ISO), oldest change first. */
+/** A device key published or retired, as the key notices tell it. */
 export interface KeyChange {
   keyId: string;
   fingerprint: string;
@@ -153,6 +153,7 @@ export interface KeyChange {
   changedAt: string;
 }
 
+/** The keys the account published or retired at or after `since` (ISO), oldest change first. */
 export async function keyChangesSince(
   em: EntityManager,
   accountId: string,
