@@ -52,8 +52,7 @@ export class PushTail {
     key: string,
     onEntry: (entry: PushEntry) => void,
     log: PushTailLog,
-    blockMs = 5000,
-    gatherMs = 0,
+    { blockMs = 5000, gatherMs = 0 }: { blockMs?: number; gatherMs?: number } = {},
   ) {
     this.redis = redis;
     this.key = key;

@@ -39,8 +39,7 @@ async function tail(gatherMs: number) {
       if (e.t === 'env') got.push({ seq: e.s, at: performance.now() });
     },
     log,
-    1000,
-    gatherMs,
+    { blockMs: 1000, gatherMs },
   );
   await t.start();
   return { t, got, reads: () => reads };

@@ -53,8 +53,7 @@ const tail = new PushTail(
     dispatcher?.wakeFor(entry.a);
   },
   logger,
-  undefined,
-  BACKGROUND_TAIL_GATHER_MS,
+  { gatherMs: BACKGROUND_TAIL_GATHER_MS },
 );
 await tail.start();
 // A job given back or a lease run out in another replica wakes the claims held here at once.

@@ -42,8 +42,7 @@ export async function startWebhookDelivery(
       if (entry.t === 'env') delivery.wakeFor(entry.a);
     },
     log,
-    undefined,
-    BACKGROUND_TAIL_GATHER_MS,
+    { gatherMs: BACKGROUND_TAIL_GATHER_MS },
   );
   await wake.start();
   delivery.start();
