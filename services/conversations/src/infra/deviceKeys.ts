@@ -1,4 +1,4 @@
-import { isoUtc, Migration, sql, type EntityManager, type MigrationDef } from '@oan/db';
+import { isoUtc, Migration, sql, TEXT_ARRAY, type EntityManager, type MigrationDef } from '@oan/db';
 import type { DeviceKeyEvent } from '@oan/domain';
 import type { EventStore, Snapshot, StoredEvent } from '@oan/eventstore';
 import {
@@ -153,26 +153,22 @@ export interface KeyChange {
   changedAt: string;
 }
 
-/** The keys the account published or retired at or after `since` (ISO), oldest change first. */
-export async function keyChangesSince(
-  em: EntityManager,
-  accountId: string,
-  since: string,
-): Promise<KeyChange[]> {
-  return sql<KeyChange>(
+/**
+ * The keys the accounts published or retired at or after `since` (ISO), oldest change first (the
+ * ISO text of a UTC time sorts as the time does).
+ */
+export const keyChangesSince = (em: EntityManager, accountIds: readonly string[], since: string) =>
+  sql<KeyChange & { accountId: string }>(
     em,
-    `select key_id as "keyId", fingerprint, 'published' as change, ${isoUtc('published_at')} as "changedAt",
-            published_at as at
-       from conversations.device_keys where account_id = ? and published_at >= ?
+    `select account_id as "accountId", key_id as "keyId", fingerprint, 'published' as change,
+            ${isoUtc('published_at')} as "changedAt"
+       from conversations.device_keys where account_id = any(${TEXT_ARRAY}) and published_at >= ?
      union all
-     select key_id, fingerprint, 'retired', ${isoUtc('retired_at')}, retired_at
-       from conversations.device_keys where account_id = ? and retired_at >= ?
-     order by at, "keyId", change`,
-    [accountId, since, accountId, since],
-  ).then((rows) =>
-    rows.map(({ keyId, fingerprint, change, changedAt }) => ({ keyId, fingerprint, change, changedAt })),
+     select account_id, key_id, fingerprint, 'retired', ${isoUtc('retired_at')}
+       from conversations.device_keys where account_id = any(${TEXT_ARRAY}) and retired_at >= ?
+     order by "changedAt", "accountId", "keyId", change`,
+    [JSON.stringify(accountIds), since, JSON.stringify(accountIds), since],
   );
-}
 
 /** Recomputes the key directory's write state from the `devicekeys-*` streams (see rebuildWriteState). */
 export async function rebuildDeviceKeys(em: EntityManager, store: EventStore, streamIds: string[]) {

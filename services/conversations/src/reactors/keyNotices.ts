@@ -46,11 +46,10 @@ export async function tellKeyChangesSinceDecision(
   decidedAt: string,
 ): Promise<number> {
   const since = new Date(Date.parse(decidedAt) - KEY_CHANGES_BEFORE_DECISION_MS).toISOString();
+  const accounts = [conversation.accountA, conversation.accountB];
   let told = 0;
-  for (const accountId of new Set([conversation.accountA, conversation.accountB])) {
-    for (const change of await keyChangesSince(deps.ctx.orm.em.fork(), accountId, since)) {
-      told += await tellKeyChange(deps, conversation.conversationId, accountId, change);
-    }
+  for (const { accountId, ...change } of await keyChangesSince(deps.ctx.orm.em.fork(), accounts, since)) {
+    told += await tellKeyChange(deps, conversation.conversationId, accountId, change);
   }
   return told;
 }
