@@ -5,6 +5,9 @@
  * projector and times `npm run replay` (services/projector/src/replay.ts) against the same topics
  * and database. Usage:
  *   bash infra/node.sh node bench/replay.ts [events=20000] [accounts=8] [partitions=4]
+ * REPLAY_RUNS=k replays the same records k times; REPLAY_AGAINST=<another checkout, with its own
+ * node_modules> makes every second run that checkout's replay (an A/B on one fill and one raw limit);
+ * OAN_REPLAY_NODE_ARGS gives node flags (a `--cpu-prof`) to the replay command alone.
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
  * over the command's wall-clock time, the raw limit (a bare kafkajs group reading the same topics
  * in the same run), and the CPU per domain event of the fill (the fleet) and of the replay (the
@@ -28,6 +31,29 @@ const N = Number(process.argv[2] ?? 20_000);
 const ACCOUNTS = Number(process.argv[3] ?? 8);
 const PARTITIONS = Number(process.argv[4] ?? 4);
 const PER_TX = 100;
+
+/** One `npm run replay` in `cwd` (this checkout, or another to compare with) against the fleet's topics. */
+async function replayOnce(cwd: string, nodeArgs: string | undefined) {
+  const r0 = performance.now();
+  const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'replay'], {
+    cwd,
+    // OAN_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=…`) reaches the replay command as it reaches the fleet.
+    env: { ...process.env, ...replayEnv, ...(nodeArgs ? { NODE_OPTIONS: nodeArgs } : {}) },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const wall = (performance.now() - r0) / 1000;
+  const reported = /replayed (\d+) records in ([\d.]+) s \((\d+) records\/s\)/.exec(stdout);
+  if (!reported) throw new Error(`unexpected replay output: ${stdout.slice(-500)}`);
+  const stopping = /leaving the consumer groups took ([\d.]+) s more/.exec(stdout)?.[1];
+  return {
+    records: Number(reported[1]),
+    seconds: Number(reported[2]),
+    rate: Number(reported[3]),
+    stopping,
+    wall,
+  };
+}
+let replayEnv: Record<string, string> = {};
 
 const fleet = await partitionedFleet(PARTITIONS);
 const pool = new pg.Pool({ connectionString: fleet.env.DATABASE_URL!, max: 2 });
@@ -79,33 +105,26 @@ try {
   await live.exited;
   fleet.running.delete('projector');
   const projector = fleet.plan.processes.find((p) => p.name === 'projector')!;
-  let wall = 0;
-  const {
-    result: { stdout },
-  } = await meter.phase(
+  replayEnv = projector.env;
+  // OAN_REPLAY_NODE_ARGS: node flags for the replay command alone (a profile without the fleet's).
+  const replayNodeArgs = process.env.OAN_REPLAY_NODE_ARGS ?? process.env.OAN_NODE_ARGS;
+  const first = await meter.phase(
     'replay',
-    async () => {
-      const r0 = performance.now();
-      const out = await promisify(execFile)('npm', ['run', '--silent', 'replay'], {
-        cwd: REPO_ROOT,
-        // OAN_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=…`) reaches the replay command as it reaches the fleet.
-        env: {
-          ...process.env,
-          ...projector.env,
-          ...(process.env.OAN_NODE_ARGS ? { NODE_OPTIONS: process.env.OAN_NODE_ARGS } : {}),
-        },
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      wall = (performance.now() - r0) / 1000;
-      return out;
-    },
+    () => replayOnce(REPO_ROOT, replayNodeArgs),
     () => N,
     'domain event replayed (with its envelope)',
   );
-  const reported = /replayed (\d+) records in ([\d.]+) s \((\d+) records\/s\)/.exec(stdout);
-  if (!reported) throw new Error(`unexpected replay output: ${stdout.slice(-500)}`);
-  const [records, seconds, rate] = [Number(reported[1]), Number(reported[2]), Number(reported[3])];
-  const stopping = /leaving the consumer groups took ([\d.]+) s more/.exec(stdout)?.[1];
+  const { records, seconds, rate, stopping, wall } = first.result;
+  // REPLAY_RUNS=k replays the same topics k times in all; REPLAY_AGAINST=<checkout> alternates the
+  // runs with that checkout's replay command (an A/B on the same records, beside the same raw limit).
+  const runs = Number(process.env.REPLAY_RUNS ?? 1);
+  const against = process.env.REPLAY_AGAINST;
+  const extra: { tree: string; rate: number; seconds: number }[] = [];
+  for (let i = 1; i < runs; i++) {
+    const tree = against && i % 2 === 1 ? against : REPO_ROOT;
+    const r = await replayOnce(tree, replayNodeArgs);
+    extra.push({ tree, rate: r.rate, seconds: r.seconds });
+  }
   const after = await envelopes();
   if (after !== before + N) throw new Error(`replay rebuilt ${after} envelopes, expected ${before + N}`);
   // The raw limit in the same run: the same topics read by a bare consumer group with the same client.
@@ -127,6 +146,12 @@ try {
     `raw kafkajs consume of the same topics (a fresh group, records dropped): ${Math.round(raw)} records/s; ` +
       `replay / raw ${((100 * rate) / raw).toFixed(0)} %`,
   );
+  for (const [i, r] of extra.entries()) {
+    console.log(
+      `replay run ${i + 2}${against ? ` (${r.tree === REPO_ROOT ? 'this checkout' : r.tree})` : ''}: ` +
+        `${r.rate} records/s in ${r.seconds.toFixed(1)} s; replay / raw ${((100 * r.rate) / raw).toFixed(0)} %`,
+    );
+  }
   const file = await barChart(
     'replay',
     [
