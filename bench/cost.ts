@@ -101,7 +101,10 @@ export function cpuByKind(scope: CostScope): Map<string, number> {
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       // A backend that closed during the phase (a pool that ended, the replay command's) took its CPU
       // away from the live processes; the postmaster reaped it, so it is counted there.
-      if (cmd.startsWith('postgres') || cmd.includes('/postgres '))
+      // The postmaster's argv[0] is its path (`…/bin/postgres`, then NUL-separated arguments);
+      // a backend's is `postgres: …`.
+      const argv0 = cmd.split('\0', 1)[0]!;
+      if (argv0.startsWith('postgres') || argv0.endsWith('/postgres'))
         add('postgres', cpuSecondsOf(entry, { reaped: true }));
       else if (cmd.includes('kafka.Kafka') || cmd.includes('kafka/target')) add('kafka', seconds);
       else if (cmd.startsWith('redis-server')) add('redis', seconds);
