@@ -1,7 +1,10 @@
 import { MikroORM, type EntityManager, type Options } from '@mikro-orm/postgresql';
 import { Migration, Migrator } from '@mikro-orm/migrations';
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 
 export { Migration, MikroORM };
 export type { EntityManager };
@@ -224,18 +227,47 @@ export async function sql<T = Record<string, unknown>>(
   const { text, values, fixed } = toPositional(query, params);
   for (const o of observers) o({ sql: query, bindings: params });
   const config: pg.QueryConfig = fixed ? { name: statementName(text), text, values } : { text, values };
+  return withConnection(em, async (conn) => (await conn.query(config)).rows as T[]);
+}
+
+/** Runs `fn` on `em`'s transaction's connection, or on one of the pool's for as long as it runs. */
+async function withConnection<T>(em: EntityManager, fn: (conn: pg.Client) => Promise<T>): Promise<T> {
   const trx = em.getTransactionContext<{ client: KnexClientLike }>();
-  if (trx) {
-    const conn = await trx.client.acquireConnection();
-    return (await conn.query(config)).rows as T[];
-  }
+  if (trx) return fn(await trx.client.acquireConnection());
   const client = (em.getConnection().getKnex() as unknown as { client: KnexClientLike }).client;
   const conn = await client.acquireConnection();
   try {
-    return (await conn.query(config)).rows as T[];
+    return await fn(conn);
   } finally {
     await client.releaseConnection(conn);
   }
+}
+
+/** COPY's text format: a backslash, newline, carriage return or tab in a value is escaped. */
+const COPY_SPECIAL = /[\\\n\r\t]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const copyValue = (v: string | null): string =>
+  v === null ? '\\N' : COPY_SPECIAL.test(v) ? v.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!) : v;
+
+/**
+ * Inserts `rows` (values as text, in `columns`' order; null for SQL null) into `table` with one
+ * `COPY … FROM STDIN`, inside `em`'s transaction when it has one. Postgres reads COPY's text format
+ * at a fraction of the cost of a JSON parameter, for a plain insert of many rows: no `on conflict`,
+ * so a duplicate key fails the statement (and the transaction) as an insert would.
+ */
+export async function copyRows(
+  em: EntityManager,
+  table: string,
+  columns: readonly string[],
+  rows: readonly (readonly (string | null)[])[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  if (held.get(em)?.size) await writeHeld(em);
+  const statement = `copy ${table} (${columns.join(', ')}) from stdin`;
+  for (const o of observers) o({ sql: statement, bindings: [] });
+  let text = '';
+  for (const row of rows) text += row.map(copyValue).join('\t') + '\n';
+  await withConnection(em, (conn) => pipeline(Readable.from([text]), conn.query(copyFrom(statement))));
 }
 
 /** Per EntityManager that holds inserts: statement → the rows it will insert, in first-use order. */
