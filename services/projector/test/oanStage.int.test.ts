@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
+import { dropDatabase, observeStatements, openDatabase, sql, type MikroORM } from '@oan/db';
 import { fetchEvents } from '@oan/projection';
 import { readModelMigrations as migrations } from '@oan/readmodels';
-import { toNotification, type Notification } from '../src/notifications.ts';
-import { writeEnvelopes } from '../src/stages/oan.ts';
+import { envelopeText, toNotification, type Notification } from '../src/notifications.ts';
+import { COPY_FROM_ROWS, writeEnvelopes } from '../src/stages/oan.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 let orm: MikroORM;
@@ -53,5 +53,61 @@ describe('stage 2 (seq assignment)', () => {
       ['C'],
     );
     expect(row!.envelope).toBe(o!.envelope);
+  });
+
+  it('writes a large batch by COPY: the same rows, seqs and last seqs, special characters and all', async () => {
+    const text = (i: number) => `line ${i}\n\t"quoted" back\\slash \\N \\. é🙂`;
+    const big = Array.from({ length: COPY_FROM_ROWS * 2 + 1 }, (_, i) => ({
+      ...note(`big${i}`, i % 3 === 0 ? 'E' : 'D'),
+      payload: JSON.stringify({ kind: 'test', text: text(i) }),
+    }));
+    const statements: string[] = [];
+    const stop = observeStatements((st) => statements.push(st.sql));
+    let out;
+    try {
+      // A redelivered one among them (the first again) takes no seq.
+      out = await write([...big, big[0]!]);
+    } finally {
+      stop();
+    }
+    expect(statements.filter((q) => q.startsWith('copy read.oan_event'))).toHaveLength(1);
+    expect(out).toHaveLength(big.length);
+    const rows = await sql<{
+      account_id: string;
+      seq: string;
+      event_id: string;
+      type: string;
+      envelope: string;
+      created_at: string;
+    }>(
+      orm.em.fork(),
+      `select account_id, seq::text, event_id::text, type, envelope,
+              to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
+         from read.oan_event where account_id in ('D', 'E') order by account_id, oan_event.seq`,
+    );
+    const expected = big
+      .map((n, i) => ({ n, o: out[i]! }))
+      .map(({ n, o }) => ({
+        account_id: n.accountId,
+        seq: o.seq.toString(),
+        event_id: n.eventId,
+        type: n.type,
+        envelope: envelopeText(n, o.seq),
+        created_at: n.createdAt,
+      }))
+      .sort((a, b) => a.account_id.localeCompare(b.account_id) || Number(a.seq) - Number(b.seq));
+    expect(rows).toEqual(expected);
+    const eCount = Math.ceil(big.length / 3);
+    expect(rows.filter((r) => r.account_id === 'E').map((r) => Number(r.seq))).toEqual(
+      Array.from({ length: eCount }, (_, i) => i + 1),
+    );
+    expect(JSON.parse(rows[0]!.envelope)).toMatchObject({ payload: { text: text(1) } });
+    // The recipients' last seqs moved with the rows, so a small batch after it (by the JSON statement)
+    // goes on from them.
+    const after = await write([note('after-d', 'D'), note('after-e', 'E')]);
+    expect(after.map((o) => `${o.accountId}:${o.seq}`)).toEqual([
+      `D:${big.length - eCount + 1}`,
+      `E:${eCount + 1}`,
+    ]);
   });
 });
