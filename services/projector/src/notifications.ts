@@ -88,6 +88,22 @@ export function toEnvelope(n: Notification, seq: bigint): OanEventEnvelope {
   return e;
 }
 
+/**
+ * The envelope's text: the bytes `serializeEnvelope(toEnvelope(n, seq))` gives (a property test holds
+ * them equal), written without parsing the payload and response constraints back into objects to
+ * serialize them again. Both are `JSON.stringify` output already (`toNotification`), which that
+ * round trip leaves as it is; the ids and texts around them are JSON-quoted here.
+ */
 export function envelopeText(n: Notification, seq: bigint): string {
-  return serializeEnvelope(toEnvelope(n, seq));
+  const q = JSON.stringify;
+  let text = `{"v":1,"seq":"${seq}","eventId":${q(n.eventId)},"type":${q(n.type)}`;
+  if (n.goferId !== null) text += `,"goferId":${q(n.goferId)}`;
+  if (n.chatId !== null) text += `,"chatId":${q(n.chatId)}`;
+  if (n.threadId !== null) text += `,"threadId":${q(n.threadId)}`;
+  if (n.conversationId !== null) text += `,"conversationId":${q(n.conversationId)}`;
+  text += `,"source":${q(n.source)}`;
+  if (n.responseConstraints !== null) text += `,"responseConstraints":${n.responseConstraints}`;
+  if (n.replyPath !== null) text += `,"reply":{"method":"POST","path":${q(n.replyPath)}}`;
+  if (n.webUrl !== null) text += `,"webUrl":${q(n.webUrl)}`;
+  return `${text},"payload":${n.payload},"createdAt":${q(n.createdAt)}}`;
 }

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { envelopeSchema } from '@oan/protocol';
+import { envelopeSchema, OAN_EVENT_TYPES, OAN_MESSAGE_SOURCES, serializeEnvelope } from '@oan/protocol';
 import { envelopeEventId, envelopeText, toEnvelope, toNotification } from '../src/notifications.ts';
 
 const spec = {
@@ -64,6 +65,43 @@ describe('an OAN notification', () => {
     expect(envelopeText(n, 3n)).toBe(envelopeText(structuredClone(n), 3n));
     expect(envelopeText(n, 3n)).toBe(
       `{"v":1,"seq":"3","eventId":"${n.eventId}","type":"system_notice","source":"platform","payload":{"b":1,"a":{"y":2,"x":1}},"createdAt":"2026-11-29T08:00:00.000Z"}`,
+    );
+  });
+
+  it('writes the bytes serializeEnvelope gives the envelope, whatever the payload and fields', () => {
+    const text = fc.string({ unit: 'grapheme' });
+    const maybe = fc.option(text, { nil: undefined });
+    fc.assert(
+      fc.property(
+        fc.record({
+          type: fc.constantFrom(...OAN_EVENT_TYPES),
+          source: fc.constantFrom(...OAN_MESSAGE_SOURCES),
+          payload: fc.dictionary(fc.string({ unit: 'grapheme' }), fc.jsonValue()),
+          goferId: maybe,
+          chatId: maybe,
+          threadId: maybe,
+          conversationId: maybe,
+          responseConstraints: fc.option(
+            fc.record({
+              format: fc.constantFrom('freestyle' as const, 'enum' as const),
+              enumOptions: fc.array(text),
+            }),
+            { nil: undefined },
+          ),
+          reply: fc.option(
+            text.map((t) => `/x/${t}`),
+            { nil: undefined },
+          ),
+          webUrl: maybe,
+          createdAt: fc.constant('2026-12-05T08:00:00.000Z'),
+        }),
+        fc.bigInt({ min: 1n, max: 2n ** 63n }),
+        (fields, seq) => {
+          const n = toNotification('e1', { ...spec, ...fields });
+          expect(envelopeText(n, seq)).toBe(serializeEnvelope(toEnvelope(n, seq)));
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });
