@@ -15,7 +15,7 @@ export type { LogLevelName, LogSink } from './logger.ts';
 export { HEADER_SCHEMA_VERSION, HEADER_TYPE, SchemaRegistry, loadSchemaDir } from './schema-registry.ts';
 export type { EncodedValue, LoadedSchema } from './schema-registry.ts';
 export { SCHEMAS_DIR } from './schemas-dir.ts';
-export { fromKafkaMessage, headersToStrings, toKafkaMessage } from './message.ts';
+export { fromConsumedMessage, fromKafkaMessage, headersToStrings, toKafkaMessage } from './message.ts';
 export type { LogRecord, OutgoingRecord, RawMessage } from './message.ts';
 export { runConsumer } from './consumer.ts';
 export type {

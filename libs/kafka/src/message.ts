@@ -69,7 +69,22 @@ export function fromKafkaMessage<T = Record<string, unknown>>(
   registry: SchemaRegistry,
   message: RawMessage,
 ): LogRecord<T> {
-  const headers = headersToStrings(message.headers);
+  return fromConsumedMessage<T>(registry, {
+    ...message,
+    key: keyToString(message.key),
+    headers: headersToStrings(message.headers),
+  });
+}
+
+/**
+ * `fromKafkaMessage` for a message whose key and headers are strings already (a `ConsumedMessage`, as
+ * `runConsumer` hands them out): they are used as they are, not converted again.
+ */
+export function fromConsumedMessage<T = Record<string, unknown>>(
+  registry: SchemaRegistry,
+  message: Omit<RawMessage, 'key' | 'headers'> & { key: string | null; headers: Record<string, string> },
+): LogRecord<T> {
+  const headers = message.headers;
   const type = headers[HEADER_TYPE];
   const versionText = headers[HEADER_SCHEMA_VERSION];
   if (type === undefined || versionText === undefined) {
@@ -82,7 +97,7 @@ export function fromKafkaMessage<T = Record<string, unknown>>(
     version,
     data: registry.decode<T>(type, version, message.value),
     headers,
-    key: keyToString(message.key),
+    key: message.key,
     offset: message.offset,
     timestamp: message.timestamp,
   };

@@ -1,7 +1,7 @@
 import { runConsumer, type BatchContext, type RunningConsumer } from './consumer.ts';
 import type { KafkaHandle } from './kafka.ts';
 import type { LogSink } from './logger.ts';
-import { fromKafkaMessage, type LogRecord } from './message.ts';
+import { fromConsumedMessage, type LogRecord } from './message.ts';
 import { retrying } from './retrying.ts';
 import { HEADER_TYPE, type SchemaRegistry } from './schema-registry.ts';
 
@@ -108,7 +108,7 @@ export async function startReactorGroup(group: ReactorGroup): Promise<RunningRea
     const type = m.headers[HEADER_TYPE];
     if (type !== undefined && !types.has(type)) return null;
     try {
-      const record = fromKafkaMessage(registry, m);
+      const record = fromConsumedMessage(registry, m);
       return types.has(record.type) ? record : null;
     } catch (err) {
       logger.warn(

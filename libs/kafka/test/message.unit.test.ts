@@ -3,12 +3,14 @@ import { describe, expect, it } from 'vitest';
 import {
   InvalidMessageError,
   SchemaRegistry,
+  fromConsumedMessage,
   fromKafkaMessage,
   headersToStrings,
   kafkajsLogCreator,
   toKafkaMessage,
 } from '../src/index.ts';
 import type { LogSink } from '../src/index.ts';
+import { toConsumedMessage } from '../src/consumer.ts';
 
 const registry = new SchemaRegistry(fileURLToPath(new URL('./fixtures/schemas/good', import.meta.url)));
 
@@ -30,6 +32,7 @@ describe('toKafkaMessage / fromKafkaMessage', () => {
       ),
       offset: '41',
       timestamp: '1700000000000',
+      attributes: 0,
     };
     const rec = fromKafkaMessage(registry, consumed);
     expect(rec).toMatchObject({
@@ -41,6 +44,8 @@ describe('toKafkaMessage / fromKafkaMessage', () => {
     });
     expect(rec.headers).toEqual({ 'oan-event-id': 'e-1', 'oan-type': 'Widget', 'oan-schema-version': '1' });
     expect({ ...rec.data }).toEqual({ id: 'w', count: 2, label: null, color: 'red' });
+    // As runConsumer hands it out (key and headers as strings already): the same record.
+    expect(fromConsumedMessage(registry, toConsumedMessage(consumed))).toEqual(rec);
   });
 
   it('converts repeated headers (arrays) taking the last value', () => {

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@oan/db';
 import {
-  fromKafkaMessage,
+  fromConsumedMessage,
   runConsumer,
   toKafkaMessage,
   type KafkaHandle,
@@ -47,7 +47,7 @@ const sourceOf = (cfg: ProjectorConfig, topic: string) =>
   topic.slice(cfg.TOPIC_PREFIX.length).replace(/\.events$/, '');
 
 function decodeDomainRecord(registry: SchemaRegistry, r: ProjectionRecord): DomainEvent {
-  const rec = fromKafkaMessage(registry, r);
+  const rec = fromConsumedMessage(registry, r);
   const positionText = rec.headers['oan-position'];
   const position = positionText && /^\d+$/.test(positionText) ? BigInt(positionText) : null;
   return {
@@ -148,7 +148,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
         const batch: Notification[] = [];
         for (const r of fresh) {
           try {
-            batch.push(fromKafkaMessage<Notification>(d.registry, r).data);
+            batch.push(fromConsumedMessage<Notification>(d.registry, r).data);
           } catch (err) {
             metrics.deadLetters.inc();
             await deadLetter(em, 'oan', r, (err as Error).message);
