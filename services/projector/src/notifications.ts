@@ -2,7 +2,6 @@ import { parse as parseUuid, v5 as uuidv5 } from 'uuid';
 import type { NotificationSpec } from '@oan/readmodels';
 import {
   OAN_BASE_PATH,
-  serializeEnvelope,
   type OanEventEnvelope,
   type OanEventType,
   type OanMessageSource,
