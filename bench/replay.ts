@@ -122,7 +122,13 @@ try {
   const extra: { tree: string; rate: number; seconds: number }[] = [];
   for (let i = 1; i < runs; i++) {
     const tree = against && i % 2 === 1 ? against : REPO_ROOT;
-    const r = await replayOnce(tree, replayNodeArgs);
+    // Each run metered as the first: its CPU per event, beside the other tree's.
+    const { result: r } = await meter.phase(
+      `replay run ${i + 1}`,
+      () => replayOnce(tree, replayNodeArgs),
+      () => N,
+      `domain event replayed (run ${i + 1}, ${tree === REPO_ROOT ? 'this checkout' : tree})`,
+    );
     extra.push({ tree, rate: r.rate, seconds: r.seconds });
   }
   const after = await envelopes();
