@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { openDatabase } from '@oan/db';
 import { createLogger } from '@oan/http';
-import { createKafka, SCHEMAS_DIR, SchemaRegistry, startReactorGroup } from '@oan/kafka';
+import { createKafka, SCHEMAS_DIR, SchemaRegistry, startBackgroundReactors } from '@oan/kafka';
 import { createStorage } from '@oan/storage';
 import { buildApp, createConversationContext } from './app.ts';
 import { loadConversationsConfig } from './config.ts';
@@ -43,18 +43,14 @@ const reactorDeps = {
   topicPrefix: config.TOPIC_PREFIX,
 };
 // The opener (`matching.events`), deleted Gofers (`gofers.events`) and key notices
-// (`conversations.events`) share one consumer group (ADR 0049), which fetches at once: connectors
-// act on a conversation right after `match_decided`. A key changed before the opener ran is told
-// when it opens (ADR 0050).
-const reactors = await startReactorGroup({
-  ...reactorDeps,
-  groupId: `${config.TOPIC_PREFIX}conversations.reactors`,
-  members: [
-    openerReactor(reactorDeps),
-    goferDeletedReactor({ ...reactorDeps, storage }),
-    keyNoticesReactor(reactorDeps),
-  ],
-});
+// (`conversations.events`) share one consumer group that gathers its fetches (ADR 0049). Nobody waits
+// on them: a connector's first route call opens a conversation the opener has not opened yet, and a
+// key changed before the opener ran is told when it opens (ADR 0050).
+const reactors = await startBackgroundReactors(reactorDeps, 'conversations', [
+  openerReactor(reactorDeps),
+  goferDeletedReactor({ ...reactorDeps, storage }),
+  keyNoticesReactor(reactorDeps),
+]);
 
 // Stop accepting requests first, then the reactors, then close what they used, in reverse order.
 closeWithGrace({ delay: 10_000, logger: { error: (m) => logger.error(m) } }, async ({ err, signal }) => {
