@@ -244,10 +244,10 @@ async function withConnection<T>(em: EntityManager, fn: (conn: pg.Client) => Pro
 }
 
 /** COPY's text format: a backslash, newline, carriage return or tab in a value is escaped. */
-const COPY_SPECIAL = /[\\\n\r\t]/;
+const COPY_SPECIALS = /[\\\n\r\t]/g;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 const copyValue = (v: string | null): string =>
-  v === null ? '\\N' : COPY_SPECIAL.test(v) ? v.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!) : v;
+  v === null ? '\\N' : v.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c]!);
 
 /**
  * Inserts `rows` (values as text, in `columns`' order; null for SQL null) into `table` with one
