@@ -32,13 +32,12 @@ const ACCOUNTS = Number(process.argv[3] ?? 8);
 const PARTITIONS = Number(process.argv[4] ?? 4);
 const PER_TX = 100;
 
-/** One `npm run replay` in `cwd` (this checkout, or another to compare with) against the fleet's topics. */
-async function replayOnce(cwd: string, nodeArgs: string | undefined) {
+/** One `npm run replay` in `cwd` (this checkout, or another to compare with) with `env`. */
+async function replayOnce(cwd: string, env: NodeJS.ProcessEnv) {
   const r0 = performance.now();
   const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'replay'], {
     cwd,
-    // OAN_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=…`) reaches the replay command as it reaches the fleet.
-    env: { ...process.env, ...replayEnv, ...(nodeArgs ? { NODE_OPTIONS: nodeArgs } : {}) },
+    env,
     maxBuffer: 64 * 1024 * 1024,
   });
   const wall = (performance.now() - r0) / 1000;
@@ -53,7 +52,6 @@ async function replayOnce(cwd: string, nodeArgs: string | undefined) {
     wall,
   };
 }
-let replayEnv: Record<string, string> = {};
 
 const fleet = await partitionedFleet(PARTITIONS);
 const pool = new pg.Pool({ connectionString: fleet.env.DATABASE_URL!, max: 2 });
@@ -105,12 +103,13 @@ try {
   await live.exited;
   fleet.running.delete('projector');
   const projector = fleet.plan.processes.find((p) => p.name === 'projector')!;
-  replayEnv = projector.env;
-  // OAN_REPLAY_NODE_ARGS: node flags for the replay command alone (a profile without the fleet's).
-  const replayNodeArgs = process.env.OAN_REPLAY_NODE_ARGS ?? process.env.OAN_NODE_ARGS;
+  // The projector's settings, and node flags for the replay command: OAN_REPLAY_NODE_ARGS for it alone
+  // (a profile without the fleet's), else OAN_NODE_ARGS as the fleet has them.
+  const nodeArgs = process.env.OAN_REPLAY_NODE_ARGS ?? process.env.OAN_NODE_ARGS;
+  const replayEnv = { ...process.env, ...projector.env, ...(nodeArgs ? { NODE_OPTIONS: nodeArgs } : {}) };
   const first = await meter.phase(
     'replay',
-    () => replayOnce(REPO_ROOT, replayNodeArgs),
+    () => replayOnce(REPO_ROOT, replayEnv),
     () => N,
     'domain event replayed (with its envelope)',
   );
@@ -119,17 +118,18 @@ try {
   // runs with that checkout's replay command (an A/B on the same records, beside the same raw limit).
   const runs = Number(process.env.REPLAY_RUNS ?? 1);
   const against = process.env.REPLAY_AGAINST;
-  const extra: { tree: string; rate: number; seconds: number }[] = [];
+  const extra: { name: string; rate: number; seconds: number }[] = [];
   for (let i = 1; i < runs; i++) {
     const tree = against && i % 2 === 1 ? against : REPO_ROOT;
+    const name = `run ${i + 1}${against ? ` (${tree === REPO_ROOT ? 'this checkout' : tree})` : ''}`;
     // Each run metered as the first: its CPU per event, beside the other tree's.
     const { result: r } = await meter.phase(
-      `replay run ${i + 1}`,
-      () => replayOnce(tree, replayNodeArgs),
+      `replay ${name}`,
+      () => replayOnce(tree, replayEnv),
       () => N,
-      `domain event replayed (run ${i + 1}, ${tree === REPO_ROOT ? 'this checkout' : tree})`,
+      `domain event replayed (${name})`,
     );
-    extra.push({ tree, rate: r.rate, seconds: r.seconds });
+    extra.push({ name, rate: r.rate, seconds: r.seconds });
   }
   const after = await envelopes();
   if (after !== before + N) throw new Error(`replay rebuilt ${after} envelopes, expected ${before + N}`);
@@ -152,10 +152,10 @@ try {
     `raw kafkajs consume of the same topics (a fresh group, records dropped): ${Math.round(raw)} records/s; ` +
       `replay / raw ${((100 * rate) / raw).toFixed(0)} %`,
   );
-  for (const [i, r] of extra.entries()) {
+  for (const r of extra) {
     console.log(
-      `replay run ${i + 2}${against ? ` (${r.tree === REPO_ROOT ? 'this checkout' : r.tree})` : ''}: ` +
-        `${r.rate} records/s in ${r.seconds.toFixed(1)} s; replay / raw ${((100 * r.rate) / raw).toFixed(0)} %`,
+      `replay ${r.name}: ${r.rate} records/s in ${r.seconds.toFixed(1)} s; ` +
+        `replay / raw ${((100 * r.rate) / raw).toFixed(0)} %`,
     );
   }
   const file = await barChart(
