@@ -7,7 +7,9 @@
  *   bash infra/node.sh node bench/replay.ts [events=20000] [accounts=8] [partitions=4]
  * REPLAY_RUNS=k replays the same records k times; REPLAY_AGAINST=<another checkout, with its own
  * node_modules> makes every second run that checkout's replay (an A/B on one fill and one raw limit);
- * OAN_REPLAY_NODE_ARGS gives node flags (a `--cpu-prof`) to the replay command alone.
+ * OAN_REPLAY_NODE_ARGS gives node flags (a `--cpu-prof`) to the replay command alone;
+ * REPLAY_AGAINST_NODE_ARGS gives every second run other node flags instead (with REPLAY_AGAINST
+ * unset, this checkout against itself: an A/B of the flags alone).
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
  * over the command's wall-clock time, the raw limit (a bare kafkajs group reading the same topics
  * in the same run), and the CPU per domain event of the fill (the fleet) and of the replay (the
@@ -106,7 +108,12 @@ try {
   // The projector's settings, and node flags for the replay command: OAN_REPLAY_NODE_ARGS for it alone
   // (a profile without the fleet's), else OAN_NODE_ARGS as the fleet has them.
   const nodeArgs = process.env.OAN_REPLAY_NODE_ARGS ?? process.env.OAN_NODE_ARGS;
-  const replayEnv = { ...process.env, ...projector.env, ...(nodeArgs ? { NODE_OPTIONS: nodeArgs } : {}) };
+  const envWith = (args: string | undefined) => ({
+    ...process.env,
+    ...projector.env,
+    ...(args ? { NODE_OPTIONS: args } : {}),
+  });
+  const replayEnv = envWith(nodeArgs);
   const first = await meter.phase(
     'replay',
     () => replayOnce(REPO_ROOT, replayEnv),
@@ -117,15 +124,21 @@ try {
   // REPLAY_RUNS=k replays the same topics k times in all; REPLAY_AGAINST=<checkout> alternates the
   // runs with that checkout's replay command (an A/B on the same records, beside the same raw limit).
   const runs = Number(process.env.REPLAY_RUNS ?? 1);
-  const against = process.env.REPLAY_AGAINST;
+  const againstArgs = process.env.REPLAY_AGAINST_NODE_ARGS;
+  const against = process.env.REPLAY_AGAINST ?? (againstArgs !== undefined ? REPO_ROOT : undefined);
   const extra: { name: string; rate: number; seconds: number }[] = [];
   for (let i = 1; i < runs; i++) {
-    const tree = against && i % 2 === 1 ? against : REPO_ROOT;
-    const name = `run ${i + 1}${against ? ` (${tree === REPO_ROOT ? 'this checkout' : tree})` : ''}`;
+    const other = against !== undefined && i % 2 === 1;
+    const tree = other ? against : REPO_ROOT;
+    const label = [
+      tree === REPO_ROOT ? 'this checkout' : tree,
+      ...(other && againstArgs !== undefined ? [`node ${againstArgs || '(no flags)'}`] : []),
+    ];
+    const name = `run ${i + 1}${against !== undefined ? ` (${label.join(', ')})` : ''}`;
     // Each run metered as the first: its CPU per event, beside the other tree's.
     const { result: r } = await meter.phase(
       `replay ${name}`,
-      () => replayOnce(tree, replayEnv),
+      () => replayOnce(tree, other && againstArgs !== undefined ? envWith(againstArgs) : replayEnv),
       () => N,
       `domain event replayed (${name})`,
     );
