@@ -6,6 +6,7 @@ import { Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Consumer, ISocketFactory, ITopicConfig, Producer } from 'kafkajs';
 import { Counter } from 'prom-client';
 import { FIXED_KAFKAJS_VERSION, fixRequestQueueIdleLoop } from './requestQueueFix.ts';
+import { fixRecordHeaderDecoding } from './recordDecoderFix.ts';
 import { retrying } from './retrying.ts';
 import { openSender, type Sender } from './sender.ts';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger.ts';
@@ -123,6 +124,11 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     logger.warn(
       { expected: FIXED_KAFKAJS_VERSION },
       'kafkajs is not the version its idle-loop fix was written for; the fix is not applied',
+    );
+  if (!fixRecordHeaderDecoding())
+    logger.warn(
+      { expected: FIXED_KAFKAJS_VERSION },
+      'kafkajs record headers decode as kafkajs does (quadratic): another kafkajs version, or a fetch decoded before createKafka',
     );
   const kafka = new Kafka({
     clientId: options.clientId,
