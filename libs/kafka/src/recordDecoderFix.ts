@@ -3,7 +3,9 @@
 // an object of garbage per header. Our records carry six to eight headers, so on a replay this reduce
 // was the largest item of kafkajs's decoding (10 % of the replay's samples, `bench/replay.ts` under
 // `--cpu-prof`) before the garbage collection it causes. The fix decodes the same fields into one
-// object (ADR 0053). Applied once, to the only kafkajs this repository installs, and only to the
+// object, reads each header name straight from the record's bytes (kafkajs cut a Buffer view for it
+// first) and parses the batch's first offset and timestamp once per batch, not once per record
+// (ADR 0053). Applied once, to the only kafkajs this repository installs, and only to the
 // version it was written against.
 import { createRequire } from 'node:module';
 import { FIXED_KAFKAJS_VERSION } from './requestQueueFix.ts';
@@ -25,7 +27,9 @@ interface Decoder {
   readVarLong(): unknown;
   readVarInt(): number;
   readVarIntBytes(): Buffer | null;
-  readVarIntArray<T>(reader: (d: Decoder) => T): T[];
+  /** The record's bytes and the read position (kafkajs's Decoder fields). */
+  buffer: Buffer;
+  offset: number;
 }
 
 interface BatchContext {
@@ -71,14 +75,11 @@ export function fixRecordHeaderDecoding(): boolean {
   const original = require(RECORD_DECODER) as RecordDecoder;
   const entry = require.cache[require.resolve(RECORD_DECODER)]!;
   const LongOf = require('kafkajs/src/utils/long.js') as { fromValue(v: unknown): Long };
-  const HeaderDecoder = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as (d: Decoder) => {
-    key: string;
-    value: HeaderValue;
-  };
   const { LOG_APPEND_TIME } = require('kafkajs/src/protocol/timestampTypes.js') as {
     LOG_APPEND_TIME: number;
   };
 
+  const bases = new WeakMap<BatchContext, { offset: Long; timestamp: Long }>();
   const fixed: RecordDecoder = (decoder, batchContext = {}) => {
     const {
       firstOffset,
@@ -90,32 +91,41 @@ export function fixRecordHeaderDecoding(): boolean {
     } = batchContext;
     const attributes = decoder.readInt8();
     const timestampDelta = decoder.readVarLong();
+    // The batch's first offset and timestamp, parsed once per batch rather than once per record.
+    let base = bases.get(batchContext);
+    if (!base) {
+      base = { offset: LongOf.fromValue(firstOffset), timestamp: LongOf.fromValue(firstTimestamp) };
+      bases.set(batchContext, base);
+    }
     const timestamp =
       timestampType === LOG_APPEND_TIME && maxTimestamp
         ? maxTimestamp
-        : LongOf.fromValue(firstTimestamp).add(timestampDelta).toString();
+        : base.timestamp.add(timestampDelta).toString();
     const offsetDelta = decoder.readVarInt();
-    const offset = LongOf.fromValue(firstOffset).add(offsetDelta).toString();
+    const offset = base.offset.add(offsetDelta).toString();
     const key = decoder.readVarIntBytes();
     const value = decoder.readVarIntBytes();
     const headers: Headers = {};
-    for (const header of decoder.readVarIntArray(HeaderDecoder)) {
-      const seen = Object.hasOwn(headers, header.key) ? headers[header.key] : undefined;
+    // kafkajs's HeaderDecoder and readVarIntArray, without a Buffer view for each name.
+    const count = decoder.readVarInt();
+    for (let i = 0; i < count; i++) {
+      const keyLength = decoder.readVarInt();
+      const at = decoder.offset;
+      decoder.offset += Math.max(keyLength, 0);
+      const name = keyLength === -1 ? String(null) : decoder.buffer.toString('utf8', at, at + keyLength);
+      const headerValue = decoder.readVarIntBytes();
+      const seen = Object.hasOwn(headers, name) ? headers[name] : undefined;
       const grouped =
-        seen === undefined
-          ? header.value
-          : Array.isArray(seen)
-            ? [...seen, header.value]
-            : [seen, header.value];
+        seen === undefined ? headerValue : Array.isArray(seen) ? [...seen, headerValue] : [seen, headerValue];
       // A header named `__proto__` is a field like any other, as the spread made it, not a prototype.
-      if (header.key === '__proto__') {
-        Object.defineProperty(headers, header.key, {
+      if (name === '__proto__') {
+        Object.defineProperty(headers, name, {
           value: grouped,
           writable: true,
           enumerable: true,
           configurable: true,
         });
-      } else headers[header.key] = grouped;
+      } else headers[name] = grouped;
     }
     return {
       magicByte,
