@@ -4,9 +4,10 @@
  * the gateways' RSS per socket, then commits one envelope for every account at once and publishes
  * them as the projector does (one XADD each, pipelined), timing each socket's delivery. Writes the
  * handshake and delivery quantiles to docs/bench/sockets.json and their chart to docs/bench/sockets.svg.
- * Then, with the gateways' sockets closed, as many sockets as one gateway held are opened to a bare
- * Socket.IO server (bench/bareSocketServer.ts, its own process) and the gateway's RSS per socket is
- * printed as a ratio to the bare server's. Prints the gateways' (and Postgres' and Redis') CPU per
+ * Then, with the gateways' sockets closed, the same sockets are opened to bare Socket.IO servers, one
+ * per gateway (bench/bareSocketServer.ts, each its own process; a socket in its account's room): the
+ * gateway's RSS per socket is printed as a ratio to the bare server's, and the same fan-out (one
+ * emit per account's room on every server) is timed at the sockets as the raw limit of the delivery. Prints the gateways' (and Postgres' and Redis') CPU per
  * socket opened and per delivery (bench/cost.ts), written to docs/bench/sockets-cost.json.
  *   bash infra/node.sh node bench/sockets.ts [accounts=1000] [perAccount=10] [gateways=2]
  * One file descriptor per socket in this process (and its share in each gateway): `ulimit -n`
@@ -16,6 +17,7 @@ import { FLEET_NODE_FLAGS } from '@oan/config';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -229,29 +231,41 @@ try {
   console.log(`chart: ${file}`);
   console.log(`costs: ${meter.save('sockets')}`);
 
-  // The same number of sockets as one gateway held, on a bare Socket.IO server.
+  // The same sockets on bare Socket.IO servers, one per gateway (socket i on server i mod GATEWAYS, in
+  // its account's room), for the memory per socket and the same fan-out without the gateway's work.
   sockets.forEach((s) => s.close());
   sockets.length = 0;
   const perGateway = TOTAL / GATEWAYS;
-  const barePort = await freePort();
-  const bare = spawn(process.execPath, [...FLEET_NODE_FLAGS, 'bench/bareSocketServer.ts'], {
-    env: { ...process.env, PORT: String(barePort) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const bares = await Promise.all(
+    gateways.map(async () => {
+      const port = await freePort();
+      const child = spawn(process.execPath, [...FLEET_NODE_FLAGS, 'bench/bareSocketServer.ts'], {
+        env: { ...process.env, PORT: String(port) },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      const lines = createInterface({ input: child.stdout });
+      await new Promise<void>((resolve) => lines.once('line', () => resolve()));
+      return { port, child, lines, rssBefore: rssMiB(child.pid!) };
+    }),
+  );
   try {
-    await new Promise<void>((resolve) => bare.stdout.once('data', () => resolve()));
-    const bareBefore = rssMiB(bare.pid!);
+    const bareReceived = new Float64Array(TOTAL).fill(NaN);
+    let bareT0 = 0;
     let n = 0;
     await Promise.all(
       Array.from({ length: WINDOW }, async () => {
-        while (n < perGateway) {
-          n++;
-          const s = ioClient(`http://127.0.0.1:${barePort}/oan`, {
+        while (n < TOTAL) {
+          const i = n++;
+          const s = ioClient(`http://127.0.0.1:${bares[i % GATEWAYS]!.port}/oan`, {
+            auth: { room: String(Math.floor(i / PER)) },
             transports: ['websocket'],
             reconnection: false,
             forceNew: true,
           });
           sockets.push(s);
+          s.on('oan:event', () => {
+            if (Number.isNaN(bareReceived[i])) bareReceived[i] = performance.now() - bareT0;
+          });
           await new Promise<void>((resolve, reject) => {
             s.once('connect', () => resolve());
             s.once('connect_error', reject);
@@ -260,15 +274,30 @@ try {
       }),
     );
     await new Promise((r) => setTimeout(r, 3000));
-    const barePer = ((rssMiB(bare.pid!) - bareBefore) * 1024) / perGateway;
+    const barePer = bares.map((b) => ((rssMiB(b.child.pid!) - b.rssBefore) * 1024) / perGateway);
     const gatewayPer = pids.map((_, g) => ((rssAfter[g]! - rssBefore[g]!) * 1024) / perGateway);
     console.log(
-      `bare Socket.IO server: ${barePer.toFixed(1)} KiB per socket over ${perGateway} sockets; ` +
-        `gateway / bare: ${gatewayPer.map((g) => (g / barePer).toFixed(2)).join(' / ')}`,
+      `bare Socket.IO servers: ${barePer.map((b) => b.toFixed(1)).join(' / ')} KiB per socket over ${perGateway} sockets each; ` +
+        `gateway / bare: ${gatewayPer.map((g, k) => (g / barePer[k]!).toFixed(2)).join(' / ')}`,
+    );
+    // The raw limit of the fan-out: the same sockets, one emit per account's room on every server.
+    bareT0 = performance.now();
+    const emitted = bares.map((b) => new Promise<void>((resolve) => b.lines.once('line', () => resolve())));
+    for (const b of bares) b.child.stdin.write(`emit ${ACCOUNTS}\n`);
+    await Promise.all(emitted);
+    const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
+    while (bareReceived.some(Number.isNaN) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    const bareGot = [...bareReceived].filter((x) => !Number.isNaN(x));
+    const b = percentiles(bareGot);
+    console.log(
+      `bare fan-out, ${ACCOUNTS} room emits to the same ${TOTAL} sockets over ${GATEWAYS} bare server(s): delivered ${bareGot.length}/${TOTAL};` +
+        ` min ${fmt(Math.min(...bareGot))}  p50 ${fmt(b.p50)}  p95 ${fmt(b.p95)}  p99 ${fmt(b.p99)}  max ${fmt(b.max)};` +
+        ` gateway / bare p50 ${(d.p50 / b.p50).toFixed(1)}x p99 ${(d.p99 / b.p99).toFixed(1)}x`,
     );
     console.log(`load average after the run: ${loadAverage()}`);
   } finally {
-    bare.kill('SIGTERM');
+    for (const b of bares) b.child.kill('SIGTERM');
   }
 } finally {
   sockets.forEach((s) => s.close());
