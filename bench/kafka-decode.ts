@@ -5,11 +5,13 @@
  * decoded by both decoders in alternating rounds, each followed by `headersToStrings` as
  * `runConsumer` does. Usage:
  *   bash infra/node.sh node bench/kafka-decode.ts [records=50000] [rounds=6]
- * Prints records/s per round and decoder, the median of each and their ratio, and the load average.
+ * Prints records/s per round and decoder, the median of each and their ratio, and the load average;
+ * writes docs/bench/kafka-decode.json and its chart docs/bench/kafka-decode.svg.
  */
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { fixRecordHeaderDecoding, headersToStrings, recordDecoders } from '@oan/kafka';
+import { barChart } from './chart.ts';
 import { loadAverage } from './cost.ts';
 
 const N = Number(process.argv[2] ?? 50_000);
@@ -87,4 +89,13 @@ console.log(
     `(${(1e6 / o).toFixed(2)} µs each), fixed ${Math.round(f)} records/s (${(1e6 / f).toFixed(2)} µs each): ` +
     `${(f / o).toFixed(2)}×`,
 );
+const chart = await barChart(
+  'kafka-decode',
+  [
+    { label: "kafkajs 2.2.4's record decoder, records/s (median round)", value: o },
+    { label: "libs/kafka's record decoder (ADR 0053), records/s (median round)", value: f },
+  ],
+  { title: `${N} records of 7 headers decoded, headers made strings`, unit: 'records per second' },
+);
+console.log(`chart: ${chart}`);
 console.log(`load average at the end: ${loadAverage()}`);
