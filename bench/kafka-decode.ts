@@ -8,30 +8,19 @@
  * Prints records/s per round and decoder, the median of each and their ratio, and the load average;
  * writes docs/bench/kafka-decode.json and its chart docs/bench/kafka-decode.svg.
  */
-import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
-import { fixRecordHeaderDecoding, headersToStrings, recordDecoders } from '@oan/kafka';
+import {
+  encodeRecord,
+  fixRecordHeaderDecoding,
+  headersToStrings,
+  recordDecoders,
+  recordReader,
+} from '@oan/kafka';
 import { barChart } from './chart.ts';
 import { loadAverage } from './cost.ts';
 
 const N = Number(process.argv[2] ?? 50_000);
 const ROUNDS = Number(process.argv[3] ?? 6);
-
-const require = createRequire(import.meta.url);
-interface Encoder {
-  buffer: Buffer;
-  writeInt8(v: number): Encoder;
-  writeVarLong(v: number): Encoder;
-  writeVarInt(v: number): Encoder;
-  writeVarIntBytes(v: Buffer | null): Encoder;
-  writeVarIntArray(v: Encoder[]): Encoder;
-}
-const EncoderOf = require('kafkajs/src/protocol/encoder.js') as new () => Encoder;
-const DecoderOf = require('kafkajs/src/protocol/decoder.js') as new (b: Buffer) => never;
-const Header = require('kafkajs/src/protocol/recordBatch/header/v0/index.js') as (h: {
-  key: string;
-  value: Buffer;
-}) => Encoder;
 
 console.log(`load average at the start: ${loadAverage()}`);
 if (!fixRecordHeaderDecoding()) throw new Error('the header-decoding fix does not apply to this kafkajs');
@@ -48,14 +37,13 @@ const records = Array.from({ length: N }, (_, i) => {
     'oan-occurred-at': new Date(1_764_892_800_000 + i).toISOString(),
     'oan-position': String(1_000_000 + i),
   };
-  return new EncoderOf()
-    .writeInt8(0)
-    .writeVarLong(i)
-    .writeVarInt(i)
-    .writeVarIntBytes(Buffer.from(`acc-${i % 24}`))
-    .writeVarIntBytes(value)
-    .writeVarIntArray(Object.entries(headers).map(([key, v]) => Header({ key, value: Buffer.from(v) })))
-    .buffer;
+  return encodeRecord({
+    timestampDelta: i,
+    offsetDelta: i,
+    key: Buffer.from(`acc-${i % 24}`),
+    value,
+    headers: Object.entries(headers).map(([key, v]) => ({ key, value: Buffer.from(v) })),
+  });
 });
 const context = { firstOffset: '0', firstTimestamp: '1764892800000', magicByte: 2, timestampType: 0 };
 
@@ -63,7 +51,7 @@ function round(decode: typeof fixed): number {
   const t0 = performance.now();
   let check = 0;
   for (const bytes of records) {
-    const r = decode(new DecoderOf(bytes), context) as { headers: Record<string, Buffer> };
+    const r = decode(recordReader(bytes), context) as { headers: Record<string, Buffer> };
     check += headersToStrings(r.headers)['oan-position']!.length;
   }
   const ms = performance.now() - t0;

@@ -18,8 +18,8 @@ export { SCHEMAS_DIR } from './schemas-dir.ts';
 export { fromConsumedMessage, fromKafkaMessage, headersToStrings, toKafkaMessage } from './message.ts';
 export type { LogRecord, OutgoingRecord, RawMessage } from './message.ts';
 export { runConsumer } from './consumer.ts';
-export { fixRecordHeaderDecoding, recordDecoders } from './recordDecoderFix.ts';
-export type { RecordDecoder } from './recordDecoderFix.ts';
+export { encodeRecord, fixRecordHeaderDecoding, recordDecoders, recordReader } from './recordDecoderFix.ts';
+export type { PlainRecord, RecordDecoder } from './recordDecoderFix.ts';
 export type {
   Assignment,
   BatchContext,

@@ -144,3 +144,49 @@ export function fixRecordHeaderDecoding(): boolean {
   entry.exports = fixed;
   return true;
 }
+
+/** One record as its producer wrote it: what `encodeRecord` writes and the decoders read back. */
+export interface PlainRecord {
+  timestampDelta: number;
+  offsetDelta: number;
+  key: Buffer | null;
+  value: Buffer | null;
+  /** In the order written; a name may repeat. */
+  headers: { key: string; value: Buffer | null }[];
+}
+
+interface Encoder {
+  buffer: Buffer;
+  writeInt8(v: number): Encoder;
+  writeVarLong(v: number): Encoder;
+  writeVarInt(v: number): Encoder;
+  writeVarIntBytes(v: Buffer | null): Encoder;
+  writeVarIntArray(v: Encoder[]): Encoder;
+}
+
+/**
+ * A record's bytes as a fetch response holds them (without the length the batch decoder reads
+ * first), by kafkajs's own encoder: what the tests and `bench/kafka-decode.ts` decode.
+ */
+export function encodeRecord(r: PlainRecord): Buffer {
+  const EncoderOf = require('kafkajs/src/protocol/encoder.js') as new () => Encoder;
+  const Header = require('kafkajs/src/protocol/recordBatch/header/v0/index.js') as (h: {
+    key: string;
+    value: Buffer | null;
+  }) => Encoder;
+  return new EncoderOf()
+    .writeInt8(0)
+    .writeVarLong(r.timestampDelta)
+    .writeVarInt(r.offsetDelta)
+    .writeVarIntBytes(r.key)
+    .writeVarIntBytes(r.value)
+    .writeVarIntArray(r.headers.map(Header)).buffer;
+}
+
+/** kafkajs's Decoder over a record's bytes, as the batch decoder hands one to a record decoder. */
+export function recordReader(bytes: Buffer): Parameters<RecordDecoder>[0] {
+  const DecoderOf = require('kafkajs/src/protocol/decoder.js') as new (
+    b: Buffer,
+  ) => Parameters<RecordDecoder>[0];
+  return new DecoderOf(bytes);
+}

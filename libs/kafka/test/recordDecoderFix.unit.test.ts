@@ -4,41 +4,13 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { headersToStrings } from '../src/index.ts';
-import { fixRecordHeaderDecoding, recordDecoders, type RecordDecoder } from '../src/recordDecoderFix.ts';
-
-const require = createRequire(import.meta.url);
-interface Encoder {
-  buffer: Buffer;
-  writeInt8(v: number): Encoder;
-  writeVarLong(v: number): Encoder;
-  writeVarInt(v: number): Encoder;
-  writeVarIntBytes(v: Buffer | null): Encoder;
-  writeVarIntArray(v: Encoder[]): Encoder;
-}
-const EncoderOf = require('kafkajs/src/protocol/encoder.js') as new () => Encoder;
-const DecoderOf = require('kafkajs/src/protocol/decoder.js') as new (b: Buffer) => unknown;
-const Header = require('kafkajs/src/protocol/recordBatch/header/v0/index.js') as (h: {
-  key: string;
-  value: Buffer | null;
-}) => Encoder;
-
-interface RecordIn {
-  timestampDelta: number;
-  offsetDelta: number;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: { key: string; value: Buffer | null }[];
-}
-
-/** A record's bytes as a fetch response holds them (without the length kafkajs reads first). */
-const encode = (r: RecordIn): Buffer =>
-  new EncoderOf()
-    .writeInt8(0)
-    .writeVarLong(r.timestampDelta)
-    .writeVarInt(r.offsetDelta)
-    .writeVarIntBytes(r.key)
-    .writeVarIntBytes(r.value)
-    .writeVarIntArray(r.headers.map(Header)).buffer;
+import {
+  encodeRecord,
+  fixRecordHeaderDecoding,
+  recordDecoders,
+  recordReader,
+  type RecordDecoder,
+} from '../src/recordDecoderFix.ts';
 
 const context = {
   firstOffset: '9007199254740993',
@@ -52,13 +24,13 @@ const context = {
 let fixed: RecordDecoder;
 let original: RecordDecoder;
 const decode = (d: RecordDecoder, bytes: Buffer, ctx: object = context) =>
-  d(new DecoderOf(bytes) as Parameters<RecordDecoder>[0], ctx) as { headers: Record<string, unknown> };
+  d(recordReader(bytes), ctx) as { headers: Record<string, unknown> };
 
 beforeAll(() => {
   expect(fixRecordHeaderDecoding()).toBe(true);
   ({ fixed, original } = recordDecoders()!);
   // kafkajs's batch decoder, loaded after the fix, binds the fixed decoder.
-  expect(require('kafkajs/src/protocol/recordBatch/record/v0/decoder.js')).toBe(fixed);
+  expect(createRequire(import.meta.url)('kafkajs/src/protocol/recordBatch/record/v0/decoder.js')).toBe(fixed);
   expect(fixed).not.toBe(original);
 });
 
@@ -90,7 +62,7 @@ describe("kafkajs's record decoder with linear header decoding", () => {
           // One context per batch, shared by its records, as kafkajs's batch decoder passes it.
           const ctx = { ...context, firstOffset, firstTimestamp, timestampType };
           for (const r of batch) {
-            const bytesOf = encode(r);
+            const bytesOf = encodeRecord(r);
             expect(decode(fixed, bytesOf, ctx)).toStrictEqual(decode(original, bytesOf, ctx));
           }
         },
@@ -100,7 +72,7 @@ describe("kafkajs's record decoder with linear header decoding", () => {
   });
 
   it('groups a repeated header into its values in order, and a third one too', () => {
-    const r = encode({
+    const r = encodeRecord({
       timestampDelta: 5,
       offsetDelta: 2,
       key: Buffer.from('k'),
@@ -120,14 +92,14 @@ describe("kafkajs's record decoder with linear header decoding", () => {
   });
 
   it('takes the batch timestamp for log-append time, as kafkajs does', () => {
-    const r = encode({ timestampDelta: 5, offsetDelta: 0, key: null, value: null, headers: [] });
+    const r = encodeRecord({ timestampDelta: 5, offsetDelta: 0, key: null, value: null, headers: [] });
     const appendTime = { ...context, timestampType: 1 };
     expect(decode(fixed, r, appendTime)).toStrictEqual(decode(original, r, appendTime));
     expect((decode(fixed, r, appendTime) as { timestamp?: string }).timestamp).toBe('1764892900000');
   });
 
   it('keeps a header named __proto__ as a field with its value, never as the prototype', () => {
-    const r = encode({
+    const r = encodeRecord({
       timestampDelta: 0,
       offsetDelta: 0,
       key: null,
@@ -145,7 +117,7 @@ describe("kafkajs's record decoder with linear header decoding", () => {
 
   it("reads a header named like an inherited property as its value, where kafkajs's reduce paired it with that property", () => {
     // A last value wins in headersToStrings, so the string a consumer reads was the same.
-    const r0 = encode({
+    const r0 = encodeRecord({
       timestampDelta: 0,
       offsetDelta: 0,
       key: null,
@@ -155,7 +127,7 @@ describe("kafkajs's record decoder with linear header decoding", () => {
     expect(headersToStrings(decode(fixed, r0).headers as never)).toStrictEqual({ toString: 'v' });
     expect(headersToStrings(decode(original, r0).headers as never)).toStrictEqual({ toString: 'v' });
     for (const name of ['toString', '__proto__', 'constructor']) {
-      const r = encode({
+      const r = encodeRecord({
         timestampDelta: 0,
         offsetDelta: 0,
         key: null,
