@@ -18,6 +18,7 @@ import {
 } from '@oan/kafka';
 import { barChart } from './chart.ts';
 import { loadAverage } from './cost.ts';
+import { median } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 50_000);
 const ROUNDS = Number(process.argv[3] ?? 6);
@@ -69,7 +70,6 @@ for (let i = 0; i < ROUNDS; i++) {
     console.log(`round ${i + 1} ${name.padEnd(8)} ${Math.round(rate)} records/s`);
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const o = median(rates.original);
 const f = median(rates.fixed);
 console.log(

@@ -30,6 +30,7 @@ import { barChart } from './chart.ts';
 import { costMeter, loadAverage } from './cost.ts';
 import { rawKafkaConsume } from './raw.ts';
 import { benchNotice, partitionedFleet } from './fleet.ts';
+import { median } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 20_000);
 /** Raw consumes of the same topics; their median is the raw limit the replay is compared with. */
@@ -157,7 +158,6 @@ try {
   const rawRuns: number[] = [];
   for (let i = 0; i < RAW_RUNS; i++)
     rawRuns.push(await rawKafkaConsume(fleet.env.KAFKA_BROKERS!.split(','), [...t.domain, t.oan], records));
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const raw = median(rawRuns);
   // The same consume with kafkajs as it ships (its record decoder, not libs/kafka's, ADR 0053), each
   // in its own process: kafkajs's own limit, the raw figure of the runs before that decoder.

@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleServices, REPO_ROOT, TestFleet } from '@oan/testing';
 import { cpuSecondsOf, loadAverage } from './cost.ts';
+import { median } from './stats.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 // Each variant's loader and whether Node's compile cache is off; the first round of `native`
@@ -25,7 +26,6 @@ const VARIANTS = {
 } as const;
 const LOADERS = Object.keys(VARIANTS) as (keyof typeof VARIANTS)[];
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const results: Record<string, { wall: number[]; cpu: number[]; processes: number }> = {};
 console.log(`load average before: ${loadAverage()}`);
 const bundleDir = join(REPO_ROOT, '.tmp', 'bundles', `startup-${process.pid}`);

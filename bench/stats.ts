@@ -13,6 +13,9 @@ export function percentiles(samples: number[]): {
 
 export const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 
+/** The middle of `xs` (the upper one of an even count), for a few repeated runs of one figure. */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 /** Calls `fn(i)` `count` times at `ratePerSec`, on a fixed schedule (no coordinated omission). */
 export async function paced(
   count: number,
