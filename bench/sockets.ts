@@ -7,8 +7,9 @@
  * Then, with the gateways' sockets closed, the same sockets are opened to bare Socket.IO servers, one
  * per gateway (bench/bareSocketServer.ts, each its own process; a socket in its account's room): the
  * gateway's RSS per socket is printed as a ratio to the bare server's, and the same fan-out (one
- * emit per account's room on every server) is timed at the sockets as the raw limit of the delivery. Prints the gateways' (and Postgres' and Redis') CPU per
- * socket opened and per delivery (bench/cost.ts), written to docs/bench/sockets-cost.json.
+ * emit per account's room on every server) is timed at the sockets as the raw limit of the
+ * delivery. Prints the gateways' (and Postgres' and Redis') CPU per socket opened and per delivery
+ * (bench/cost.ts), written to docs/bench/sockets-cost.json.
  *   bash infra/node.sh node bench/sockets.ts [accounts=1000] [perAccount=10] [gateways=2]
  * One file descriptor per socket in this process (and its share in each gateway): `ulimit -n`
  * must exceed ACCOUNTS × PER plus a few hundred (the hard limit here is 20,000, not raisable).
@@ -67,6 +68,19 @@ function quantiles(what: string, samples: number[]): Row[] {
     ms: Math.round(s[Math.max(0, Math.ceil(((k + 1) / 100) * s.length) - 1)]! * 10) / 10,
   }));
 }
+
+/** Waits, at most DELIVERY_TIMEOUT_MS, until every socket has a delivery time in `received`. */
+async function untilDelivered(received: Float64Array): Promise<void> {
+  const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
+  while (received.some(Number.isNaN) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** The delivery times of the sockets that were delivered to (NaN: not delivered). */
+const deliveries = (received: Float64Array) => [...received].filter((x) => !Number.isNaN(x));
+
+/** A delivery's spread as both fan-outs print it. */
+const spread = (got: number[], p: ReturnType<typeof percentiles>) =>
+  `min ${fmt(Math.min(...got))}  p50 ${fmt(p.p50)}  p95 ${fmt(p.p95)}  p99 ${fmt(p.p99)}  max ${fmt(p.max)}`;
 
 /** Resident set of a process, from /proc (Linux). */
 const rssMiB = (pid: number) =>
@@ -198,21 +212,19 @@ try {
       await pipe.exec();
       published = performance.now() - t0;
 
-      const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
-      while (received.some(Number.isNaN) && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 50));
+      await untilDelivered(received);
     },
-    () => received.filter((x) => !Number.isNaN(x)).length,
+    () => deliveries(received).length,
     'envelope delivered to a socket',
   );
-  const got = [...received].filter((x) => !Number.isNaN(x));
+  const got = deliveries(received);
   const d = percentiles(got);
   console.log(
     `delivery of ${ACCOUNTS} envelopes to ${TOTAL} sockets (from before the commit; commit ${fmt(committed)}, all published at ${fmt(published)}):`,
   );
   console.log(
     `  delivered ${got.length}/${TOTAL} (${((100 * got.length) / TOTAL).toFixed(2)}%) within ${DELIVERY_TIMEOUT_MS / 1000} s;` +
-      ` min ${fmt(Math.min(...got))}  p50 ${fmt(d.p50)}  p95 ${fmt(d.p95)}  p99 ${fmt(d.p99)}  max ${fmt(d.max)}`,
+      ` ${spread(got, d)}`,
   );
   console.log(`  sockets dropped during the run: ${dropped}`);
   const file = await saveChart(
@@ -285,14 +297,12 @@ try {
     const emitted = bares.map((b) => new Promise<void>((resolve) => b.lines.once('line', () => resolve())));
     for (const b of bares) b.child.stdin.write(`emit ${ACCOUNTS}\n`);
     await Promise.all(emitted);
-    const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
-    while (bareReceived.some(Number.isNaN) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    const bareGot = [...bareReceived].filter((x) => !Number.isNaN(x));
+    await untilDelivered(bareReceived);
+    const bareGot = deliveries(bareReceived);
     const b = percentiles(bareGot);
     console.log(
       `bare fan-out, ${ACCOUNTS} room emits to the same ${TOTAL} sockets over ${GATEWAYS} bare server(s): delivered ${bareGot.length}/${TOTAL};` +
-        ` min ${fmt(Math.min(...bareGot))}  p50 ${fmt(b.p50)}  p95 ${fmt(b.p95)}  p99 ${fmt(b.p99)}  max ${fmt(b.max)};` +
+        ` ${spread(bareGot, b)};` +
         ` gateway / bare p50 ${(d.p50 / b.p50).toFixed(1)}x p99 ${(d.p99 / b.p99).toFixed(1)}x`,
     );
     console.log(`load average after the run: ${loadAverage()}`);
