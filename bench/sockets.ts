@@ -37,6 +37,7 @@ import {
 } from '@oan/testing';
 import { saveChart, type Row } from './chart.ts';
 import { costMeter, loadAverage } from './cost.ts';
+import { inspectArg, memoryAfterGc } from './inspector.ts';
 import { fmt, percentiles } from './stats.ts';
 
 const ACCOUNTS = Number(process.argv[2] ?? 1000);
@@ -96,8 +97,11 @@ try {
     accounts.push(...(await Promise.all(batch)));
   }
 
+  const inspectPorts: number[] = [];
   for (const name of (['gateway1', 'gateway2'] as const).slice(0, GATEWAYS)) {
     const port = await freePort();
+    const inspectPort = await freePort();
+    inspectPorts.push(inspectPort);
     const env = {
       DATABASE_URL: url,
       REDIS_PREFIX: prefix,
@@ -109,7 +113,14 @@ try {
     };
     gateways.push(
       startProcess(
-        { name, kind: 'gateway', entry: 'services/gateway/src/main.ts', port, env },
+        {
+          name,
+          kind: 'gateway',
+          entry: 'services/gateway/src/main.ts',
+          port,
+          env,
+          nodeArgs: [inspectArg(inspectPort)],
+        },
         join(tmpdir(), `oan-bench-${id}`),
       ),
     );
@@ -117,6 +128,7 @@ try {
   await Promise.all(gateways.map((g) => waitReady(g)));
   const pids = gateways.map((g) => g.child.pid!);
   const rssBefore = pids.map(rssMiB);
+  const keptBefore = await Promise.all(inspectPorts.map(memoryAfterGc));
   const meter = await costMeter({
     env: { DATABASE_URL: url },
     running: new Map(gateways.map((g) => [g.spec.name, g])),
@@ -164,6 +176,7 @@ try {
   // Let the per-socket catch-up checks and allocations settle before sampling memory.
   await new Promise((r) => setTimeout(r, 3000));
   const rssAfter = pids.map(rssMiB);
+  const keptAfter = await Promise.all(inspectPorts.map(memoryAfterGc));
 
   console.log(
     `${TOTAL} sockets (${ACCOUNTS} accounts × ${PER}) over ${GATEWAYS} gateway(s), ${WINDOW} handshakes in flight`,
@@ -251,13 +264,19 @@ try {
   const bares = await Promise.all(
     gateways.map(async () => {
       const port = await freePort();
-      const child = spawn(process.execPath, [...FLEET_NODE_FLAGS, 'bench/bareSocketServer.ts'], {
-        env: { ...process.env, PORT: String(port) },
-        stdio: ['pipe', 'pipe', 'inherit'],
-      });
+      const inspectPort = await freePort();
+      const child = spawn(
+        process.execPath,
+        [...FLEET_NODE_FLAGS, inspectArg(inspectPort), 'bench/bareSocketServer.ts'],
+        {
+          env: { ...process.env, PORT: String(port) },
+          stdio: ['pipe', 'pipe', 'inherit'],
+        },
+      );
       const lines = createInterface({ input: child.stdout });
       await new Promise<void>((resolve) => lines.once('line', () => resolve()));
-      return { port, child, lines, rssBefore: rssMiB(child.pid!) };
+      const rssBefore = rssMiB(child.pid!);
+      return { port, inspectPort, child, lines, rssBefore, keptBefore: await memoryAfterGc(inspectPort) };
     }),
   );
   try {
@@ -291,6 +310,22 @@ try {
     console.log(
       `bare Socket.IO servers: ${barePer.map((b) => b.toFixed(1)).join(' / ')} KiB per socket over ${perGateway} sockets each; ` +
         `gateway / bare: ${gatewayPer.map((g, k) => (g / barePer[k]!).toFixed(2)).join(' / ')}`,
+    );
+    // The same after a full collection in each process: what it keeps per socket, without the garbage
+    // of the handshakes that a collection had not yet taken back when RSS was read above.
+    const bareKept = await Promise.all(bares.map((b) => memoryAfterGc(b.inspectPort)));
+    const kept = (field: 'heapUsed' | 'rss', before: NodeJS.MemoryUsage, after: NodeJS.MemoryUsage) =>
+      (after[field] - before[field]) / 1024 / perGateway;
+    const gatewayHeap = keptAfter.map((a, g) => kept('heapUsed', keptBefore[g]!, a));
+    const bareHeap = bareKept.map((a, k) => kept('heapUsed', bares[k]!.keptBefore, a));
+    const gatewayRss = keptAfter.map((a, g) => kept('rss', keptBefore[g]!, a));
+    const bareRss = bareKept.map((a, k) => kept('rss', bares[k]!.keptBefore, a));
+    const list = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
+    const ratios = (xs: number[], ys: number[]) => xs.map((x, k) => (x / ys[k]!).toFixed(2)).join(' / ');
+    console.log(
+      `after a full collection (inspector): JS heap kept per socket, gateways ${list(gatewayHeap)} KiB, bare ${list(bareHeap)} KiB, ` +
+        `gateway / bare ${ratios(gatewayHeap, bareHeap)}; RSS per socket, gateways ${list(gatewayRss)} KiB, bare ${list(bareRss)} KiB, ` +
+        `gateway / bare ${ratios(gatewayRss, bareRss)}`,
     );
     // The raw limit of the fan-out: the same sockets, one emit per account's room on every server.
     bareT0 = performance.now();

@@ -28,6 +28,8 @@ export interface ProcessSpec {
   /** Where its `/metrics` answer when not on `port` (the edge's port is the public origin). */
   metricsPort?: number;
   env: Record<string, string>;
+  /** Node flags for this process alone, after OAN_NODE_ARGS (a benchmark's `--inspect` port). */
+  nodeArgs?: string[];
 }
 
 export interface FleetPlan {
@@ -255,14 +257,18 @@ export function startProcess(
   const log: WriteStream = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
   // OAN_NODE_ARGS: extra node flags for every process of the fleet (e.g. `--cpu-prof --cpu-prof-dir=…`).
   const nodeArgs = (process.env.OAN_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
-  const child = spawn(process.execPath, [...FLEET_NODE_FLAGS, ...nodeArgs, ...loaderArgs(), spec.entry], {
-    cwd: REPO_ROOT,
-    // Node's compile cache (V8 code of every module, TypeScript included) in .data: a process started
-    // again skips most of its compiling (ADR 0047). NODE_COMPILE_CACHE set by the caller wins, and
-    // NODE_DISABLE_COMPILE_CACHE=1 turns it off.
-    env: { NODE_COMPILE_CACHE: COMPILE_CACHE_DIR, ...process.env, ...spec.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...FLEET_NODE_FLAGS, ...nodeArgs, ...(spec.nodeArgs ?? []), ...loaderArgs(), spec.entry],
+    {
+      cwd: REPO_ROOT,
+      // Node's compile cache (V8 code of every module, TypeScript included) in .data: a process started
+      // again skips most of its compiling (ADR 0047). NODE_COMPILE_CACHE set by the caller wins, and
+      // NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+      env: { NODE_COMPILE_CACHE: COMPILE_CACHE_DIR, ...process.env, ...spec.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const lastLines: string[] = [];
   for (const stream of [child.stdout, child.stderr]) {
     stream?.on('data', (chunk: Buffer) => {
