@@ -9,9 +9,10 @@
  *   - an HTTP request to a Fastify service (undici client, keep-alive), and the same through a Node
  *     proxy (@fastify/http-proxy, the edge's) in its own process;
  *   - a Socket.IO emit to one connected client (server and client in this process).
- * Then, with the round trips one accepted `POST /gofers` makes (the counts of the last
- * `bench/throughput.ts` run, docs/bench/throughput-cost.json), the CPU those round trips cost alone,
- * beside what the command cost the fleet in that run. Usage:
+ * Then, with the round trips one accepted `POST /gofers` makes, and one appended event (the counts of
+ * the last `bench/throughput.ts` run, docs/bench/throughput-cost.json), the CPU those round trips cost
+ * alone, and their share of the idle fleet (the last `bench/idle.ts` run, docs/bench/idle-cost.json),
+ * beside what the command and the event cost the fleet in that run. Usage:
  *   bash infra/node.sh node bench/floor.ts [ops=5000] [concurrency=24]
  * Writes docs/bench/floor.json and docs/bench/floor.svg.
  */
@@ -210,53 +211,87 @@ await kafka();
 await http();
 await socket();
 
-// The round trips of one accepted POST /gofers in the last throughput run, each at its floor.
+// The round trips of one accepted POST /gofers, and of one appended event, in the last throughput
+// run, each at its floor, and their share of the idle fleet's CPU (the last bench/idle.ts run).
 const costFile = new URL('../docs/bench/throughput-cost.json', import.meta.url);
+interface PhaseCost {
+  units: number;
+  seconds: number;
+  events?: { appended: number; envelopes: number };
+  perUnit: Record<string, number>;
+  cpuMsPerUnit: Record<string, number>;
+}
 const cost = JSON.parse(readFileSync(costFile, 'utf8')) as {
   loadAtStart: string;
-  phases: Record<string, { perUnit: Record<string, number>; cpuMsPerUnit: Record<string, number> }>;
+  phases: Record<string, PhaseCost>;
 };
-const command = cost.phases.command!;
+const idleFile = new URL('../docs/bench/idle-cost.json', import.meta.url);
+let idleMsPerSecond: number | undefined;
+try {
+  const idle = JSON.parse(readFileSync(idleFile, 'utf8')) as { phases: { idle: PhaseCost } };
+  idleMsPerSecond = idle.phases.idle.perUnit.cpuMs;
+} catch {
+  // No idle run recorded: the idle share is left out.
+}
 const at = (op: string) => floors.find((f) => f.op.startsWith(op))!.cpuMs;
 const proxyMs = at('http: POST through') - at('http: POST to');
-// A write transaction is priced as an insert with its own commit; the other statements as selects.
-// Reports written before write transactions were counted give the commits (counted lazily) instead.
-const writes = command.perUnit.pgWriteTransactions ?? command.perUnit.pgCommits ?? NaN;
-const parts = [
-  { what: 'Postgres write transactions', count: writes, unitMs: at('postgres: insert') },
-  {
-    what: 'other Postgres statements',
-    count: Math.max(0, (command.perUnit.pgStatements ?? NaN) - writes),
-    unitMs: at('postgres: select'),
-  },
-  { what: 'Redis calls', count: command.perUnit.redisCalls ?? NaN, unitMs: at('redis') },
-  {
-    what: 'Kafka produce and fetch requests',
-    count: (command.perUnit.kafkaProduce ?? NaN) + (command.perUnit.kafkaFetch ?? NaN),
-    unitMs: at('kafka') / 2,
-  },
-  { what: 'HTTP requests served (the edge, the service)', count: 2, unitMs: at('http: POST to') },
-  { what: 'proxy hops (the edge)', count: 1, unitMs: proxyMs },
-  { what: 'Socket.IO envelopes', count: 1, unitMs: at('socket.io') },
-];
-const floorMs = parts.reduce((s, p) => s + p.count * p.unitMs, 0);
-const measuredMs = Object.values(command.cpuMsPerUnit).reduce((s, v) => s + v, 0);
-console.log(
-  `\nthe round trips of one accepted POST /gofers (counts from ${costFile.pathname}), at their floor:`,
-);
-for (const p of parts)
+
+/** Prices one phase's round trips per unit at their floor and prints them beside the phase's CPU. */
+function priceAtFloor(title: string, phase: PhaseCost, http: { served: number; proxied: number }) {
+  // A write transaction is priced as an insert with its own commit; the other statements as selects.
+  // Reports written before write transactions were counted give the commits (counted lazily) instead.
+  const writes = phase.perUnit.pgWriteTransactions ?? phase.perUnit.pgCommits ?? NaN;
+  const parts = [
+    { what: 'Postgres write transactions', count: writes, unitMs: at('postgres: insert') },
+    {
+      what: 'other Postgres statements',
+      count: Math.max(0, (phase.perUnit.pgStatements ?? NaN) - writes),
+      unitMs: at('postgres: select'),
+    },
+    { what: 'Redis calls', count: phase.perUnit.redisCalls ?? NaN, unitMs: at('redis') },
+    {
+      what: 'Kafka produce and fetch requests',
+      count: (phase.perUnit.kafkaProduce ?? NaN) + (phase.perUnit.kafkaFetch ?? NaN),
+      unitMs: at('kafka') / 2,
+    },
+    { what: 'HTTP requests served (the edge, the service)', count: http.served, unitMs: at('http: POST to') },
+    { what: 'proxy hops (the edge)', count: http.proxied, unitMs: proxyMs },
+    {
+      what: 'Socket.IO envelopes',
+      count: (phase.events?.envelopes ?? phase.units) / phase.units,
+      unitMs: at('socket.io'),
+    },
+  ].filter((p) => p.count > 0);
+  const floorMs = parts.reduce((s, p) => s + p.count * p.unitMs, 0);
+  // The idle fleet's CPU over the phase's duration, shared by its units.
+  const idleShareMs =
+    idleMsPerSecond === undefined ? undefined : (idleMsPerSecond * phase.seconds) / phase.units;
+  const measuredMs = Object.values(phase.cpuMsPerUnit).reduce((s, v) => s + v, 0);
+  console.log(`\nthe round trips of ${title} (counts from ${costFile.pathname}), at their floor:`);
+  for (const p of parts)
+    console.log(
+      `  ${p.what.padEnd(44)} ${p.count.toFixed(2).padStart(5)} × ${p.unitMs.toFixed(3)} ms = ${(p.count * p.unitMs).toFixed(3)} ms`,
+    );
+  if (idleShareMs !== undefined)
+    console.log(
+      `  ${'its share of the idle fleet'.padEnd(44)} ${idleMsPerSecond!.toFixed(1)} ms/s × ${phase.seconds.toFixed(2)} s / ${phase.units} = ${idleShareMs.toFixed(3)} ms`,
+    );
+  const bottom = floorMs + (idleShareMs ?? 0);
   console.log(
-    `  ${p.what.padEnd(44)} ${p.count.toFixed(2).padStart(5)} × ${p.unitMs.toFixed(3)} ms = ${(p.count * p.unitMs).toFixed(2)} ms`,
+    `  floor ${floorMs.toFixed(2)} ms` +
+      (idleShareMs === undefined ? '' : `, with the idle share ${bottom.toFixed(2)} ms,`) +
+      ` of the ${measuredMs.toFixed(2)} ms it cost the fleet in that run` +
+      ` (${((100 * bottom) / measuredMs).toFixed(0)} %; that run's load average at its start ${cost.loadAtStart})`,
   );
-console.log(
-  `  floor ${floorMs.toFixed(2)} ms of the ${measuredMs.toFixed(2)} ms the command cost the fleet in that run` +
-    ` (${((100 * floorMs) / measuredMs).toFixed(0)} %; that run's load average at its start ${cost.loadAtStart})`,
-);
+  return { parts, floorMs, idleShareMs, measuredMs };
+}
+const command = priceAtFloor('one accepted POST /gofers', cost.phases.command!, { served: 2, proxied: 1 });
+const event = priceAtFloor('one appended event', cost.phases.event!, { served: 0, proxied: 0 });
 console.log(`load average at the end: ${loadAverage()}`);
 const out = new URL('../docs/bench/floor.json', import.meta.url);
 writeFileSync(
   out,
-  `${JSON.stringify({ loadAtStart, loadAtEnd: loadAverage(), ops: OPS, concurrency: CONCURRENCY, floors, command: { parts, floorMs, measuredMs } }, null, 2)}\n`,
+  `${JSON.stringify({ loadAtStart, loadAtEnd: loadAverage(), ops: OPS, concurrency: CONCURRENCY, floors, command, event }, null, 2)}\n`,
 );
 console.log(`figures: ${out.pathname}`);
 const chart = await barChart(
