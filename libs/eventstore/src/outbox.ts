@@ -187,9 +187,10 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
 /**
  * The next `$1` rows of `<schema>.outbox` with their events, in position order. The waiting positions
  * are taken first and the events looked up by them, so a read costs what it returns. Written as a
- * join, the planner chose a merge join that walked `events` by its key from the first position ever
- * appended to the first one waiting: each read grew with the store, 2.6 ms for 48 rows behind 3,300
- * published events in the throughput bench (ADR 0054).
+ * join, the planner chose a merge join whenever its statistics (always stale: rows leave the outbox
+ * within milliseconds) counted many rows waiting, and that join walked `events` by its key from the
+ * first position ever appended: 2.6 ms for 48 rows behind 3,300 published events in the throughput
+ * bench (ADR 0054).
  */
 export function outboxBatchQuery(schema: string): string {
   return `select e.position::text as position, e.event_id, e.stream_id, e.stream_version, e.type, e.version,
