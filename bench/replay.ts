@@ -13,7 +13,9 @@
  * Prints records/s as replay reports it (domain and OAN records both count) and domain events/s
  * over the command's wall-clock time, the raw limit (a bare kafkajs group reading the same topics
  * in the same run; the median of REPLAY_RAW_RUNS=3 consumes, each by a fresh group; and the same
- * with kafkajs's own record decoder, bench/rawConsumeStock.ts, each in its own process), and the CPU
+ * with kafkajs's own record decoder, bench/rawConsumeStock.ts, each in its own process), the raw
+ * limit of the writes (bench/replayWrites.ts: the records read into memory first, then only the
+ * projector's stage functions timed; it rebuilds the read models once more), and the CPU
  * per domain event of the fill (the fleet) and of the replay (the command and the servers) from
  * bench/cost.ts; writes docs/bench/replay.svg and docs/bench/replay-cost.json.
  */
@@ -177,6 +179,14 @@ try {
     stockRuns.push(Number(stdout.trim().split('\n').at(-1)));
   }
   const stock = median(stockRuns);
+  // The raw limit of the writes: the same records read into memory first, then only the projector's
+  // stage functions timed (bench/replayWrites.ts, its own process, the projector's settings).
+  const { stdout: writesOut } = await promisify(execFile)(
+    process.execPath,
+    [...FLEET_NODE_FLAGS, 'bench/replayWrites.ts'],
+    { cwd: REPO_ROOT, env: envWith(undefined), maxBuffer: 16 * 1024 * 1024 },
+  );
+  const writesAlone = Number(writesOut.trim().split('\n').at(-1));
 
   console.log(
     `${N} domain events over ${ACCOUNTS} accounts (${PARTITIONS} partitions per topic) filled through the live pipeline in ${filled.toFixed(1)} s`,
@@ -198,6 +208,10 @@ try {
     `raw consume with kafkajs's own record decoder (its own process, a fresh group each): ${stock} records/s, ` +
       `the median of ${stockRuns.join(', ')}; replay / that raw ${((100 * rate) / stock).toFixed(0)} %`,
   );
+  console.log(
+    `the writes alone (the same records read into memory first, then applied by the projector's stages): ` +
+      `${writesAlone} records/s; replay / writes alone ${((100 * rate) / writesAlone).toFixed(0)} %`,
+  );
   for (const r of extra) {
     console.log(
       `replay ${r.name}: ${r.rate} records/s in ${r.seconds.toFixed(1)} s; ` +
@@ -212,6 +226,7 @@ try {
       { label: 'replay, domain events/s (wall clock)', value: N / wall },
       { label: 'raw kafkajs consume, records/s', value: raw },
       { label: "raw, kafkajs's own decoder, records/s", value: stock },
+      { label: 'the writes alone, records/s', value: writesAlone },
     ],
     { title: `Replay of ${N} events (${records} records)`, unit: 'per second' },
   );

@@ -4,6 +4,8 @@
  * library never imports a service) and the two stages a test can drive batch by batch.
  */
 export { loadProjectorConfig, topicNames } from './config.ts';
-export { startPipeline } from './pipeline.ts';
+export { startPipeline, toRecord } from './pipeline.ts';
+export { applyDomain, applyOan, type StageDeps } from './stages/batches.ts';
+export { emptyReadModels } from './replayRun.ts';
 export { projectDomainEvents } from './stages/domain.ts';
 export { writeEnvelopes, type CommittedEnvelope } from './stages/oan.ts';

@@ -1,22 +1,18 @@
 import type { MikroORM } from '@oan/db';
 import {
-  fromConsumedMessage,
   runConsumer,
-  toKafkaMessage,
   type KafkaHandle,
   type Sender,
   type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { applyBatch, deadLetter, recordProgress, type ApplyFn, type ProjectionRecord } from '@oan/projection';
+import { applyBatch, type ApplyFn, type ProjectionRecord } from '@oan/projection';
 import type { Logger } from '@oan/http';
 import type { BatchContext, ConsumedMessage } from '@oan/kafka';
 import type { Redis } from 'ioredis';
 import { topicNames, type ProjectorConfig } from './config.ts';
-import type { Notification } from './notifications.ts';
-import { projections, type DomainEvent } from '@oan/readmodels';
-import { projectDomainEvents } from './stages/domain.ts';
-import { writeEnvelopes, type CommittedEnvelope } from './stages/oan.ts';
+import { applyDomain, applyOan } from './stages/batches.ts';
+import type { CommittedEnvelope } from './stages/oan.ts';
 import { metrics, recordLag } from './metrics.ts';
 
 /**
@@ -51,26 +47,7 @@ export interface Pipeline {
   stop(): Promise<void>;
 }
 
-/** `<prefix>gofers.events` → `gofers`: the event store a domain topic comes from. */
-const sourceOf = (cfg: ProjectorConfig, topic: string) =>
-  topic.slice(cfg.TOPIC_PREFIX.length).replace(/\.events$/, '');
-
-function decodeDomainRecord(registry: SchemaRegistry, r: ProjectionRecord): DomainEvent {
-  const rec = fromConsumedMessage(registry, r);
-  const positionText = rec.headers['oan-position'];
-  const position = positionText && /^\d+$/.test(positionText) ? BigInt(positionText) : null;
-  return {
-    eventId: rec.headers['oan-event-id'] ?? '',
-    type: rec.type,
-    streamId: rec.headers['oan-stream-id'] ?? '',
-    partitionKey: r.key ?? '',
-    occurredAt: rec.headers['oan-occurred-at'] ?? new Date(Number(r.timestamp)).toISOString(),
-    position,
-    data: rec.data,
-  };
-}
-
-const toRecord = (topic: string, partition: number, m: ConsumedMessage): ProjectionRecord => ({
+export const toRecord = (topic: string, partition: number, m: ConsumedMessage): ProjectionRecord => ({
   topic,
   partition,
   offset: m.offset,
@@ -83,7 +60,6 @@ const toRecord = (topic: string, partition: number, m: ConsumedMessage): Project
 export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
   const t = topicNames(d.cfg);
   const producer: Sender | undefined = d.mode === 'live' ? await d.kafka.sender() : undefined;
-  const ctx = d.cfg.OAN_WEB_BASE_URL ? { webBaseUrl: d.cfg.OAN_WEB_BASE_URL } : {};
 
   const domain = await runConsumer({
     kafka: d.kafka,
@@ -94,47 +70,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const applied = await applyOrRewind(d, b, 'domain', records, async (em, fresh) => {
-        const events: DomainEvent[] = [];
-        const applied = new Map<string, bigint>();
-        for (const r of fresh) {
-          try {
-            const event = decodeDomainRecord(d.registry, r);
-            events.push(event);
-            if (event.position !== null && event.position > (applied.get(event.partitionKey) ?? 0n)) {
-              applied.set(event.partitionKey, event.position);
-            }
-          } catch (err) {
-            metrics.deadLetters.inc();
-            d.logger.error(
-              { err: (err as Error).message, topic: r.topic, offset: r.offset },
-              'undecodable record',
-            );
-            await deadLetter(em, 'domain', r, (err as Error).message);
-          }
-        }
-        const notifications = await projectDomainEvents(em, events, projections, ctx, {
-          notify: producer !== undefined,
-        });
-        // Produced before the offset commits: a crash in between re-produces the same eventIds,
-        // which stage 2 skips (at-least-once on the log, exactly-once in the table).
-        const places =
-          producer && notifications.length > 0
-            ? await producer.sendPlaced({
-                topic: t.oan,
-                acks: -1,
-                messages: notifications.map((n) =>
-                  toKafkaMessage(d.registry, { key: n.accountId, type: 'OanNotification', data: n }),
-                ),
-              })
-            : undefined;
-        // The positions applied and (acked above) the notifications the gateway's read-your-writes
-        // may now wait for in the table, with their offsets, which order them whatever order two
-        // partitions' batches commit in. Replay produces nothing, so it expects nothing.
-        const produced = places ? notifications.map((n, i) => ({ ...n, ...places[i] })) : [];
-        await recordProgress(em, sourceOf(d.cfg, b.topic), applied, produced);
-        metrics.domainEvents.inc(events.length);
-      });
+      const applied = await applyOrRewind(d, b, 'domain', records, applyDomain(d, b.topic, producer));
       if (!applied) return;
       const { nextOffset } = applied;
       b.resolve(b.messages[b.messages.length - 1]!.offset);
@@ -154,18 +90,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const applied = await applyOrRewind(d, b, 'oan', records, async (em, fresh) => {
-        const batch: Notification[] = [];
-        for (const r of fresh) {
-          try {
-            batch.push(fromConsumedMessage<Notification>(d.registry, r).data);
-          } catch (err) {
-            metrics.deadLetters.inc();
-            await deadLetter(em, 'oan', r, (err as Error).message);
-          }
-        }
-        return writeEnvelopes(em, batch);
-      });
+      const applied = await applyOrRewind(d, b, 'oan', records, applyOan(d));
       if (!applied) return;
       const { result, nextOffset } = applied;
       // After the commit: visible in the table before any socket sees it, so a client never sees a

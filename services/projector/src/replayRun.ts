@@ -1,11 +1,26 @@
 import { Redis } from 'ioredis';
-import { openDatabase, sql } from '@oan/db';
+import { openDatabase, sql, type MikroORM } from '@oan/db';
 import { createLogger } from '@oan/http';
 import { createKafka, SCHEMAS_DIR, SchemaRegistry } from '@oan/kafka';
 import { forgetKnownOffsets, readModelTables } from '@oan/projection';
 import { topicNames, type ProjectorConfig } from './config.ts';
 import { readModelMigrations as migrations } from '@oan/readmodels';
 import { startPipeline } from './pipeline.ts';
+
+/**
+ * Empties every read model, the OAN event table and the stages' stored offsets and dead letters, and
+ * makes this process forget the offsets it knew: what a replay starts from.
+ */
+export async function emptyReadModels(orm: MikroORM): Promise<void> {
+  await orm.em.fork().transactional(async (em) => {
+    // Every read model: one left out would be replayed onto its old rows (inserts are
+    // `on conflict do nothing`), so a corrupted or stale row would survive the rebuild.
+    await sql(em, `truncate ${(await readModelTables(em)).join(', ')}`);
+    await sql(em, 'delete from projector.offsets');
+    await sql(em, 'delete from projector.dead_letters');
+  });
+  forgetKnownOffsets();
+}
 
 export interface ReplayProgress {
   done: number;
@@ -60,14 +75,7 @@ export async function runReplay(
     }
     const total = [...targets.values()].reduce((a, b) => a + b, 0n);
 
-    await orm.em.fork().transactional(async (em) => {
-      // Every read model: one left out would be replayed onto its old rows (inserts are
-      // `on conflict do nothing`), so a corrupted or stale row would survive the rebuild.
-      await sql(em, `truncate ${(await readModelTables(em)).join(', ')}`);
-      await sql(em, 'delete from projector.offsets');
-      await sql(em, 'delete from projector.dead_letters');
-    });
-    forgetKnownOffsets();
+    await emptyReadModels(orm);
     // Both groups forget their committed offsets, so the replay's consumers start from the earliest
     // offset (`fromBeginning`). One request, where resetting each topic's offsets took seconds apiece.
     await admin.deleteGroups([t.domainGroup, t.oanGroup]).catch((err: unknown) => {
