@@ -86,3 +86,33 @@ export async function projectionCaughtUp(
     await client.end();
   }
 }
+
+/** The event stores this fleet's database holds (`<schema>.events`), of the ones the fleet publishes. */
+export async function eventStoreSchemas(databaseUrl: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ schema: string }>(
+      `select table_schema as schema from information_schema.tables
+        where table_name = 'events' and table_schema = any($1::text[]) order by 1`,
+      [['auth', 'gofers', 'matching', 'conversations', 'agents']],
+    );
+    return rows.map((r) => r.schema);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Each event store's last position: what was appended so far (compared before and after a replay). */
+export async function storeHeads(databaseUrl: string, schemas: readonly string[]): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ heads: string }>(
+      `select ${schemas.map((s) => `(select coalesce(max(position), 0) from "${s}".events)::text`).join(" || ',' || ")} as heads`,
+    );
+    return rows[0]!.heads;
+  } finally {
+    await client.end();
+  }
+}
