@@ -17,14 +17,12 @@ import {
   applyOan,
   emptyReadModels,
   loadProjectorConfig,
+  OAN_PARTITIONS_AT_ONCE,
   toRecord,
   topicNames,
 } from '@oan/projector';
 import { readModelMigrations } from '@oan/readmodels';
 import { waitFor } from '@oan/testing';
-
-/** As services/projector/src/pipeline.ts OAN_PARTITIONS_AT_ONCE. */
-const OAN_PARTITIONS_AT_ONCE = 4;
 
 const cfg = loadProjectorConfig();
 const logger = createLogger('replay-writes', 'warn');
@@ -71,23 +69,28 @@ try {
 
   await emptyReadModels(orm);
   const deps = { cfg, registry, logger };
+  const domainBatch = applyDomain(deps, undefined);
+  const oanBatch = applyOan(deps);
   const domain = batches.filter((b) => b.topic !== t.oan);
   const oanByPartition = new Map<number, Batch[]>();
-  for (const b of batches.filter((x) => x.topic === t.oan))
-    oanByPartition.set(b.partition, [...(oanByPartition.get(b.partition) ?? []), b]);
+  for (const b of batches.filter((x) => x.topic === t.oan)) {
+    const own = oanByPartition.get(b.partition) ?? [];
+    own.push(b);
+    oanByPartition.set(b.partition, own);
+  }
   const partitions = [...oanByPartition.values()];
 
   const t0 = performance.now();
   const domainChain = (async () => {
     for (const b of domain)
-      await applyBatch(orm, 'domain', b.topic, b.partition, b.records, applyDomain(deps, b.topic, undefined));
+      await applyBatch(orm, 'domain', b.topic, b.partition, b.records, domainBatch(b.topic));
   })();
   // OAN_PARTITIONS_AT_ONCE partitions at a time, each partition's batches in order.
   let next = 0;
   const oanChains = Array.from({ length: Math.min(OAN_PARTITIONS_AT_ONCE, partitions.length) }, async () => {
     while (next < partitions.length) {
       const own = partitions[next++]!;
-      for (const b of own) await applyBatch(orm, 'oan', b.topic, b.partition, b.records, applyOan(deps));
+      for (const b of own) await applyBatch(orm, 'oan', b.topic, b.partition, b.records, oanBatch);
     }
   });
   await Promise.all([domainChain, ...oanChains]);

@@ -4,7 +4,7 @@
  * library never imports a service) and the two stages a test can drive batch by batch.
  */
 export { loadProjectorConfig, topicNames } from './config.ts';
-export { startPipeline, toRecord } from './pipeline.ts';
+export { OAN_PARTITIONS_AT_ONCE, startPipeline, toRecord } from './pipeline.ts';
 export { applyDomain, applyOan, type StageDeps } from './stages/batches.ts';
 export { emptyReadModels } from './replayRun.ts';
 export { projectDomainEvents } from './stages/domain.ts';

@@ -28,7 +28,7 @@ const SESSION_TIMEOUT_MS = 8000;
  * written (a replay was 8 % faster; docs/benchmarks.md). The domain stage keeps one at a time: its
  * read models are not all split by account.
  */
-const OAN_PARTITIONS_AT_ONCE = 4;
+export const OAN_PARTITIONS_AT_ONCE = 4;
 
 export interface PipelineDeps {
   cfg: ProjectorConfig;
@@ -60,6 +60,8 @@ export const toRecord = (topic: string, partition: number, m: ConsumedMessage): 
 export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
   const t = topicNames(d.cfg);
   const producer: Sender | undefined = d.mode === 'live' ? await d.kafka.sender() : undefined;
+  const domainBatch = applyDomain(d, producer);
+  const oanBatch = applyOan(d);
 
   const domain = await runConsumer({
     kafka: d.kafka,
@@ -70,7 +72,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const applied = await applyOrRewind(d, b, 'domain', records, applyDomain(d, b.topic, producer));
+      const applied = await applyOrRewind(d, b, 'domain', records, domainBatch(b.topic));
       if (!applied) return;
       const { nextOffset } = applied;
       b.resolve(b.messages[b.messages.length - 1]!.offset);
@@ -90,7 +92,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const applied = await applyOrRewind(d, b, 'oan', records, applyOan(d));
+      const applied = await applyOrRewind(d, b, 'oan', records, oanBatch);
       if (!applied) return;
       const { result, nextOffset } = applied;
       // After the commit: visible in the table before any socket sees it, so a client never sees a

@@ -39,13 +39,14 @@ export interface StageDeps {
 }
 
 /**
- * Stage 1's work for one batch of `topic`, inside applyBatch's transaction: decodes, applies the read
- * models, produces the notifications (live only: with a producer) and records the progress.
+ * Stage 1's work for one batch of a domain topic, inside applyBatch's transaction: decodes, applies
+ * the read models, produces the notifications (live only: with a producer) and records the progress.
+ * Made once per stage; the topic names and the projection context are worked out here, not per batch.
  */
-export function applyDomain(d: StageDeps, topic: string, producer: Sender | undefined): ApplyFn<void> {
+export function applyDomain(d: StageDeps, producer: Sender | undefined): (topic: string) => ApplyFn<void> {
   const t = topicNames(d.cfg);
   const ctx = d.cfg.OAN_WEB_BASE_URL ? { webBaseUrl: d.cfg.OAN_WEB_BASE_URL } : {};
-  return async (em, fresh) => {
+  return (topic) => async (em, fresh) => {
     const events: DomainEvent[] = [];
     const applied = new Map<string, bigint>();
     for (const r of fresh) {
