@@ -164,16 +164,32 @@ interface Encoder {
   writeVarIntArray(v: Encoder[]): Encoder;
 }
 
+type Reader = Parameters<RecordDecoder>[0];
+
+/** kafkajs's encoder, header encoder and decoder, loaded once on first use (not at import). */
+let codec:
+  | {
+      EncoderOf: new () => Encoder;
+      Header: (h: { key: string; value: Buffer | null }) => Encoder;
+      DecoderOf: new (b: Buffer) => Reader;
+    }
+  | undefined;
+const kafkajsCodec = () =>
+  (codec ??= {
+    EncoderOf: require('kafkajs/src/protocol/encoder.js') as new () => Encoder,
+    Header: require('kafkajs/src/protocol/recordBatch/header/v0/index.js') as (h: {
+      key: string;
+      value: Buffer | null;
+    }) => Encoder,
+    DecoderOf: require('kafkajs/src/protocol/decoder.js') as new (b: Buffer) => Reader,
+  });
+
 /**
  * A record's bytes as a fetch response holds them (without the length the batch decoder reads
  * first), by kafkajs's own encoder: what the tests and `bench/kafka-decode.ts` decode.
  */
 export function encodeRecord(r: PlainRecord): Buffer {
-  const EncoderOf = require('kafkajs/src/protocol/encoder.js') as new () => Encoder;
-  const Header = require('kafkajs/src/protocol/recordBatch/header/v0/index.js') as (h: {
-    key: string;
-    value: Buffer | null;
-  }) => Encoder;
+  const { EncoderOf, Header } = kafkajsCodec();
   return new EncoderOf()
     .writeInt8(0)
     .writeVarLong(r.timestampDelta)
@@ -183,10 +199,10 @@ export function encodeRecord(r: PlainRecord): Buffer {
     .writeVarIntArray(r.headers.map(Header)).buffer;
 }
 
-/** kafkajs's Decoder over a record's bytes, as the batch decoder hands one to a record decoder. */
-export function recordReader(bytes: Buffer): Parameters<RecordDecoder>[0] {
-  const DecoderOf = require('kafkajs/src/protocol/decoder.js') as new (
-    b: Buffer,
-  ) => Parameters<RecordDecoder>[0];
-  return new DecoderOf(bytes);
+/**
+ * kafkajs's Decoder over a record's bytes, as the batch decoder hands one to a record decoder. Called
+ * per record in `bench/kafka-decode.ts`'s timed loop, so kafkajs's module is looked up once, not here.
+ */
+export function recordReader(bytes: Buffer): Reader {
+  return new (kafkajsCodec().DecoderOf)(bytes);
 }
