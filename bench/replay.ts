@@ -41,6 +41,16 @@ const ACCOUNTS = Number(process.argv[3] ?? 8);
 const PARTITIONS = Number(process.argv[4] ?? 4);
 const PER_TX = 100;
 
+/** A bench script run in its own process, which prints the rate it measured as its last line. */
+async function rateOf(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { stdout } = await promisify(execFile)(process.execPath, [...FLEET_NODE_FLAGS, script, ...args], {
+    cwd: REPO_ROOT,
+    env,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return Number(stdout.trim().split('\n').at(-1));
+}
+
 /** One `npm run replay` in `cwd` (this checkout, or another to compare with) with `env`. */
 async function replayOnce(cwd: string, env: NodeJS.ProcessEnv) {
   const r0 = performance.now();
@@ -164,29 +174,18 @@ try {
   // The same consume with kafkajs as it ships (its record decoder, not libs/kafka's, ADR 0053), each
   // in its own process: kafkajs's own limit, the raw figure of the runs before that decoder.
   const stockRuns: number[] = [];
-  for (let i = 0; i < RAW_RUNS; i++) {
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [
-        ...FLEET_NODE_FLAGS,
+  for (let i = 0; i < RAW_RUNS; i++)
+    stockRuns.push(
+      await rateOf(
         'bench/rawConsumeStock.ts',
-        fleet.env.KAFKA_BROKERS!,
-        [...t.domain, t.oan].join(','),
-        String(records),
-      ],
-      { cwd: REPO_ROOT },
+        [fleet.env.KAFKA_BROKERS!, [...t.domain, t.oan].join(','), String(records)],
+        process.env,
+      ),
     );
-    stockRuns.push(Number(stdout.trim().split('\n').at(-1)));
-  }
   const stock = median(stockRuns);
   // The raw limit of the writes: the same records read into memory first, then only the projector's
   // stage functions timed (bench/replayWrites.ts, its own process, the projector's settings).
-  const { stdout: writesOut } = await promisify(execFile)(
-    process.execPath,
-    [...FLEET_NODE_FLAGS, 'bench/replayWrites.ts'],
-    { cwd: REPO_ROOT, env: envWith(undefined), maxBuffer: 16 * 1024 * 1024 },
-  );
-  const writesAlone = Number(writesOut.trim().split('\n').at(-1));
+  const writesAlone = await rateOf('bench/replayWrites.ts', [], envWith(undefined));
 
   console.log(
     `${N} domain events over ${ACCOUNTS} accounts (${PARTITIONS} partitions per topic) filled through the live pipeline in ${filled.toFixed(1)} s`,

@@ -3,6 +3,9 @@ import { READ_SCHEMA_TABLES, readModelsOf } from '@oan/projection';
 import { waitFor } from '@oan/testing';
 import { dumpTables } from '../support.ts';
 
+/** The event stores the fleet's outbox publishes (services/outbox OUTBOX_SCHEMAS by default). */
+const EVENT_STORES = ['auth', 'gofers', 'matching', 'conversations', 'agents'];
+
 /** The tables a replay rebuilds: every read model (as the replay finds them, `readModelTables`). */
 export async function readTablesOf(databaseUrl: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -61,7 +64,7 @@ export async function waitQuiet(databaseUrl: string, tables: string[]): Promise<
  */
 export async function projectionCaughtUp(
   databaseUrl: string,
-  schemas: readonly string[] = ['auth', 'gofers', 'matching', 'conversations', 'agents'],
+  schemas: readonly string[] = EVENT_STORES,
 ): Promise<boolean> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -95,7 +98,7 @@ export async function eventStoreSchemas(databaseUrl: string): Promise<string[]> 
     const { rows } = await client.query<{ schema: string }>(
       `select table_schema as schema from information_schema.tables
         where table_name = 'events' and table_schema = any($1::text[]) order by 1`,
-      [['auth', 'gofers', 'matching', 'conversations', 'agents']],
+      [EVENT_STORES],
     );
     return rows.map((r) => r.schema);
   } finally {
