@@ -859,23 +859,23 @@ afterAll(() => {
   if (met.size > 0) console.info('known server defects met by the fuzz:', Object.fromEntries(met));
 });
 
+/** Owner messages the brain has not answered yet (it answers each once, reactors/brain.ts). */
+const UNANSWERED = `select count(*) from gofers.events u
+  where u.type = 'ChatMessageAdded' and u.data->>'role' = 'user'
+    and not exists (select 1 from gofers.events r where r.type = 'ChatMessageAdded' and r.data->>'replyTo' = u.data->>'messageId')`;
 /**
- * Work a background reactor still owes an accepted request: owner messages the brain has not answered
- * (it answers each once, reactors/brain.ts) and text documents still `processing` (reactors/rag.ts
- * appends their final status). Each would append an event while a later request is measured.
+ * Text documents still `processing`: reactors/rag.ts appends each one's final status, `ready` or
+ * `failed`, for every active Gofer's (the fuzz deletes none), so there is no silent path to wait out.
  */
-const OWED = `select
-  (select count(*) from gofers.events u
-    where u.type = 'ChatMessageAdded' and u.data->>'role' = 'user'
-      and not exists (select 1 from gofers.events r
-        where r.type = 'ChatMessageAdded' and r.data->>'replyTo' = u.data->>'messageId'))
-  + (select count(*) from gofers.events a
-    where a.type = 'AttachmentAdded' and a.data->>'ragStatus' = 'processing'
-      and not exists (select 1 from gofers.events s
-        where s.type = 'AttachmentRagStatusChanged' and s.data->>'attachmentId' = a.data->>'attachmentId'))`;
+const UNPARSED = `select count(*) from gofers.events a
+  where a.type = 'AttachmentAdded' and a.data->>'ragStatus' = 'processing'
+    and not exists (select 1 from gofers.events s
+      where s.type = 'AttachmentRagStatusChanged' and s.data->>'attachmentId' = a.data->>'attachmentId')`;
 /**
- * Waits until the background reactors owe nothing (or a second has passed without a change, their
- * silent-failure paths) and neither the event stores nor read.oan_event move for three polls in a row.
+ * Waits until no background reactor owes an accepted request an event (each would append it while a
+ * later request is measured): every document parsed, and the brain has answered every owner message
+ * (or a second has passed without, its silent-failure path); and neither the event stores nor
+ * read.oan_event move for three polls in a row.
  */
 async function settle(): Promise<Record<string, string>> {
   let last = '';
@@ -885,7 +885,8 @@ async function settle(): Promise<Record<string, string>> {
       const now = await probe.all();
       same = JSON.stringify(now) === last ? same + 1 : 0;
       last = JSON.stringify(now);
-      return same >= 2 && (same >= 10 || (await probe.scalar(OWED)) === '0') && now;
+      if (same < 2 || (await probe.scalar(UNPARSED)) !== '0') return false;
+      return (same >= 10 || (await probe.scalar(UNANSWERED)) === '0') && now;
     },
     { timeoutMs: 20_000, intervalMs: 100, what: 'the event stores and read.oan_event to settle' },
   );
