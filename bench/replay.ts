@@ -14,11 +14,10 @@
  * over the command's wall-clock time, the raw limit (a bare kafkajs group reading the same topics
  * in the same run; the median of REPLAY_RAW_RUNS=3 consumes, each by a fresh group; the same each in
  * a process of its own, as cold as the replay starts; and those with kafkajs's own record decoder,
- * bench/rawConsumeProcess.ts), the raw
- * limit of the writes (bench/replayWrites.ts: the records read into memory first, then only the
- * projector's stage functions timed; it rebuilds the read models once more), and the CPU
- * per domain event of the fill (the fleet) and of the replay (the command and the servers) from
- * bench/cost.ts; writes docs/bench/replay.svg and docs/bench/replay-cost.json.
+ * bench/rawConsumeProcess.ts), the raw limit of the writes (bench/replayWrites.ts: the records read
+ * into memory first, then only the projector's stage functions timed; it rebuilds the read models
+ * once more), and the CPU per domain event of the fill (the fleet) and of the replay (the command
+ * and the servers) from bench/cost.ts; writes docs/bench/replay.svg and docs/bench/replay-cost.json.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

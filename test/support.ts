@@ -12,46 +12,48 @@ import {
   type TestFleet,
 } from '@oan/testing';
 
-/** Every row of the event table, in a stable order, as text: what "byte for byte" compares. */
-export async function dumpEventTable(databaseUrl: string): Promise<string[]> {
+/** `work` on a connection of its own to `databaseUrl`, closed afterwards whatever happened. */
+export async function withClient<T>(
+  databaseUrl: string,
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const r = await client.query<{ line: string }>(
-      `select account_id || '|' || seq || '|' || event_id || '|' || type || '|' || envelope || '|' || created_at::text as line
-         from read.oan_event order by account_id, seq`,
-    );
-    return r.rows.map((row) => row.line);
+    return await work(client);
   } finally {
     await client.end();
   }
 }
 
+/** Every row of the event table, in a stable order, as text: what "byte for byte" compares. */
+export function dumpEventTable(databaseUrl: string): Promise<string[]> {
+  return withClient(databaseUrl, async (client) => {
+    const r = await client.query<{ line: string }>(
+      `select account_id || '|' || seq || '|' || event_id || '|' || type || '|' || envelope || '|' || created_at::text as line
+         from read.oan_event order by account_id, seq`,
+    );
+    return r.rows.map((row) => row.line);
+  });
+}
+
 /** Every row of each table as JSON text, in primary-key order: a replay must reproduce them. */
-export async function dumpTables(databaseUrl: string, tables: string[]): Promise<Record<string, string[]>> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+export function dumpTables(databaseUrl: string, tables: string[]): Promise<Record<string, string[]>> {
+  return withClient(databaseUrl, async (client) => {
     const out: Record<string, string[]> = {};
     for (const t of tables) {
       const r = await client.query<{ row: string }>(`select to_jsonb(x)::text as row from ${t} x order by 1`);
       out[t] = r.rows.map((row) => row.row);
     }
     return out;
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Runs statements against the fleet's database (to damage read models a replay must rebuild). */
-export async function corrupt(databaseUrl: string, statements: string[]): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+export function corrupt(databaseUrl: string, statements: string[]): Promise<void> {
+  return withClient(databaseUrl, async (client) => {
     for (const statement of statements) await client.query(statement);
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**

@@ -1,20 +1,18 @@
-import pg from 'pg';
 import { READ_SCHEMA_TABLES, readModelsOf } from '@oan/projection';
 import { waitFor } from '@oan/testing';
-import { dumpTables } from '../support.ts';
+import { dumpTables, EVENT_STORES as V1_STORES, withClient } from '../support.ts';
 
-/** The event stores the fleet's outbox publishes (services/outbox OUTBOX_SCHEMAS by default). */
-const EVENT_STORES = ['auth', 'gofers', 'matching', 'conversations', 'agents'];
+/**
+ * The event stores the fleet's outbox publishes (services/outbox OUTBOX_SCHEMAS by default): the
+ * four of protocol v1 and the agents context's.
+ */
+const EVENT_STORES = [...V1_STORES, 'agents'];
 
 /** The tables a replay rebuilds: every read model (as the replay finds them, `readModelTables`). */
-export async function readTablesOf(databaseUrl: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return readModelsOf((await client.query<{ name: string }>(READ_SCHEMA_TABLES)).rows);
-  } finally {
-    await client.end();
-  }
+export function readTablesOf(databaseUrl: string): Promise<string[]> {
+  return withClient(databaseUrl, async (client) =>
+    readModelsOf((await client.query<{ name: string }>(READ_SCHEMA_TABLES)).rows),
+  );
 }
 
 /**
@@ -25,15 +23,10 @@ export async function refuseConnections(databaseUrl: string): Promise<() => Prom
   const name = new URL(databaseUrl).pathname.slice(1);
   const admin = new URL(databaseUrl);
   admin.pathname = '/postgres';
-  const run = async (sql: string, params: unknown[] = []) => {
-    const client = new pg.Client({ connectionString: admin.toString() });
-    await client.connect();
-    try {
+  const run = (sql: string, params: unknown[] = []) =>
+    withClient(admin.toString(), async (client) => {
       await client.query(sql, params);
-    } finally {
-      await client.end();
-    }
-  };
+    });
   await run(`alter database "${name}" allow_connections false`);
   await run(
     `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
@@ -62,13 +55,11 @@ export async function waitQuiet(databaseUrl: string, tables: string[]): Promise<
  * (`read.applied_positions`, per key and source), and every notification stage 1 produced is in the
  * event table (`read.oan_expected`). A replay must then rebuild exactly what the tables hold.
  */
-export async function projectionCaughtUp(
+export function projectionCaughtUp(
   databaseUrl: string,
   schemas: readonly string[] = EVENT_STORES,
 ): Promise<boolean> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+  return withClient(databaseUrl, async (client) => {
     const stored = schemas
       .map(
         (s) =>
@@ -85,37 +76,27 @@ export async function projectionCaughtUp(
        limit 1`,
     );
     return behind.rows.length === 0;
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** The event stores this fleet's database holds (`<schema>.events`), of the ones the fleet publishes. */
-export async function eventStoreSchemas(databaseUrl: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+export function eventStoreSchemas(databaseUrl: string): Promise<string[]> {
+  return withClient(databaseUrl, async (client) => {
     const { rows } = await client.query<{ schema: string }>(
       `select table_schema as schema from information_schema.tables
         where table_name = 'events' and table_schema = any($1::text[]) order by 1`,
       [EVENT_STORES],
     );
     return rows.map((r) => r.schema);
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Each event store's last position: what was appended so far (compared before and after a replay). */
-export async function storeHeads(databaseUrl: string, schemas: readonly string[]): Promise<string> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+export function storeHeads(databaseUrl: string, schemas: readonly string[]): Promise<string> {
+  return withClient(databaseUrl, async (client) => {
     const { rows } = await client.query<{ heads: string }>(
       `select ${schemas.map((s) => `(select coalesce(max(position), 0) from "${s}".events)::text`).join(" || ',' || ")} as heads`,
     );
     return rows[0]!.heads;
-  } finally {
-    await client.end();
-  }
+  });
 }

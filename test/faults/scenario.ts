@@ -100,9 +100,9 @@ export function expectFailuresAre503(run: LoadRun): void {
  * The work the faults delayed can still append after the fleet looks quiet (in one nemesis run the
  * replay had two accounts' gofers events that the snapshot had not; likely Gofer turns held back by a
  * broker kill): a replay reads the topics to their end, so an event appended after the snapshot is in
- * the replay and not in the snapshot. The comparison
- * is made only for a snapshot taken when the projection had applied everything stored and no store
- * grew until the replay ended; a snapshot another append overtook is taken again (three attempts).
+ * the replay and not in the snapshot. The comparison is made only for a snapshot taken when the
+ * projection had applied everything stored and no store grew until the replay ended; a snapshot
+ * another append overtook is taken again (three attempts).
  */
 export async function expectReplayRebuilds(fleet: TestFleet): Promise<void> {
   const db = fleet.env.DATABASE_URL!;
