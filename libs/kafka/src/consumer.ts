@@ -242,7 +242,8 @@ export async function runConsumer(options: RunConsumerOptions): Promise<RunningC
     }
     return self;
   };
-  member = await join();
+  // A broker that does not answer yet (a process started while it is away) is waited for.
+  member = await kafka.untilBrokerAnswers(`consumer join (${groupId})`, join);
 
   let stopped: Promise<void> | undefined;
   return {

@@ -7,7 +7,7 @@ import type { Admin, Consumer, ISocketFactory, ITopicConfig, Producer } from 'ka
 import { Counter } from 'prom-client';
 import { FIXED_KAFKAJS_VERSION, fixRequestQueueIdleLoop } from './requestQueueFix.ts';
 import { fixRecordHeaderDecoding } from './recordDecoderFix.ts';
-import { retrying } from './retrying.ts';
+import { brokerAway, retrying } from './retrying.ts';
 import { openSender, type Sender } from './sender.ts';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger.ts';
 import type { LogLevelName, LogSink } from './logger.ts';
@@ -79,6 +79,13 @@ export interface KafkaHandle {
   sender(): Promise<Sender>;
   /** A connected consumer (kafkajs `Consumer`), not yet subscribed or running. */
   consumer(options: ConsumerOptions): Promise<Consumer>;
+  /**
+   * Runs `call` until it resolves for as long as it fails because the broker does not answer
+   * (`brokerAway`), with pauses doubling up to 5 s and a warning for each; any other error, or the
+   * handle being closed, ends the wait with that error. `producer()`, `consumer()`, `ensureTopics` and
+   * a consumer's first join wait this way: a process started while its broker is away waits for it.
+   */
+  untilBrokerAnswers<T>(what: string, call: () => Promise<T>): Promise<T>;
   /** Disconnects every client handed out (idempotent). */
   close(): Promise<void>;
 }
@@ -89,6 +96,9 @@ const kafkaRequests = new Counter({
   help: 'Requests sent to the Kafka brokers, per client role and Kafka API (Produce, Fetch, OffsetCommit, …)',
   labelNames: ['role', 'api'],
 });
+
+/** The longest pause between two attempts of a call that waits for the broker (`untilBrokerAnswers`). */
+const BROKER_WAIT_MAX_PAUSE_MS = 5_000;
 
 /** kafkajs' own keep-alive delay (network/socketFactory.js), kept for routed sockets. */
 const KEEP_ALIVE_DELAY_MS = 60_000;
@@ -150,6 +160,15 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     if (closed) throw new Error(`kafka handle '${options.clientId}' is closed`);
   };
 
+  const untilBrokerAnswers = <T>(what: string, call: () => Promise<T>): Promise<T> =>
+    retrying(call, {
+      withinMs: Infinity,
+      maxPauseMs: BROKER_WAIT_MAX_PAUSE_MS,
+      retry: (err) => !closed && brokerAway(err),
+      onRetry: (err, attempt) =>
+        logger.warn({ err: String(err), attempt, what }, 'kafka broker does not answer yet; waiting for it'),
+    });
+
   const admin = (): Promise<Admin> => {
     assertOpen();
     if (!adminPromise) {
@@ -186,11 +205,13 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
    * Creates the topics that are missing and returns once every partition of every topic asked for
    * has a leader. A broker that has just started (no controller yet, leaders still being elected)
    * and fleet processes creating the same topics side by side are normal at start-up: each attempt
-   * lists again, and errors are retried for up to a minute before the last one is thrown.
+   * lists again. A broker that does not answer is waited for as long as it takes (`brokerAway`);
+   * other errors are retried for up to a minute before the last one is thrown.
    */
   const ensureTopics = async (topics: TopicSpec[]): Promise<string[]> => {
     const names = topics.map((t) => t.topic);
     const created: string[] = [];
+    const othersUntil = Date.now() + 60_000;
     return retrying(
       async () => {
         const a = await admin();
@@ -220,8 +241,9 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
         throw new Error(`no leader yet for ${leaderless.map((t) => t.name).join(', ')}`);
       },
       {
-        withinMs: 60_000,
+        withinMs: Infinity,
         maxPauseMs: 2_000,
+        retry: (err) => !closed && (brokerAway(err) || Date.now() < othersUntil),
         onRetry: (err, attempt) =>
           logger.warn({ err: String(err), attempt }, 'kafka topics not ready yet; retrying'),
       },
@@ -248,7 +270,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
       ...(opts.transactionTimeoutMs !== undefined ? { transactionTimeout: opts.transactionTimeoutMs } : {}),
     });
     p.on(p.events.REQUEST, (e) => kafkaRequests.inc({ role: 'producer', api: e.payload.apiName }));
-    await p.connect();
+    await untilBrokerAnswers('producer connect', () => p.connect());
     producers.add(p);
     return p;
   };
@@ -275,7 +297,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
       ...(opts.heartbeatIntervalMs !== undefined ? { heartbeatInterval: opts.heartbeatIntervalMs } : {}),
     });
     c.on(c.events.REQUEST, (e) => kafkaRequests.inc({ role: 'consumer', api: e.payload.apiName }));
-    await c.connect();
+    await untilBrokerAnswers(`consumer connect (${opts.groupId})`, () => c.connect());
     consumers.add(c);
     return c;
   };
@@ -299,6 +321,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
     logger,
     admin,
     ensureTopics,
+    untilBrokerAnswers,
     deleteTopics,
     producer,
     sender,

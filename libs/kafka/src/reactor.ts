@@ -2,7 +2,6 @@ import { runConsumer, type BatchContext, type RunningConsumer } from './consumer
 import type { KafkaHandle } from './kafka.ts';
 import type { LogSink } from './logger.ts';
 import { fromConsumedMessage, type LogRecord } from './message.ts';
-import { retrying } from './retrying.ts';
 import { HEADER_TYPE, type SchemaRegistry } from './schema-registry.ts';
 
 /** What a reactor does with the records of one topic; one or more run in one consumer group. */
@@ -91,12 +90,10 @@ export async function startReactorGroup(group: ReactorGroup): Promise<RunningRea
   const topics = [...new Set(members.map((m) => m.topic))];
   await kafka.ensureTopics(topics.map((topic) => ({ topic })));
   // A group coordinator still loading (a broker just started) answers NOT_COORDINATOR, which the
-  // admin client does not retry.
-  const startAt = await retrying(() => carriedOffsets(kafka, groupId, members), {
-    withinMs: 30_000,
-    maxPauseMs: 5_000,
-    retry: (err) => (err as { retriable?: boolean }).retriable === true,
-  });
+  // admin client does not retry; a broker away is waited for, as every start-up call on it is.
+  const startAt = await kafka.untilBrokerAnswers(`offsets of ${groupId}`, () =>
+    carriedOffsets(kafka, groupId, members),
+  );
 
   const byTopic = new Map(topics.map((t) => [t, members.filter((m) => m.topic === t)]));
   const typesOf = new Map(

@@ -1,6 +1,9 @@
 /** How `retrying` waits and what it tries again. */
 export interface RetryPolicy {
-  /** No attempt starts once this much time has passed since the first: the last error is thrown. */
+  /**
+   * No attempt starts once this much time has passed since the first: the last error is thrown.
+   * `Infinity`: no such bound (`retry` alone decides).
+   */
   withinMs: number;
   /** The pause after attempt n (from 0) is 100 ms × 2ⁿ, at most this. */
   maxPauseMs: number;
@@ -26,4 +29,18 @@ export async function retrying<T>(run: () => Promise<T>, policy: RetryPolicy): P
       await new Promise((r) => setTimeout(r, Math.min(policy.maxPauseMs, 100 * 2 ** attempt)));
     }
   }
+}
+
+/**
+ * Whether a Kafka client error says the broker did not answer: a connection refused, reset or timed
+ * out, a coordinator still loading, a leader not elected yet. kafkajs marks those retriable, and once
+ * its own few retries are spent it throws them wrapped in a non-retriable error, so each cause counts.
+ */
+export function brokerAway(err: unknown): boolean {
+  let e = err;
+  for (let depth = 0; e && depth < 8; depth++) {
+    if ((e as { retriable?: unknown }).retriable === true) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retrying } from '../src/retrying.ts';
+import { brokerAway, retrying } from '../src/retrying.ts';
 
 describe('retrying', () => {
   it('tries again after doubling pauses until the call resolves, telling of each error', async () => {
@@ -49,5 +49,29 @@ describe('retrying', () => {
     ).catch((err: unknown) => err as Error);
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(thrown.message).toBe(`attempt ${calls}`);
+  });
+});
+
+describe('brokerAway', () => {
+  const refused = Object.assign(new Error('Connection error: connect ECONNREFUSED'), {
+    name: 'KafkaJSConnectionError',
+    retriable: true,
+  });
+  it('is true of a retriable error, and of one wrapped once kafkajs spent its retries', () => {
+    expect(brokerAway(refused)).toBe(true);
+    const spent = Object.assign(new Error(refused.message), {
+      name: 'KafkaJSNumberOfRetriesExceeded',
+      retriable: false,
+      cause: refused,
+    });
+    expect(brokerAway(spent)).toBe(true);
+    expect(brokerAway(Object.assign(new Error('outer'), { cause: spent }))).toBe(true);
+  });
+  it('is false of an error no cause of which is retriable', () => {
+    const denied = Object.assign(new Error('Topic authorization failed'), { retriable: false });
+    expect(brokerAway(denied)).toBe(false);
+    expect(brokerAway(Object.assign(new Error('wrapped'), { retriable: false, cause: denied }))).toBe(false);
+    expect(brokerAway(new TypeError('x is undefined'))).toBe(false);
+    expect(brokerAway(undefined)).toBe(false);
   });
 });
