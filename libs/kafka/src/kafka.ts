@@ -7,7 +7,7 @@ import type { Admin, Consumer, ISocketFactory, ITopicConfig, Producer } from 'ka
 import { Counter } from 'prom-client';
 import { FIXED_KAFKAJS_VERSION, fixRequestQueueIdleLoop } from './requestQueueFix.ts';
 import { fixRecordHeaderDecoding } from './recordDecoderFix.ts';
-import { brokerAway, retrying } from './retrying.ts';
+import { brokerAway, retrying, waitForBroker } from './retrying.ts';
 import { openSender, type Sender } from './sender.ts';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger.ts';
 import type { LogLevelName, LogSink } from './logger.ts';
@@ -97,9 +97,6 @@ const kafkaRequests = new Counter({
   labelNames: ['role', 'api'],
 });
 
-/** The longest pause between two attempts of a call that waits for the broker (`untilBrokerAnswers`). */
-const BROKER_WAIT_MAX_PAUSE_MS = 5_000;
-
 /** kafkajs' own keep-alive delay (network/socketFactory.js), kept for routed sockets. */
 const KEEP_ALIVE_DELAY_MS = 60_000;
 
@@ -161,13 +158,7 @@ export function createKafka(options: CreateKafkaOptions): KafkaHandle {
   };
 
   const untilBrokerAnswers = <T>(what: string, call: () => Promise<T>): Promise<T> =>
-    retrying(call, {
-      withinMs: Infinity,
-      maxPauseMs: BROKER_WAIT_MAX_PAUSE_MS,
-      retry: (err) => !closed && brokerAway(err),
-      onRetry: (err, attempt) =>
-        logger.warn({ err: String(err), attempt, what }, 'kafka broker does not answer yet; waiting for it'),
-    });
+    waitForBroker(call, { what, logger, stopped: () => closed });
 
   const admin = (): Promise<Admin> => {
     assertOpen();

@@ -1,3 +1,5 @@
+import type { LogSink } from './logger.ts';
+
 /** How `retrying` waits and what it tries again. */
 export interface RetryPolicy {
   /**
@@ -43,4 +45,25 @@ export function brokerAway(err: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * Runs `call` until it resolves for as long as it fails because the broker does not answer
+ * (`brokerAway`), pausing 100 ms doubling up to 5 s with a warning each time; any other error, or
+ * `stopped()` turning true, ends the wait with that error (`KafkaHandle.untilBrokerAnswers`).
+ */
+export function waitForBroker<T>(
+  call: () => Promise<T>,
+  d: { what: string; logger: LogSink; stopped: () => boolean },
+): Promise<T> {
+  return retrying(call, {
+    withinMs: Infinity,
+    maxPauseMs: 5_000,
+    retry: (err) => !d.stopped() && brokerAway(err),
+    onRetry: (err, attempt) =>
+      d.logger.warn(
+        { err: String(err), attempt, what: d.what },
+        'kafka broker does not answer yet; waiting for it',
+      ),
+  });
 }
