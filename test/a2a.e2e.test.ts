@@ -2,14 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, REPO_ROOT, TestConnector, TestFleet, waitFor } from '@oan/testing';
-import { corrupt, dumpEventTable, dumpTables } from './support.ts';
+import { corrupt, dumpEventTable, dumpTables, withClient } from './support.ts';
 
 /**
  * ADR 0035: an owner puts a Gofer on A2A and the unmodified @a2a-js/sdk 1.3.0 client talks to it
@@ -249,19 +248,15 @@ describe('a Gofer its owner puts on A2A', () => {
   });
 
   it('keeps no bearer token in the clear: not in the log, not in a row, not in a log line', async () => {
-    const db = new pg.Client({ connectionString: fleet.env.DATABASE_URL! });
-    await db.connect();
-    try {
-      const { rows } = await db.query<{ t: string }>(
+    const { rows } = await withClient(fleet.env.DATABASE_URL!, (db) =>
+      db.query<{ t: string }>(
         `select coalesce(string_agg(data::text, ' '), '') ||
                 (select coalesce(string_agg(task::text || caller_id, ' '), '') from gofers.a2a_tasks) as t
            from gofers.events`,
-      );
-      expect(rows[0]!.t).toContain('key:');
-      expect(rows[0]!.t).not.toContain(tokenA);
-    } finally {
-      await db.end();
-    }
+      ),
+    );
+    expect(rows[0]!.t).toContain('key:');
+    expect(rows[0]!.t).not.toContain(tokenA);
     const logs = readdirSync(fleet.logDir)
       .filter((f) => f.endsWith('.log'))
       .map((f) => readFileSync(join(fleet.logDir, f), 'utf8'))
@@ -272,11 +267,9 @@ describe('a Gofer its owner puts on A2A', () => {
 
   it('rebuilds the tasks and the owner events byte for byte on a replay of the log', async () => {
     const url = fleet.env.DATABASE_URL!;
-    const db = new pg.Client({ connectionString: url });
-    await db.connect();
-    try {
-      // Quiet first: every task's last save is in the read model.
-      await waitFor(
+    // Quiet first: every task's last save is in the read model.
+    await withClient(url, (db) =>
+      waitFor(
         async () => {
           const { rows } = await db.query<{ n: string }>(
             `select count(*) as n from gofers.a2a_tasks g left join read.a2a_tasks r using (task_id)
@@ -285,10 +278,8 @@ describe('a Gofer its owner puts on A2A', () => {
           return rows[0]!.n === '0';
         },
         { what: 'the projector to catch up with the A2A tasks', timeoutMs: 20_000 },
-      );
-    } finally {
-      await db.end();
-    }
+      ),
+    );
     const tables = ['read.a2a_tasks', 'read.gofer_messages'];
     const before = await dumpTables(url, tables);
     const events = await dumpEventTable(url);

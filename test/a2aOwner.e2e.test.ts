@@ -6,9 +6,8 @@ import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAccount, TestConnector, TestFleet, waitFor } from '@oan/testing';
-import pg from 'pg';
 import { chat, type ClaimedJob } from './runtimeJobs.ts';
-import { banAccount } from './support.ts';
+import { banAccount, withClient } from './support.ts';
 
 /**
  * ADR 0035 and 0036 through the edge with the unmodified @a2a-js/sdk 1.3.0 client: an A2A caller
@@ -288,23 +287,22 @@ describe('when the owner of a Gofer on A2A is banned', () => {
     banAccount(fleet, b.userId);
     const card = await fetch(`${fleet.url}/a2a/gofers/${gofer}/.well-known/agent-card.json`);
     expect(card.status).toBe(404);
-    const db = new pg.Client({ connectionString: fleet.env.DATABASE_URL! });
-    await db.connect();
     try {
-      const ended = await waitFor(
-        async () => {
-          const { rows } = await db.query<{ state: string; published: boolean }>(
-            `select t.state, a.published from gofers.a2a_tasks t join gofers.a2a_agents a using (gofer_id)
-              where t.task_id = $1`,
-            [task.id],
-          );
-          return rows[0]?.state === 'TASK_STATE_CANCELED' ? rows[0] : undefined;
-        },
-        { timeoutMs: 30_000, what: "the banned owner's waiting task to end" },
+      const ended = await withClient(fleet.env.DATABASE_URL!, (db) =>
+        waitFor(
+          async () => {
+            const { rows } = await db.query<{ state: string; published: boolean }>(
+              `select t.state, a.published from gofers.a2a_tasks t join gofers.a2a_agents a using (gofer_id)
+                where t.task_id = $1`,
+              [task.id],
+            );
+            return rows[0]?.state === 'TASK_STATE_CANCELED' ? rows[0] : undefined;
+          },
+          { timeoutMs: 30_000, what: "the banned owner's waiting task to end" },
+        ),
       );
       expect(ended.published).toBe(false);
     } finally {
-      await db.end();
       banned.close();
     }
   });

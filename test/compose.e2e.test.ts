@@ -1,12 +1,11 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { postJson, TestConnector, waitFor } from '@oan/testing';
 import { ComposeFleet, composeTestWanted } from './composeFleet.ts';
 import { projectionCaughtUp, readTablesOf } from './faults/database.ts';
-import { dumpEventTable, dumpTables } from './support.ts';
+import { dumpEventTable, dumpTables, withClient } from './support.ts';
 
 /**
  * The docker-compose fleet on local images, through the edge's published loopback port, started as
@@ -308,9 +307,7 @@ describe.skipIf(!wanted.run)('the docker-compose fleet on local images, scaled',
     );
     expect(all.length).toBeGreaterThan(posted.size * 3);
     // The account's event table: seq dense from 1, the rows GET /events served.
-    const db = new pg.Client({ connectionString: fleet!.databaseUrl });
-    await db.connect();
-    try {
+    await withClient(fleet!.databaseUrl, async (db) => {
       const rows = await db.query<{ seq: string; event_id: string }>(
         `select seq::text as seq, event_id from read.oan_event
           where account_id = (select account_id from read.oan_event where event_id = $1) order by seq`,
@@ -318,9 +315,7 @@ describe.skipIf(!wanted.run)('the docker-compose fleet on local images, scaled',
       );
       expect(rows.rows.map((r) => Number(r.seq))).toEqual(rows.rows.map((_, i) => i + 1));
       expect(rows.rows.map((r) => r.event_id).join()).toBe(ids(all));
-    } finally {
-      await db.end();
-    }
+    });
     // Every chat message is in its Gofer's chat once.
     for (const [id, texts] of posted) {
       const messages = await c.rest<{ role: string; content: string }[]>(

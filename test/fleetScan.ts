@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { brokersFromEnv, createKafka, silentLogger } from '@oan/kafka';
+import { withClient } from './support.ts';
 
 /**
  * Scanners over everything a test fleet keeps (its database, its topics, its Redis keys), for tests
@@ -28,9 +28,7 @@ function look(hits: Map<string, string[]>, bytes: Buffer | string | null | undef
  */
 export async function scanPostgres(databaseUrl: string, needles: string[]): Promise<Scan> {
   const hits = emptyHits(needles);
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+  return withClient(databaseUrl, async (client) => {
     const tables = await client.query<{ t: string }>(
       `select format('%I.%I', table_schema, table_name) as t from information_schema.tables
         where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`,
@@ -44,9 +42,7 @@ export async function scanPostgres(databaseUrl: string, needles: string[]): Prom
       }
     }
     return { scanned: tables.rows.length, hits };
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**

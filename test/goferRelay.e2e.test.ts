@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, address as coAddress } from 'connectonion';
-import pg from 'pg';
 import { addressOf, KeySealer, relayKeySecretOf } from '../services/gofers/src/relay/keys.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -15,6 +14,7 @@ import {
   type ChatReply,
   type ChatRequest,
 } from '@oan/testing';
+import { withClient } from './support.ts';
 
 /**
  * ADR 0023: an owner publishes a Gofer on the fleet's ConnectOnion relay, and
@@ -161,9 +161,7 @@ describe('when the owner publishes a Gofer on the relay', () => {
   });
 
   it('keeps the key sealed in the gofers schema: the event names the address only, no log line has the key', async () => {
-    const db = new pg.Client({ connectionString: fleet.env.DATABASE_URL });
-    await db.connect();
-    try {
+    await withClient(fleet.env.DATABASE_URL!, async (db) => {
       const published = await db.query<{ type: string; data: Record<string, unknown> }>(
         `select type, data from gofers.events where stream_id = $1 and type like 'GoferRelay%'`,
         [`gofer-${goferId}`],
@@ -205,9 +203,7 @@ describe('when the owner publishes a Gofer on the relay', () => {
         expect(events).not.toContain(form);
         expect(logs).not.toContain(form);
       }
-    } finally {
-      await db.end();
-    }
+    });
   });
 
   it('answers the public client through the edge for several turns, with the caller labelled and never in a system prompt', async () => {

@@ -1,8 +1,8 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { joinAccount, TestConnector, TestFleet, waitFor, type JoinedAccount } from '@oan/testing';
-import { gatewayOf } from './support.ts';
+import { gatewayOf, withClient } from './support.ts';
 
 /** `GET /api/v1/events?wait=N` through the edge, as a connector without a socket. */
 let fleet: TestFleet;
@@ -120,9 +120,7 @@ describe('fifty long-polls held at once, the cap of the account', () => {
 
   it('hold no database connection, leave the gateways responsive, and are released when their clients go', async () => {
     const since = await cursorOf(quiet.apiKey);
-    const db = new pg.Client({ connectionString: fleet.env.DATABASE_URL });
-    await db.connect();
-    try {
+    await withClient(fleet.env.DATABASE_URL!, async (db) => {
       const before = await backends(db);
       // The cursor read above went through a gateway's pool, so the count sees the gateways at all.
       expect(before).toBeGreaterThan(0);
@@ -159,8 +157,6 @@ describe('fifty long-polls held at once, the cap of the account', () => {
       await Promise.all(polls);
       await waitFor(async () => (await held()) === 0, { timeoutMs: 5000, what: 'the holds to be released' });
       expect(Date.now() - abortedAt).toBeLessThan(5000);
-    } finally {
-      await db.end();
-    }
+    });
   });
 });

@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinAccount, TestConnector, TestFleet, waitFor } from '@oan/testing';
 import { expectReplayRebuilds } from './scenario.ts';
+import { query as rowsOf } from './verify.ts';
 
 /**
  * A kill -9 of the gofers process while A2A turns are in flight: every task still ends, completed
@@ -81,15 +82,8 @@ async function sendAll(texts: string[]): Promise<void> {
   });
 }
 
-async function query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-  const db = new pg.Client({ connectionString: fleet.env.DATABASE_URL! });
-  await db.connect();
-  try {
-    return (await db.query<R>(text, values)).rows;
-  } finally {
-    await db.end();
-  }
-}
+const query = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> =>
+  rowsOf<R>(fleet.env.DATABASE_URL!, text, values);
 
 /** The tasks of the texts, as the caller reads them (GetTask): one per text once they exist. */
 async function tasksOf(texts: string[]): Promise<Map<string, Task>> {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { PROCESS_KINDS, TestConnector, TestFleet, type ProcessName } from '@oan/testing';
 import { matchTwoAccounts } from '../support.ts';
 import { WebhookReceiver } from '../webhookReceiver.ts';
@@ -8,6 +7,7 @@ import { LinkProxy } from './linkProxy.ts';
 import { REPLICAS, type Dependency, type Step } from './nemesisSchedule.ts';
 import { openParty } from './parties.ts';
 import { closeScene, type Scene } from './scenario.ts';
+import { query } from './verify.ts';
 
 /** The fleet of the nemesis, the dependencies it faults, and what the checker compares against. */
 export interface World {
@@ -120,17 +120,12 @@ export async function openWorld(steps: readonly Step[]): Promise<World> {
 }
 
 async function webhookStart(databaseUrl: string, id: string): Promise<string> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const r = await client.query<{ s: string }>(
-      'select last_seq::text as s from auth.webhooks where id = $1',
-      [id],
-    );
-    return r.rows[0]!.s;
-  } finally {
-    await client.end();
-  }
+  const [row] = await query<{ s: string }>(
+    databaseUrl,
+    'select last_seq::text as s from auth.webhooks where id = $1',
+    [id],
+  );
+  return row!.s;
 }
 
 export async function closeWorld(world: World | undefined): Promise<void> {

@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import type { OanEventEnvelope } from '@oan/protocol';
 import { waitFor } from '@oan/testing';
+import { withClient } from '../support.ts';
 import { allEvents } from './connector.ts';
 import { ok, type LoadRun, type Party } from './load.ts';
 
@@ -11,14 +12,8 @@ export async function query<T extends pg.QueryResultRow>(
   databaseUrl: string,
   sql: string,
   params: unknown[] = [],
-) {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, params)).rows;
-  } finally {
-    await client.end();
-  }
+): Promise<T[]> {
+  return withClient(databaseUrl, async (client) => (await client.query<T>(sql, params)).rows);
 }
 
 /**
