@@ -21,11 +21,12 @@ export class LinkProxy {
     this.target = target;
   }
 
-  static async start(target: { host: string; port: number }): Promise<LinkProxy> {
+  /** Listens on `port` of loopback (default: one the system picks). */
+  static async start(target: { host: string; port: number }, port = 0): Promise<LinkProxy> {
     const server = createServer();
     const proxy = new LinkProxy(server, target);
     server.on('connection', (client) => proxy.accept(client));
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
     return proxy;
   }
 

@@ -3,10 +3,11 @@
 // that takes, instead of failing after kafkajs's own few retries (about ten seconds) and taking the
 // process down with them. Seen in the nemesis: a projector restarted while the broker was away
 // exited during start-up.
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokersFromEnv, createKafka, runConsumer } from '../src/index.ts';
 import type { ConsumedMessage, KafkaHandle, LogSink, RunningConsumer, Sender } from '../src/index.ts';
+import { LinkProxy } from '../../../test/faults/linkProxy.ts';
 import { ensureBroker, uniqueSuffix, waitUntil } from './helpers.ts';
 
 /** Longer than kafkajs's own retries of a connect (five, about ten seconds in all). */
@@ -18,11 +19,11 @@ const logger: LogSink = { debug: noop, info: noop, warn: (_obj, msg) => waits.pu
 
 /**
  * A port the clients dial instead of the broker: nothing listens on it until `open`, so each
- * connection is refused, as a killed broker's port refuses them; then it carries the bytes.
+ * connection is refused, as a killed broker's port refuses them; then a link proxy there carries
+ * the bytes (test/faults/linkProxy.ts).
  */
 class Door {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
+  private proxy: LinkProxy | undefined;
   readonly port: number;
   private readonly broker: { host: string; port: number };
   private constructor(port: number, broker: { host: string; port: number }) {
@@ -40,28 +41,11 @@ class Door {
   }
 
   async open(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.broker);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('error', noop);
-        s.on('close', () => {
-          this.sockets.delete(s);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream);
-      upstream.pipe(client);
-    });
-    await new Promise<void>((done) => server.listen(this.port, '127.0.0.1', done));
-    this.server = server;
+    this.proxy = await LinkProxy.start(this.broker, this.port);
   }
 
   async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    const server = this.server;
-    if (server) await new Promise<void>((done) => server.close(() => done()));
+    await this.proxy?.close();
   }
 }
 
