@@ -45,15 +45,28 @@ export function toKafkaMessage<T>(registry: SchemaRegistry, record: OutgoingReco
   };
 }
 
-/** kafkajs headers (Buffer | string | array, repeated keys grouped) -> strings; the last value wins. */
+/**
+ * kafkajs headers (Buffer | string | array, repeated keys grouped) -> strings; the last value wins.
+ * Headers that are all strings already (what the fixed record decoder gives for a record without a
+ * repeated or null header, ADR 0056) are returned as they are, not copied.
+ */
 export function headersToStrings(
   headers: IHeaders | Record<string, string> | undefined,
 ): Record<string, string> {
+  if (!headers) return {};
+  let strings = true;
+  for (const name in headers) {
+    if (typeof headers[name] !== 'string') {
+      strings = false;
+      break;
+    }
+  }
+  if (strings) return headers as Record<string, string>;
   const out: Record<string, string> = {};
-  if (!headers) return out;
   for (const [name, raw] of Object.entries(headers)) {
     const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-    if (value === undefined) continue;
+    // A null value (a header written without one) is no value, as an absent header.
+    if (value === undefined || value === null) continue;
     out[name] = typeof value === 'string' ? value : value.toString('utf8');
   }
   return out;

@@ -5,7 +5,8 @@
 // `--cpu-prof`) before the garbage collection it causes. The fix decodes the same fields into one
 // object, reads each header name straight from the record's bytes (kafkajs cut a Buffer view for it
 // first) and parses the batch's first offset and timestamp once per batch, not once per record
-// (ADR 0053). Applied once, to the only kafkajs this repository installs, and only to the
+// (ADR 0053). Each header value comes out as a UTF-8 string read from the same bytes, not a Buffer
+// view that every consumer turned into that string next (ADR 0056). Applied once, to the only kafkajs this repository installs, and only to the
 // version it was written against.
 import { createRequire } from 'node:module';
 import { FIXED_KAFKAJS_VERSION } from './requestQueueFix.ts';
@@ -19,7 +20,8 @@ const BATCH_DECODER = 'kafkajs/src/protocol/recordBatch/v0/decoder.js';
 const FIXED = Symbol.for('oan.kafkajs.recordDecoderFix');
 const ORIGINAL = Symbol.for('oan.kafkajs.recordDecoderFix.original');
 
-type HeaderValue = Buffer | null;
+/** kafkajs's header values are Buffers; the fixed decoder gives them as UTF-8 strings (ADR 0056). */
+type HeaderValue = Buffer | string | null;
 type Headers = Record<string, HeaderValue | HeaderValue[]>;
 
 interface Decoder {
@@ -113,7 +115,14 @@ export function fixRecordHeaderDecoding(): boolean {
       const at = decoder.offset;
       decoder.offset += Math.max(keyLength, 0);
       const name = keyLength === -1 ? String(null) : decoder.buffer.toString('utf8', at, at + keyLength);
-      const headerValue = decoder.readVarIntBytes();
+      // The value as a UTF-8 string, read from the record's bytes: no Buffer view to convert later.
+      const valueLength = decoder.readVarInt();
+      let headerValue: HeaderValue = null;
+      if (valueLength !== -1) {
+        const from = decoder.offset;
+        decoder.offset += valueLength;
+        headerValue = decoder.buffer.toString('utf8', from, from + valueLength);
+      }
       const seen = Object.hasOwn(headers, name) ? headers[name] : undefined;
       const grouped =
         seen === undefined ? headerValue : Array.isArray(seen) ? [...seen, headerValue] : [seen, headerValue];

@@ -55,6 +55,14 @@ describe('toKafkaMessage / fromKafkaMessage', () => {
     });
   });
 
+  it('takes headers that are all strings as they are, and drops a null value as an absent header', () => {
+    const strings = { 'oan-type': 'Widget', 'oan-schema-version': '1' };
+    expect(headersToStrings(strings)).toBe(strings);
+    const withNull = { 'oan-type': 'Widget', gone: null, last: ['1', null] } as never;
+    expect(headersToStrings(withNull)).toStrictEqual({ 'oan-type': 'Widget' });
+    expect(headersToStrings({ a: '1', b: Buffer.from('2') })).toStrictEqual({ a: '1', b: '2' });
+  });
+
   it('throws InvalidMessageError without type headers or value', () => {
     const base = { key: null, offset: '5', timestamp: '0' };
     expect(() => fromKafkaMessage(registry, { ...base, value: Buffer.alloc(1), headers: {} })).toThrow(
