@@ -1,3 +1,4 @@
+import pRetry from 'p-retry';
 import type { LogSink } from './logger.ts';
 
 /** How `retrying` waits and what it tries again. */
@@ -16,21 +17,24 @@ export interface RetryPolicy {
 }
 
 /**
- * Runs `run` until it resolves. The admin calls a process makes at start-up meet a broker that may
- * have just started (no controller, leaders still being elected, a group coordinator still loading),
- * and fleet processes doing the same thing side by side: those errors pass within seconds.
+ * Runs `run` until it resolves (p-retry underneath). The admin calls a process makes at start-up meet
+ * a broker that may have just started (no controller, leaders still being elected, a group
+ * coordinator still loading), and fleet processes doing the same thing side by side: those errors
+ * pass within seconds. A `TypeError` is a defect, never tried again.
  */
-export async function retrying<T>(run: () => Promise<T>, policy: RetryPolicy): Promise<T> {
-  const deadline = Date.now() + policy.withinMs;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      if (Date.now() > deadline || !(policy.retry?.(err) ?? true)) throw err;
-      policy.onRetry?.(err, attempt);
-      await new Promise((r) => setTimeout(r, Math.min(policy.maxPauseMs, 100 * 2 ** attempt)));
-    }
-  }
+export function retrying<T>(run: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+  return pRetry(() => run(), {
+    retries: Infinity,
+    minTimeout: 100,
+    factor: 2,
+    maxTimeout: policy.maxPauseMs,
+    maxRetryTime: policy.withinMs,
+    shouldRetry: ({ error, attemptNumber }) => {
+      if (!(policy.retry?.(error) ?? true)) return false;
+      policy.onRetry?.(error, attemptNumber - 1);
+      return true;
+    },
+  });
 }
 
 /**
