@@ -97,3 +97,36 @@ export class LinkProxy {
     });
   }
 }
+
+/**
+ * A port a client dials instead of its dependency: nothing listens on it until `open`, so each
+ * connection is refused, as a killed server's port refuses them; then a link proxy there carries
+ * the bytes to the dependency (a process started while its server is away, then the server back).
+ */
+export class Door {
+  private proxy: LinkProxy | undefined;
+  readonly port: number;
+  private readonly target: { host: string; port: number };
+  private constructor(port: number, target: { host: string; port: number }) {
+    this.port = port;
+    this.target = target;
+  }
+
+  /** A shut door in front of `target` (`host:port`). */
+  static async shut(target: string): Promise<Door> {
+    const probe = createServer();
+    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((done) => probe.close(() => done()));
+    const colon = target.lastIndexOf(':');
+    return new Door(port, { host: target.slice(0, colon), port: Number(target.slice(colon + 1)) });
+  }
+
+  async open(): Promise<void> {
+    this.proxy = await LinkProxy.start(this.target, this.port);
+  }
+
+  async close(): Promise<void> {
+    await this.proxy?.close();
+  }
+}

@@ -3,6 +3,7 @@ import { Migration, Migrator } from '@mikro-orm/migrations';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import pRetry from 'p-retry';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 
@@ -33,14 +34,95 @@ export interface DatabaseOptions {
    * (and a test) can tell whose they are; `oan-<schema>` unless told.
    */
   applicationName?: string;
+  /** Where the wait for a server that does not answer yet is told of (a pino logger fits). */
+  logger?: WarnSink;
+}
+
+/** The one level of logger `openDatabase` writes to. */
+export interface WarnSink {
+  warn(obj: object, msg: string): void;
+}
+
+/** Without a logger: one JSON line on stderr, as the fleet's loggers write them. */
+const stderrWarn: WarnSink = {
+  warn: (obj, msg) =>
+    process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), ...obj, msg })}\n`),
+};
+
+/**
+ * Error codes that say the server did not answer: the socket's (refused, reset, timed out,
+ * unreachable, a name not resolved yet) and Postgres's (shutting down, starting up, connection
+ * failures: SQLSTATE classes 57P and 08).
+ */
+const AWAY = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+/**
+ * Whether a Postgres client error says the server does not answer (down, starting up, shutting
+ * down, not reachable yet), rather than refusing what was asked. Causes and the attempts of an
+ * `AggregateError` (one per address a name resolved to) count too.
+ */
+export function databaseAway(err: unknown): boolean {
+  let e = err;
+  for (let depth = 0; e && depth < 8; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && AWAY.has(code)) return true;
+    if (e instanceof Error && e.message.startsWith('Connection terminated')) return true;
+    if (e instanceof AggregateError && e.errors.some(databaseAway)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Runs `call` again for as long as it fails because the server does not answer (`databaseAway`),
+ * pausing 100 ms doubling up to 5 s, with a warning each time; any other error ends the wait. No time
+ * limit, as for the Kafka broker (ADR 0055, ADR 0057).
+ */
+export function untilDatabaseAnswers<T>(what: string, call: () => Promise<T>, logger: WarnSink): Promise<T> {
+  return pRetry(() => call(), {
+    retries: Infinity,
+    minTimeout: 100,
+    factor: 2,
+    maxTimeout: 5_000,
+    shouldRetry: ({ error, attemptNumber }) => {
+      if (!databaseAway(error)) return false;
+      logger.warn(
+        { err: String(error), attempt: attemptNumber - 1, what },
+        'database does not answer yet; waiting for it',
+      );
+      return true;
+    },
+  });
 }
 
 /**
  * A MikroORM instance for one service. Creates the database when missing (tests use one
- * database per fleet) and runs this service's migrations before returning.
+ * database per fleet) and runs this service's migrations before returning. A server that does not
+ * answer yet (a process started while Postgres is down or starting) is waited for, however long.
  */
 export async function openDatabase(opts: DatabaseOptions): Promise<MikroORM> {
-  await createDatabaseIfMissing(opts.url);
+  const logger = opts.logger ?? stderrWarn;
+  await untilDatabaseAnswers(
+    'create the database if missing',
+    () => createDatabaseIfMissing(opts.url),
+    logger,
+  );
   const orm = await MikroORM.init({
     clientUrl: opts.url,
     entities: opts.entities ?? [],
@@ -65,7 +147,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<MikroORM> {
       silent: true,
     },
   });
-  await migrateLocked(orm, opts);
+  try {
+    await untilDatabaseAnswers(`migrate ${opts.schema}`, () => migrateLocked(orm, opts), logger);
+  } catch (err) {
+    await orm.close(true);
+    throw err;
+  }
   return orm;
 }
 
@@ -79,6 +166,8 @@ export async function createDatabaseIfMissing(url: string): Promise<void> {
   const name = decodeURIComponent(u.pathname.slice(1));
   u.pathname = '/postgres';
   const client = new pg.Client({ connectionString: u.toString() });
+  // A server that goes away fails the query in flight; the client's own error event is not a crash.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const r = await client.query('select 1 from pg_database where datname = $1', [name]);
@@ -100,6 +189,8 @@ export async function createDatabaseIfMissing(url: string): Promise<void> {
  */
 async function migrateLocked(orm: MikroORM, opts: DatabaseOptions): Promise<void> {
   const client = new pg.Client({ connectionString: opts.url });
+  // Idle while the migrations run on the pool's connections: a server that goes away fails those.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     await client.query('select pg_advisory_lock(hashtext($1))', [`migrate:${opts.schema}`]);

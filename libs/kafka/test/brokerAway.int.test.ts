@@ -3,11 +3,10 @@
 // that takes, instead of failing after kafkajs's own few retries (about ten seconds) and taking the
 // process down with them. Seen in the nemesis: a projector restarted while the broker was away
 // exited during start-up.
-import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokersFromEnv, createKafka, runConsumer } from '../src/index.ts';
 import type { ConsumedMessage, KafkaHandle, LogSink, RunningConsumer, Sender } from '../src/index.ts';
-import { LinkProxy } from '../../../test/faults/linkProxy.ts';
+import { Door } from '../../../test/faults/linkProxy.ts';
 import { ensureBroker, uniqueSuffix, waitUntil } from './helpers.ts';
 
 /** Longer than kafkajs's own retries of a connect (five, about ten seconds in all). */
@@ -16,38 +15,6 @@ const AWAY_MS = 20_000;
 const noop = (): void => undefined;
 const waits: string[] = [];
 const logger: LogSink = { debug: noop, info: noop, warn: (_obj, msg) => waits.push(msg), error: noop };
-
-/**
- * A port the clients dial instead of the broker: nothing listens on it until `open`, so each
- * connection is refused, as a killed broker's port refuses them; then a link proxy there carries
- * the bytes (test/faults/linkProxy.ts).
- */
-class Door {
-  private proxy: LinkProxy | undefined;
-  readonly port: number;
-  private readonly broker: { host: string; port: number };
-  private constructor(port: number, broker: { host: string; port: number }) {
-    this.port = port;
-    this.broker = broker;
-  }
-
-  static async shut(broker: string): Promise<Door> {
-    const probe = createServer();
-    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise<void>((done) => probe.close(() => done()));
-    const colon = broker.lastIndexOf(':');
-    return new Door(port, { host: broker.slice(0, colon), port: Number(broker.slice(colon + 1)) });
-  }
-
-  async open(): Promise<void> {
-    this.proxy = await LinkProxy.start(this.broker, this.port);
-  }
-
-  async close(): Promise<void> {
-    await this.proxy?.close();
-  }
-}
 
 const [broker] = brokersFromEnv();
 let direct: KafkaHandle;

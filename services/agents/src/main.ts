@@ -10,6 +10,7 @@ const config = loadAgentsConfig();
 const logger = createLogger('agents', config.LOG_LEVEL);
 // Schema `agents`: its event store; the directory (read.agents) is the projector's.
 const orm = await openDatabase({
+  logger,
   url: config.DATABASE_URL,
   schema: 'agents',
   migrations: [createAgentStore().migration()],

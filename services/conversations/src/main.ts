@@ -15,6 +15,7 @@ const logger = createLogger('conversations', config.LOG_LEVEL);
 const store = createConversationStore();
 // Schema `conversations`: the event store and its write state; the read.* tables are the projector's.
 const orm = await openDatabase({
+  logger,
   url: config.DATABASE_URL,
   schema: 'conversations',
   migrations: conversationMigrations(store),

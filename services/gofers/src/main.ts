@@ -25,6 +25,7 @@ const logger = createLogger('gofers', config.LOG_LEVEL);
 const store = createGoferStore();
 // Schema `gofers` holds the event store only; the read.* tables it reads are the projector's.
 const orm = await openDatabase({
+  logger,
   url: config.DATABASE_URL,
   schema: 'gofers',
   migrations: goferMigrations(store),

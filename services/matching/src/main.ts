@@ -20,6 +20,7 @@ const logger = createLogger('matching', config.LOG_LEVEL);
 const store = createMatchingStore();
 // Schema `matching`: the event store and the inline lookups; the read.* tables are the projector's.
 const orm = await openDatabase({
+  logger,
   url: config.DATABASE_URL,
   schema: 'matching',
   migrations: [...matchingMigrations(store), ...discoveryIndexMigrations],

@@ -12,6 +12,7 @@ const logger = createLogger('projector', cfg.LOG_LEVEL);
 // Every projector write can be made again from the log: its commits need not wait for the WAL flush
 // (ADR 0015).
 const orm = await openDatabase({
+  logger,
   url: cfg.DATABASE_URL,
   schema: 'projector',
   migrations,

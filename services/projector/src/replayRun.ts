@@ -39,6 +39,7 @@ export async function runReplay(
 ): Promise<{ records: number; seconds: number; stopSeconds: number }> {
   const logger = createLogger('replay', cfg.LOG_LEVEL === 'info' ? 'warn' : cfg.LOG_LEVEL);
   const orm = await openDatabase({
+    logger,
     url: cfg.DATABASE_URL,
     schema: 'projector',
     migrations,

@@ -19,6 +19,7 @@ const config = loadRuntimesConfig();
 const logger = createLogger('runtimes', config.LOG_LEVEL);
 // Schema `runtimes`: runtimes and their jobs; the envelopes are read from the projector's read.oan_event.
 const orm = await openDatabase({
+  logger,
   url: config.DATABASE_URL,
   schema: 'runtimes',
   migrations: runtimesMigrations,
