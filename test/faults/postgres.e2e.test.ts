@@ -25,6 +25,8 @@ let pg: OwnPostgres | undefined;
  */
 const OUTAGE_MS = 3000;
 let scene: Scene | undefined;
+/** How long processes started during the outage wait before the server comes back. */
+const RESTART_WAIT_MS = 15_000;
 
 beforeAll(async () => {
   pg = await OwnPostgres.start();
@@ -60,6 +62,47 @@ describe('when the PostgreSQL server is killed -9 under mixed load and started a
   });
 
   // The database down is an unavailable dependency (libs/http isDependencyDown), never a 500.
+  it('the failures while it was down are 503 with the error body', () => {
+    expectFailuresAre503(run!);
+  });
+});
+
+describe('when processes are started again while the server is down', () => {
+  let run: LoadRun | undefined;
+  it('they wait for it instead of exiting, then serve: nothing lost, every socket gets every envelope', async () => {
+    const fleet = scene!.fleet;
+    // The projector (database, then the broker) and gofers (database, its routes, its reactors).
+    const names = ['projector', 'gofers'] as const;
+    let restarts: { name: string; done: Promise<void>; settled: () => boolean }[] = [];
+    let startedAt = 0;
+    run = await underLoad(
+      scene!,
+      'processes started while postgres is down',
+      async () => {
+        await pg!.kill();
+        startedAt = Date.now();
+        restarts = names.map((name) => {
+          let settled = false;
+          const done = fleet.restart(name).finally(() => (settled = true));
+          done.catch(() => undefined);
+          return { name, done, settled: () => settled };
+        });
+      },
+      async () => {
+        // Longer than any client library's own retries: before ADR 0057 they exited at once.
+        await new Promise((done) => setTimeout(done, Math.max(0, startedAt + RESTART_WAIT_MS - Date.now())));
+        expect(
+          restarts.filter((r) => r.settled()).map((r) => r.name),
+          'a process that exited (or became ready) while the server was down',
+        ).toEqual([]);
+        await pg!.up();
+        await Promise.all(restarts.map((r) => r.done));
+      },
+    );
+    expect(fleet.lines.join('\n')).toMatch(/database does not answer yet; waiting for it/);
+    await expectNothingLost(scene!, run);
+  });
+
   it('the failures while it was down are 503 with the error body', () => {
     expectFailuresAre503(run!);
   });
