@@ -94,7 +94,7 @@ export function databaseAway(err: unknown): boolean {
  * pausing 100 ms doubling up to 5 s, with a warning each time; any other error ends the wait. No time
  * limit, as for the Kafka broker (ADR 0055, ADR 0057).
  */
-export function untilDatabaseAnswers<T>(what: string, call: () => Promise<T>, logger: WarnSink): Promise<T> {
+function untilDatabaseAnswers<T>(what: string, call: () => Promise<T>, logger: WarnSink): Promise<T> {
   return pRetry(() => call(), {
     retries: Infinity,
     minTimeout: 100,
