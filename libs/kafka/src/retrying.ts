@@ -17,24 +17,51 @@ export interface RetryPolicy {
 }
 
 /**
+ * An error p-retry is to treat as any other: it never tries a `TypeError` again, and kafkajs throws
+ * some while a broker comes and goes, which the policy decides on as on the rest.
+ */
+class Carried extends Error {
+  readonly original: unknown;
+  constructor(original: unknown) {
+    super(String(original));
+    this.original = original;
+  }
+}
+const uncarried = (err: unknown): unknown => (err instanceof Carried ? err.original : err);
+
+/**
  * Runs `run` until it resolves (p-retry underneath). The admin calls a process makes at start-up meet
  * a broker that may have just started (no controller, leaders still being elected, a group
  * coordinator still loading), and fleet processes doing the same thing side by side: those errors
- * pass within seconds. A `TypeError` is a defect, never tried again.
+ * pass within seconds.
  */
-export function retrying<T>(run: () => Promise<T>, policy: RetryPolicy): Promise<T> {
-  return pRetry(() => run(), {
-    retries: Infinity,
-    minTimeout: 100,
-    factor: 2,
-    maxTimeout: policy.maxPauseMs,
-    maxRetryTime: policy.withinMs,
-    shouldRetry: ({ error, attemptNumber }) => {
-      if (!(policy.retry?.(error) ?? true)) return false;
-      policy.onRetry?.(error, attemptNumber - 1);
-      return true;
-    },
-  });
+export async function retrying<T>(run: () => Promise<T>, policy: RetryPolicy): Promise<T> {
+  try {
+    return await pRetry(
+      async () => {
+        try {
+          return await run();
+        } catch (err) {
+          throw err instanceof Error && !(err instanceof TypeError) ? err : new Carried(err);
+        }
+      },
+      {
+        retries: Infinity,
+        minTimeout: 100,
+        factor: 2,
+        maxTimeout: policy.maxPauseMs,
+        maxRetryTime: policy.withinMs,
+        shouldRetry: ({ error, attemptNumber }) => {
+          const err = uncarried(error);
+          if (!(policy.retry?.(err) ?? true)) return false;
+          policy.onRetry?.(err, attemptNumber - 1);
+          return true;
+        },
+      },
+    );
+  } catch (err) {
+    throw uncarried(err);
+  }
 }
 
 /**

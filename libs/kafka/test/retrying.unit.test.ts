@@ -39,6 +39,33 @@ describe('retrying', () => {
     expect(calls).toBe(1);
   });
 
+  it('tries a TypeError again like any other error (kafkajs throws some while a broker comes back)', async () => {
+    let calls = 0;
+    const told: unknown[] = [];
+    const value = await retrying(
+      async () => {
+        if (++calls < 3) throw new TypeError(`no ${calls}`);
+        return 'done';
+      },
+      { withinMs: 10_000, maxPauseMs: 100, onRetry: (err) => told.push(err) },
+    );
+    expect(value).toBe('done');
+    expect(told.map((e) => [(e as Error).name, (e as Error).message])).toEqual([
+      ['TypeError', 'no 1'],
+      ['TypeError', 'no 2'],
+    ]);
+    // And one the policy does not retry is thrown as it was thrown.
+    const fatal = new TypeError('fatal');
+    await expect(
+      retrying(
+        async () => {
+          throw fatal;
+        },
+        { withinMs: 10_000, maxPauseMs: 100, retry: () => false },
+      ),
+    ).rejects.toBe(fatal);
+  });
+
   it('throws the last error once its time is up', async () => {
     let calls = 0;
     const thrown = await retrying(
