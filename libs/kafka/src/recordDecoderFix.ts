@@ -6,8 +6,8 @@
 // object, reads each header name straight from the record's bytes (kafkajs cut a Buffer view for it
 // first) and parses the batch's first offset and timestamp once per batch, not once per record
 // (ADR 0053). Each header value comes out as a UTF-8 string read from the same bytes, not a Buffer
-// view that every consumer turned into that string next (ADR 0056). Applied once, to the only kafkajs this repository installs, and only to the
-// version it was written against.
+// view that every consumer turned into that string next (ADR 0056). Applied once, to the only
+// kafkajs this repository installs, and only to the version it was written against.
 import { createRequire } from 'node:module';
 import { FIXED_KAFKAJS_VERSION } from './requestQueueFix.ts';
 
