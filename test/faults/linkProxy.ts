@@ -1,4 +1,5 @@
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { freePort } from '@oan/testing';
 
 /** What a link does to the bytes it carries: pass them, hold each chunk `ms` first, or carry none. */
 export type LinkMode = { kind: 'pass' } | { kind: 'delay'; ms: number } | { kind: 'cut' };
@@ -112,14 +113,16 @@ export class Door {
     this.target = target;
   }
 
-  /** A shut door in front of `target` (`host:port`). */
+  /**
+   * A shut door in front of `target` (`host:port`), on a port outside the range the kernel hands to
+   * outgoing connections (`freePort`), so no client's own socket takes it before the door opens.
+   */
   static async shut(target: string): Promise<Door> {
-    const probe = createServer();
-    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise<void>((done) => probe.close(() => done()));
     const colon = target.lastIndexOf(':');
-    return new Door(port, { host: target.slice(0, colon), port: Number(target.slice(colon + 1)) });
+    return new Door(await freePort(), {
+      host: target.slice(0, colon),
+      port: Number(target.slice(colon + 1)),
+    });
   }
 
   async open(): Promise<void> {
