@@ -21,6 +21,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { REPO_ROOT, type RunningProcess } from '@oan/testing';
+import { rawKafkaHop } from './raw.ts';
+import { paced } from './stats.ts';
 
 /** What a snapshot reads: the fleet's database and Redis and its processes (a TestFleet is one). */
 export interface CostScope {
@@ -376,7 +378,68 @@ export function costReport(
  * snapshots and prints its cost per unit; `save` writes every phase's report, with the load average at
  * the start and now, to docs/bench/<name>-cost.json.
  */
+/** The broker's CPU seconds so far (the process whose command line names the Kafka broker). */
+export const brokerCpuSeconds = () => cpuByKind({ env: {}, running: new Map() }).get('kafka') ?? 0;
+
+export interface BrokerRounds {
+  /** Records per round, sent alone (acks=-1) and fetched by one group. */
+  round?: number;
+  rate?: number;
+  rounds?: number;
+  partitions?: number;
+  /** Stops once a round costs the broker within 15 % of the round before. */
+  untilSteady?: boolean;
+}
+
+/**
+ * The broker's CPU per record, round by round: records sent alone (idempotent, acks=-1) and fetched
+ * by one group, as `bench/floor.ts` prices them, `round` at a time at `rate`/s.
+ */
+export async function brokerCpuPerRecord(
+  brokers: string[],
+  prefix: string,
+  { round = 4000, rate = 2000, rounds = 8, partitions = 1, untilSteady = false }: BrokerRounds = {},
+): Promise<number[]> {
+  const hop = await rawKafkaHop(brokers, prefix, partitions);
+  const value = Buffer.alloc(600, 'x');
+  const perRecordMs: number[] = [];
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const before = brokerCpuSeconds();
+      await paced(round, rate, (i) => hop.sendOne(`w${r}-${i}`, value));
+      await hop.caughtUp();
+      perRecordMs.push(((brokerCpuSeconds() - before) * 1000) / round);
+      const [prev, last] = perRecordMs.slice(-2);
+      if (untilSteady && perRecordMs.length >= 2 && Math.abs(last! - prev!) <= 0.15 * prev!) break;
+    }
+  } finally {
+    await hop.close();
+  }
+  return perRecordMs;
+}
+
+/**
+ * Warms the broker's JIT before a script measures anything that goes through it. A broker that has
+ * just started spends two to four times the CPU per request on its first ten to twenty thousand
+ * requests that it spends once its request paths are compiled (`bench/broker.ts`, docs/benchmarks.md),
+ * and the fault tests and `infra/kafka/start.sh` restart it often: a fleet's figures would depend on
+ * how long ago that was. Rounds of 4,000 records alone at 2,000/s until one costs the broker within
+ * 15 % of the one before (at most eight); returns the broker's CPU per record of each round, the last
+ * one warm. `BENCH_WARM_BROKER=off` skips it and returns [].
+ */
+export async function warmBroker(brokers: string[], prefix: string): Promise<number[]> {
+  if (process.env.BENCH_WARM_BROKER === 'off') return [];
+  const perRecordMs = await brokerCpuPerRecord(brokers, `${prefix}warm-`, { untilSteady: true });
+  const rounds = perRecordMs.map((m) => m.toFixed(3)).join(' → ');
+  console.log(
+    `broker warm-up: ${perRecordMs.length} rounds of 4000 records alone at 2000/s; the broker's CPU per record ${rounds} ms`,
+  );
+  return perRecordMs;
+}
+
 export async function costMeter(scope: CostScope) {
+  const brokers = (scope.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  const brokerWarmUp = await warmBroker(brokers, scope.env.TOPIC_PREFIX ?? 'bench-');
   const loadBeforePhases = loadAverage();
   console.log(
     `load average at the start of the run: ${loadAtStart}; before the measured phases: ${loadBeforePhases}`,
@@ -402,7 +465,17 @@ export async function costMeter(scope: CostScope) {
     },
     save(name: string): string {
       const file = join(REPO_ROOT, 'docs', 'bench', `${name}-cost.json`);
-      const figures = { loadAtStart, loadBeforePhases, loadAtEnd: loadAverage(), statementStats, phases };
+      const figures = {
+        loadAtStart,
+        loadBeforePhases,
+        loadAtEnd: loadAverage(),
+        statementStats,
+        // The broker's CPU per record (ms) by warm-up round; an object, which prettier keeps as written.
+        brokerWarmUp: Object.fromEntries(
+          brokerWarmUp.map((ms, i) => [`round ${i + 1}`, Number(ms.toFixed(3))]),
+        ),
+        phases,
+      };
       writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`);
       return file;
     },

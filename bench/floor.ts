@@ -24,7 +24,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { barChart } from './chart.ts';
-import { cpuByKind, cpuSecondsOf, loadAverage, loadAtStart } from './cost.ts';
+import { cpuByKind, cpuSecondsOf, loadAverage, loadAtStart, warmBroker } from './cost.ts';
 import { rawKafkaHop, rawSocketHop } from './raw.ts';
 
 const OPS = Number(process.argv[2] ?? 5000);
@@ -126,6 +126,7 @@ async function redis(): Promise<void> {
 
 async function kafka(): Promise<void> {
   const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  await warmBroker(brokers, `floor-${id}-`);
   const hop = await rawKafkaHop(brokers, `floor-${id}-`);
   const value = Buffer.from(JSON.stringify(PAYLOAD));
   try {

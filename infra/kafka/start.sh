@@ -9,6 +9,8 @@
 # Env: KAFKA_BROKERS (default 127.0.0.1:9092; the first host:port is the listener we start)
 #      KAFKA_CONTROLLER_PORT (default broker port + 1), KAFKA_DATA_DIR (default <repo>/.data/kafka)
 #      KAFKA_HEAP_OPTS (default -Xms256m -Xmx512m), KAFKA_START_TIMEOUT (seconds, default 60)
+#      KAFKA_JVM_OPTS (default -XX:+UseG1GC -XX:MaxGCPauseMillis=20), KAFKA_EXTRA_PROPERTIES (lines
+#      appended to the generated server.properties; bench/broker.ts measures what they change)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,6 +26,7 @@ PIDFILE="$DATA/kafka.pid"
 LOG="$DATA/server.log"
 TIMEOUT="${KAFKA_START_TIMEOUT:-60}"
 HEAP="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
+JVM_OPTS="${KAFKA_JVM_OPTS:--XX:+UseG1GC -XX:MaxGCPauseMillis=20}"
 # Fixed cluster id (base64url of 16 bytes, made once with `kafka-storage random-uuid`).
 CLUSTER_ID="C_YvXxVnT8SxcCRBH7pStw"
 VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$HERE/pom.xml")"
@@ -88,6 +91,7 @@ group.initial.rebalance.delay.ms=0
 # (DUPLICATE_BROKER_REGISTRATION): default 9 s, shortened for dev/fault tests.
 broker.session.timeout.ms=4000
 broker.heartbeat.interval.ms=1000
+${KAFKA_EXTRA_PROPERTIES:-}
 EOF
   # 4. format once
   if [[ ! -f "$DATA/data/meta.properties" ]]; then
@@ -104,7 +108,7 @@ EOF
   say "starting Kafka $VERSION on $HOST:$PORT (controller $CONTROLLER_PORT), log $LOG"
   cd "$ROOT"
   # shellcheck disable=SC2086
-  nohup setsid java $HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+  nohup setsid java $HEAP $JVM_OPTS -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
     -cp "$LIB/*" kafka.Kafka "$DATA/server.properties" >>"$LOG" 2>&1 </dev/null 9>&- &
   pid=$!
