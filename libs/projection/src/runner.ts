@@ -50,10 +50,50 @@ export interface BatchOutcome<R> {
   refused: number;
 }
 
+/** The stored offset's move a batch makes: to `next`, only where the row still says `expected`. */
+export interface OffsetMove {
+  consumer: string;
+  topic: string;
+  partition: number;
+  expected: bigint;
+  next: bigint;
+}
+
+/**
+ * A batch's whole effect and its offset's move in ONE statement, outside any transaction (a statement
+ * is atomic): one round trip where the transaction takes four or more (BEGIN, the effect's statements,
+ * the compare-and-set, COMMIT). `moved: false` when the stored offset was not `expected` (then the
+ * statement wrote nothing); undefined when this batch cannot go that way, and the transaction runs.
+ */
+export type OneStatementFn<R> = (
+  em: EntityManager,
+  records: ProjectionRecord[],
+  move: OffsetMove,
+) => Promise<{ moved: boolean; result: R } | undefined>;
+
+/** The compare-and-set of `OffsetMove` as a statement's first CTE, `moved` (one row when it moved). */
+export const MOVED_CTE = `moved as (
+    update projector.offsets set next_offset = ?
+     where consumer = ? and topic = ? and partition = ? and next_offset = ?
+    returning 1
+  )`;
+
+/** `MOVED_CTE`'s parameters, in its order. */
+export const movedParams = (m: OffsetMove): unknown[] => [
+  m.next.toString(),
+  m.consumer,
+  m.topic,
+  m.partition,
+  m.expected.toString(),
+];
+
 /**
  * Applies one partition's batch and advances the stored offset in ONE transaction, so an effect and
  * its offset commit together. Records below the stored offset were applied already (a redelivery
- * after a crash between this commit and Kafka's) and are skipped.
+ * after a crash between this commit and Kafka's) and are skipped. With `oneStatement`, a batch that
+ * starts exactly where this process left the partition goes as one statement instead (ADR 0059);
+ * any other (the first after a start or a rebalance, a gap, one the function declines) takes the
+ * transaction.
  */
 export async function applyBatch<R>(
   orm: MikroORM,
@@ -62,12 +102,26 @@ export async function applyBatch<R>(
   partition: number,
   records: ProjectionRecord[],
   apply: ApplyFn<R>,
-  opts: { acceptGap?: boolean } = {},
+  opts: { acceptGap?: boolean; oneStatement?: OneStatementFn<R> } = {},
 ): Promise<BatchOutcome<R>> {
   const key = `${consumer}\u0000${topic}\u0000${partition}`;
   for (let attempt = 0; ; attempt++) {
     const assumed = knownOffsets.get(key);
     try {
+      if (opts.oneStatement && assumed !== undefined) {
+        const fresh = records.filter((r) => BigInt(r.offset) >= assumed);
+        if (fresh.length > 0 && BigInt(fresh[0]!.offset) === assumed) {
+          const next = BigInt(fresh[fresh.length - 1]!.offset) + 1n;
+          const move = { consumer, topic, partition, expected: assumed, next };
+          const done = await opts.oneStatement(orm.em.fork(), fresh, move);
+          if (done?.moved) {
+            knownOffsets.set(key, next);
+            return { result: done.result, applied: fresh.length, nextOffset: next, refused: attempt };
+          }
+          // Another member moved the offset (a rebalance): read the row, as the transaction does.
+          if (done) throw new StaleOffset();
+        }
+      }
       const out = await orm.em.fork().transactional(async (em) => {
         const first = records[0] ? BigInt(records[0].offset) : undefined;
         let stored = assumed;

@@ -4,8 +4,11 @@ import { dropDatabase, openDatabase, sql, type MikroORM } from '@oan/db';
 import {
   applyBatch,
   deadLetter,
+  MOVED_CTE,
+  movedParams,
   projectorMigration,
   storedOffsets,
+  type OneStatementFn,
   type ProjectionRecord,
 } from '../src/index.ts';
 
@@ -107,6 +110,62 @@ describe('applyBatch', () => {
     expect(accepted).toMatchObject({ applied: 1, nextOffset: 11n });
     // (the first '10' assumed 10 and rolled back when the update found 3)
     expect(seen).toEqual(['6,7,8,9', '10', '10']);
+  });
+
+  it('with oneStatement, a batch that starts where this process left the partition goes as one statement', async () => {
+    const ways: string[] = [];
+    const inTransaction = async (em: Parameters<typeof effect>[0], records: ProjectionRecord[]) => {
+      ways.push(`transaction ${records.map((r) => r.offset).join(',')}`);
+      return effect(em, records);
+    };
+    let decline = false;
+    const alone: OneStatementFn<number> = async (em, records, move) => {
+      if (decline) return undefined;
+      ways.push(`statement ${records.map((r) => r.offset).join(',')}`);
+      const [row] = await sql<{ moved: number }>(
+        em,
+        `with ${MOVED_CTE},
+         w as (insert into projector.effects select value::bigint from jsonb_array_elements_text(?::jsonb)
+                where exists (select 1 from moved))
+         select (select count(*) from moved)::int as moved`,
+        [...movedParams(move), JSON.stringify(records.map((r) => r.offset))],
+      );
+      return { moved: row!.moved > 0, result: records.length };
+    };
+    const run = (offsets: number[]) =>
+      applyBatch(
+        orm,
+        'one',
+        't',
+        0,
+        offsets.map((o) => rec(100 + o)),
+        inTransaction,
+        { oneStatement: alone },
+      );
+    await sql(orm.em.fork(), `insert into projector.offsets values ('one', 't', 0, 100)`);
+    // Unknown to this process yet: the transaction reads the row.
+    expect(await run([0, 1])).toMatchObject({ applied: 2, nextOffset: 102n });
+    // Where it left the partition, a redelivered record among them: one statement, from 102.
+    expect(await run([1, 2, 3])).toMatchObject({ applied: 2, nextOffset: 104n, result: 2 });
+    // Another member moved the offset to 106: the statement writes nothing, the transaction reads the row.
+    await sql(orm.em.fork(), `update projector.offsets set next_offset = 106 where consumer = 'one'`);
+    expect(await run([4, 5, 6, 7])).toMatchObject({ applied: 2, nextOffset: 108n, refused: 1 });
+    // Declined by the function: the transaction.
+    decline = true;
+    expect(await run([8])).toMatchObject({ applied: 1, nextOffset: 109n });
+    expect(ways).toEqual([
+      'transaction 100,101',
+      'statement 102,103',
+      'statement 104,105,106,107',
+      'transaction 106,107',
+      'transaction 108',
+    ]);
+    const rows = await sql<{ o: string }>(
+      orm.em.fork(),
+      'select offset_::text as o from projector.effects where offset_ >= 100 order by offset_',
+    );
+    expect(rows.map((r) => r.o)).toEqual(['100', '101', '102', '103', '106', '107', '108']);
+    expect((await storedOffsets(orm.em.fork(), 'one')).get('t:0')).toBe(109n);
   });
 
   it('records an undecodable record once in the dead-letter table', async () => {

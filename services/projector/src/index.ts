@@ -5,7 +5,7 @@
  */
 export { loadProjectorConfig, topicNames } from './config.ts';
 export { OAN_PARTITIONS_AT_ONCE, startPipeline, toRecord } from './pipeline.ts';
-export { applyDomain, applyOan, type StageDeps } from './stages/batches.ts';
+export { applyDomain, applyOan, applyOanAlone, type StageDeps } from './stages/batches.ts';
 export { emptyReadModels } from './replayRun.ts';
 export { projectDomainEvents } from './stages/domain.ts';
-export { writeEnvelopes, type CommittedEnvelope } from './stages/oan.ts';
+export { writeEnvelopes, writeEnvelopesAlone, type CommittedEnvelope } from './stages/oan.ts';

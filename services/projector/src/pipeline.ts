@@ -6,12 +6,12 @@ import {
   type RunningConsumer,
   type SchemaRegistry,
 } from '@oan/kafka';
-import { applyBatch, type ApplyFn, type ProjectionRecord } from '@oan/projection';
+import { applyBatch, type ApplyFn, type OneStatementFn, type ProjectionRecord } from '@oan/projection';
 import type { Logger } from '@oan/http';
 import type { BatchContext, ConsumedMessage } from '@oan/kafka';
 import type { Redis } from 'ioredis';
 import { topicNames, type ProjectorConfig } from './config.ts';
-import { applyDomain, applyOan } from './stages/batches.ts';
+import { applyDomain, applyOan, applyOanAlone } from './stages/batches.ts';
 import type { CommittedEnvelope } from './stages/oan.ts';
 import { metrics, recordLag } from './metrics.ts';
 
@@ -62,6 +62,10 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
   const producer: Sender | undefined = d.mode === 'live' ? await d.kafka.sender() : undefined;
   const domainBatch = applyDomain(d, producer);
   const oanBatch = applyOan(d);
+  // Live, the common batch of stage 2 goes as one statement (ADR 0059); not while a QA hold keeps the
+  // batch's transaction open on purpose (the fault tests kill the projector inside it).
+  const oanAlone =
+    d.mode === 'live' && d.cfg.PROJECTOR_QA_HOLD_AT !== 'commit' ? applyOanAlone(d) : undefined;
 
   const domain = await runConsumer({
     kafka: d.kafka,
@@ -92,7 +96,7 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
     eachBatch: async (b) => {
       if (b.messages.length === 0) return;
       const records = b.messages.map((m) => toRecord(b.topic, b.partition, m));
-      const applied = await applyOrRewind(d, b, 'oan', records, oanBatch);
+      const applied = await applyOrRewind(d, b, 'oan', records, oanBatch, oanAlone);
       if (!applied) return;
       const { result, nextOffset } = applied;
       // After the commit: visible in the table before any socket sees it, so a client never sees a
@@ -128,6 +132,7 @@ async function applyOrRewind<R>(
   stage: 'domain' | 'oan',
   records: ProjectionRecord[],
   apply: ApplyFn<R>,
+  oneStatement?: OneStatementFn<R>,
 ): Promise<{ result: R | undefined; nextOffset: bigint } | null> {
   const key = `${stage}\u0000${b.topic}\u0000${b.partition}`;
   if (d.cfg.PROJECTOR_QA_HOLD_AT === 'apply') await qaHold(d, b, stage);
@@ -139,7 +144,9 @@ async function applyOrRewind<R>(
           return result;
         }
       : apply;
-  let out = await applyBatch(d.orm, stage, b.topic, b.partition, records, held);
+  let out = await applyBatch(d.orm, stage, b.topic, b.partition, records, held, {
+    ...(oneStatement ? { oneStatement } : {}),
+  });
   if (out.refused > 0) refused(d, b, stage, out.refused);
   if (out.gapFrom !== undefined) {
     const where = {

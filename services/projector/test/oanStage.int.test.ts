@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropDatabase, observeStatements, openDatabase, sql, type MikroORM } from '@oan/db';
-import { fetchEvents } from '@oan/projection';
+import { fetchEvents, type OffsetMove } from '@oan/projection';
 import { readModelMigrations as migrations } from '@oan/readmodels';
 import { envelopeText, toNotification, type Notification } from '../src/notifications.ts';
-import { COPY_FROM_ROWS, writeEnvelopes } from '../src/stages/oan.ts';
+import { COPY_FROM_ROWS, writeEnvelopes, writeEnvelopesAlone } from '../src/stages/oan.ts';
 
 const url = `postgres://postgres@127.0.0.1:5432/oan_t_${randomBytes(4).toString('hex')}`;
 let orm: MikroORM;
@@ -109,5 +109,106 @@ describe('stage 2 (seq assignment)', () => {
       `D:${big.length - eCount + 1}`,
       `E:${eCount + 1}`,
     ]);
+  });
+});
+
+describe('stage 2 as one statement (ADR 0059)', () => {
+  /** A partition of its own per test, its stored offset at 0. */
+  let partition = 100;
+  const freshPartition = async () => {
+    partition += 1;
+    await sql(
+      orm.em.fork(),
+      `insert into projector.offsets (consumer, topic, partition, next_offset) values ('oan', 't', ?, 0)`,
+      [partition],
+    );
+    return partition;
+  };
+  const move = (p: number, expected: bigint, next: bigint): OffsetMove => ({
+    consumer: 'oan',
+    topic: 't',
+    partition: p,
+    expected,
+    next,
+  });
+  const storedOffset = async (p: number) =>
+    (
+      await sql<{ n: string }>(
+        orm.em.fork(),
+        `select next_offset::text as n from projector.offsets where consumer = 'oan' and topic = 't' and partition = ?`,
+        [p],
+      )
+    )[0]!.n;
+  const rowsOf = (account: string) =>
+    sql<{ seq: string; event_id: string; envelope: string }>(
+      orm.em.fork(),
+      'select seq::text, event_id::text, envelope from read.oan_event where account_id = ? order by seq',
+      [account],
+    );
+
+  it('numbers, writes and returns what the transaction would, byte for byte, and moves the offset', async () => {
+    const p = await freshPartition();
+    // Stored already by the transaction: the statement goes on after it and skips its redelivery.
+    await write([note('s1', 'SA')]);
+    const n = {
+      ...note('s2', 'SA'),
+      goferId: 'g-1',
+      chatId: 'c-1',
+      responseConstraints: JSON.stringify({ format: 'boolean' }),
+      replyPath: '/api/v1/x',
+      webUrl: 'https://example.com/"quoted"\\é🙂',
+      payload: JSON.stringify({ text: 'line\n\t"q" \\ é🙂' }),
+    };
+    const batch = [note('s1', 'SA'), n, note('t1', 'SB'), note('s3', 'SA'), n, note('t2', 'SB')];
+    const out = await writeEnvelopesAlone(orm.em.fork(), batch, move(p, 0n, 6n));
+    expect(out!.moved).toBe(true);
+    expect(out!.result.map((o) => `${o.accountId}:${o.seq}`)).toEqual(['SA:2', 'SB:1', 'SA:3', 'SB:2']);
+    const expected = [n, note('t1', 'SB'), note('s3', 'SA'), note('t2', 'SB')].map((m, i) =>
+      envelopeText(m, out!.result[i]!.seq),
+    );
+    expect(out!.result.map((o) => o.envelope)).toEqual(expected);
+    const sa = await rowsOf('SA');
+    expect(sa.map((r) => r.seq)).toEqual(['1', '2', '3']);
+    expect(sa[1]!.envelope).toBe(expected[0]);
+    expect(JSON.parse(sa[1]!.envelope)).toMatchObject({
+      seq: '2',
+      webUrl: n.webUrl,
+      payload: JSON.parse(n.payload),
+    });
+    expect(await storedOffset(p)).toBe('6');
+    // The transaction goes on from the seqs the statement wrote.
+    const after = await write([note('s4', 'SA'), note('t3', 'SB')]);
+    expect(after.map((o) => `${o.accountId}:${o.seq}`)).toEqual(['SA:4', 'SB:3']);
+  });
+
+  it('writes nothing where the stored offset is not the one expected', async () => {
+    const p = await freshPartition();
+    const out = await writeEnvelopesAlone(orm.em.fork(), [note('u1', 'UA')], move(p, 3n, 4n));
+    expect(out).toEqual({ moved: false, result: [] });
+    expect(await rowsOf('UA')).toEqual([]);
+    expect(await storedOffset(p)).toBe('0');
+  });
+
+  it('leaves a batch that carries a direct message, or one for COPY, to the transaction', async () => {
+    const p = await freshPartition();
+    const relay = { ...note('r1', 'RA'), type: 'relay_message' as const };
+    expect(await writeEnvelopesAlone(orm.em.fork(), [relay], move(p, 0n, 1n))).toBeUndefined();
+    const big = Array.from({ length: COPY_FROM_ROWS }, (_, i) => note(`rb${i}`, 'RA'));
+    expect(await writeEnvelopesAlone(orm.em.fork(), big, move(p, 0n, 64n))).toBeUndefined();
+    expect(await storedOffset(p)).toBe('0');
+  });
+
+  it('of two members racing with the same batch, one writes it once and the other nothing', async () => {
+    const p = await freshPartition();
+    const batch = Array.from({ length: 10 }, (_, i) => note(`race${i}`, i % 2 ? 'RX' : 'RY'));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => writeEnvelopesAlone(orm.em.fork(), batch, move(p, 0n, 10n))),
+    );
+    expect(results.filter((r) => r!.moved)).toHaveLength(1);
+    expect(results.filter((r) => !r!.moved).every((r) => r!.result.length === 0)).toBe(true);
+    for (const account of ['RX', 'RY']) {
+      expect((await rowsOf(account)).map((r) => r.seq)).toEqual(['1', '2', '3', '4', '5']);
+    }
+    expect(await storedOffset(p)).toBe('10');
   });
 });

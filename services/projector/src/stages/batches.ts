@@ -4,13 +4,19 @@
  */
 import type { Logger } from '@oan/http';
 import { fromConsumedMessage, toKafkaMessage, type Sender, type SchemaRegistry } from '@oan/kafka';
-import { deadLetter, recordProgress, type ApplyFn, type ProjectionRecord } from '@oan/projection';
+import {
+  deadLetter,
+  recordProgress,
+  type ApplyFn,
+  type OneStatementFn,
+  type ProjectionRecord,
+} from '@oan/projection';
 import { projections, type DomainEvent } from '@oan/readmodels';
 import { topicNames, type ProjectorConfig } from '../config.ts';
 import { metrics } from '../metrics.ts';
 import type { Notification } from '../notifications.ts';
 import { projectDomainEvents } from './domain.ts';
-import { writeEnvelopes, type CommittedEnvelope } from './oan.ts';
+import { writeEnvelopes, writeEnvelopesAlone, type CommittedEnvelope } from './oan.ts';
 
 /** `<prefix>gofers.events` → `gofers`: the event store a domain topic comes from. */
 const sourceOf = (cfg: ProjectorConfig, topic: string) =>
@@ -102,5 +108,23 @@ export function applyOan(d: StageDeps): ApplyFn<CommittedEnvelope[]> {
       }
     }
     return writeEnvelopes(em, batch);
+  };
+}
+
+/**
+ * Stage 2's batch as one statement (ADR 0059), where it can go that way: every record decodes (one
+ * that does not is dead-lettered, in the transaction) and `writeEnvelopesAlone` takes the batch.
+ */
+export function applyOanAlone(d: StageDeps): OneStatementFn<CommittedEnvelope[]> {
+  return async (em, fresh, move) => {
+    const batch: Notification[] = [];
+    for (const r of fresh) {
+      try {
+        batch.push(fromConsumedMessage<Notification>(d.registry, r).data);
+      } catch {
+        return undefined;
+      }
+    }
+    return writeEnvelopesAlone(em, batch, move);
   };
 }

@@ -1,5 +1,6 @@
 import { copyRows, sql, type EntityManager } from '@oan/db';
-import { envelopeText, type Notification } from '../notifications.ts';
+import { MOVED_CTE, movedParams, type OffsetMove } from '@oan/projection';
+import { ENVELOPE_HEAD, envelopeRest, envelopeText, type Notification } from '../notifications.ts';
 import { scrubRetracted } from './scrub.ts';
 
 /**
@@ -113,4 +114,72 @@ export async function writeEnvelopes(em: EntityManager, batch: Notification[]): 
     out.map((e, i) => ({ n: fresh[i]!, e })),
   );
   return out.map((e) => ({ ...e, envelope: rewritten.get(`${e.accountId}:${e.seq}`) ?? e.envelope }));
+}
+
+/**
+ * The common batch of stage 2 in one statement (ADR 0059): `writeEnvelopes`'s rows and last seqs and
+ * the stored offset's move together, outside a transaction, in one round trip where the transaction
+ * takes five (BEGIN, the lookup, the rows, the offset, COMMIT). The statement moves the offset first
+ * and writes only if it moved; skips the notifications stored already and the repeats within the
+ * batch, as `writeEnvelopes` does; numbers the rest per account after its last seq, in batch order;
+ * and makes each envelope's text from `ENVELOPE_HEAD`, the seq and `envelopeRest`, the bytes
+ * `envelopeText` gives. The seqs it reads are those of the statement's snapshot, not locked: only
+ * the member holding the partition writes its accounts, and one that lost it finds the offset moved
+ * (then it writes nothing) or, at worst, a seq taken already, which the table's key refuses, failing
+ * the whole statement. Undefined (the transaction then runs) for a batch the transaction must take:
+ * one that carries or retracts a direct message's content (`scrubRetracted` reads and rewrites rows)
+ * or is large enough for COPY.
+ */
+export async function writeEnvelopesAlone(
+  em: EntityManager,
+  batch: Notification[],
+  move: OffsetMove,
+): Promise<{ moved: boolean; result: CommittedEnvelope[] } | undefined> {
+  if (batch.length >= COPY_FROM_ROWS || batch.some((n) => n.type === 'relay_message')) return undefined;
+  const rows = batch.map((n, i) => ({
+    i,
+    account_id: n.accountId,
+    event_id: n.eventId,
+    type: n.type,
+    rest: envelopeRest(n),
+    created_at: n.createdAt,
+  }));
+  const [out] = await sql<{ moved: number; rows: { a: string; s: string; e: string }[] }>(
+    em,
+    `with ${MOVED_CTE},
+     x as (
+       select * from jsonb_to_recordset(?::jsonb)
+         as x(i integer, account_id text, event_id uuid, type text, rest text, created_at timestamptz)
+     ),
+     fresh as (
+       select distinct on (x.event_id) x.* from x
+        where exists (select 1 from moved)
+          and not exists (select 1 from read.oan_event e where e.event_id = x.event_id)
+        order by x.event_id, x.i
+     ),
+     numbered as (
+       select f.*, coalesce(s.last_seq, 0) + row_number() over (partition by f.account_id order by f.i) as seq
+         from fresh f left join read.oan_account_seq s on s.account_id = f.account_id
+     ),
+     written as (
+       insert into read.oan_event (account_id, seq, event_id, type, envelope, created_at)
+       select account_id, seq, event_id, type, ?::text || seq::text || '"' || rest, created_at from numbered
+       returning account_id, seq, envelope
+     ),
+     seqs as (
+       insert into read.oan_account_seq (account_id, last_seq)
+       select account_id, max(seq) from numbered group by account_id
+       on conflict (account_id) do update set last_seq = excluded.last_seq
+     )
+     select (select count(*) from moved)::int as moved,
+            coalesce((select jsonb_agg(jsonb_build_object('a', w.account_id, 's', w.seq::text, 'e', w.envelope)
+                                        order by n.i)
+                        from written w join numbered n on n.account_id = w.account_id and n.seq = w.seq),
+                     '[]'::jsonb) as rows`,
+    [...movedParams(move), JSON.stringify(rows), ENVELOPE_HEAD],
+  );
+  return {
+    moved: out!.moved > 0,
+    result: out!.rows.map((r) => ({ accountId: r.a, seq: BigInt(r.s), envelope: r.e })),
+  };
 }
