@@ -68,6 +68,11 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
   let wake: (() => void) | undefined;
   // A wake-up that arrives while a step runs is kept, not lost: the next sleep returns at once.
   let woken = false;
+  /**
+   * Positions the broker acknowledged and the outbox still holds: the next step's read deletes them
+   * (ADR 0060). A step comes at the next wake-up, or `DELETE_WITHIN_MS` after this one at the latest.
+   */
+  let published: string[] = [];
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -118,16 +123,16 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
       if (!leader) return 0;
       opts.logger.info({ schema: s }, 'outbox publisher is leader');
     }
-    const { rows } = await client.query<OutboxRow>(outboxBatchQuery(s), [batchSize]);
+    // The rows the last step published go in the same statement as this read (ADR 0060).
+    const { rows } = await client.query<OutboxRow>(outboxBatchQuery(s), [batchSize, published]);
+    published = [];
     if (rows.length === 0) return 0;
     for (const chunk of byBytes(
       rows.map((r) => opts.encode(toStored(r))),
       opts.maxPublishBytes ?? 512 * 1024,
     ))
       await opts.publish(chunk);
-    await client.query(`delete from "${s}".outbox where position = any($1::bigint[])`, [
-      rows.map((r) => r.position),
-    ]);
+    published = rows.map((r) => r.position);
     opts.onPublished?.(rows.length);
     return rows.length;
   }
@@ -138,9 +143,15 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
       try {
         const n = await step();
         failures = 0;
-        if (n < batchSize && running) await sleep(leader ? idleMs : idleMs * 2);
+        if (n < batchSize && running) {
+          await sleep(
+            published.length > 0 ? Math.min(DELETE_WITHIN_MS, idleMs) : leader ? idleMs : idleMs * 2,
+          );
+        }
       } catch (err) {
         // 42P01: the service that owns the schema has not run its migrations yet (fleet start-up).
+        // Whoever publishes next reads those rows again (at-least-once; consumers skip them).
+        published = [];
         if ((err as { code?: string }).code === '42P01') {
           await client?.end().catch(() => undefined);
           client = undefined;
@@ -164,6 +175,12 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
       running = false;
       wake?.();
       await loop;
+      // What the last step published, deleted now rather than published again after a restart.
+      if (client && leader && published.length > 0) {
+        await client
+          .query(`delete from "${s}".outbox where position = any($1::bigint[])`, [published])
+          .catch(() => undefined);
+      }
       await client?.end().catch(() => undefined);
     },
     async backlog() {
@@ -185,7 +202,16 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
 }
 
 /**
- * The next `$1` rows of `<schema>.outbox` with their events, in position order. The waiting positions
+ * How long at most the rows a step published stay in the outbox when no wake-up comes: under load the
+ * next step comes sooner and deletes them in its read; idle, a step of its own deletes them then.
+ */
+const DELETE_WITHIN_MS = 50;
+
+/**
+ * Deletes the positions `$2` (the rows the last step published, acknowledged by the broker) and reads
+ * the next `$1` rows of `<schema>.outbox` after them with their events, in position order, in one
+ * statement (ADR 0060): the read's snapshot still holds the rows its own CTE deletes, so it leaves
+ * `$2` out. The waiting positions
  * are taken first and the events looked up by them, so a read costs what it returns. Written as a
  * join, the planner chose a merge join whenever its statistics (always stale: rows leave the outbox
  * within milliseconds) counted many rows waiting, and that join walked `events` by its key from the
@@ -193,10 +219,13 @@ export async function startOutboxPublisher(opts: OutboxPublisherOptions): Promis
  * bench (ADR 0054).
  */
 export function outboxBatchQuery(schema: string): string {
-  return `select e.position::text as position, e.event_id, e.stream_id, e.stream_version, e.type, e.version,
+  return `with gone as (delete from "${schema}".outbox where position = any ($2::bigint[]))
+          select e.position::text as position, e.event_id, e.stream_id, e.stream_version, e.type, e.version,
                  e.account_id, e.data, e.occurred_at
             from "${schema}".events e
-           where e.position = any (array(select position from "${schema}".outbox order by position limit $1))
+           where e.position = any (array(select position from "${schema}".outbox
+                                          where position <> all ($2::bigint[])
+                                          order by position limit $1))
            order by e.position`;
 }
 

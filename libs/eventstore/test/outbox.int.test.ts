@@ -95,6 +95,56 @@ describe('the outbox publisher', () => {
     await publisher.stop();
   });
 
+  it('deletes what it published with its next read, within 50 ms when none comes, and on stop', async () => {
+    const outboxRows = async () =>
+      Number(
+        (await sql<{ n: string }>(orm.em.fork(), 'select count(*)::text as n from outbox_test.outbox'))[0]!.n,
+      );
+    const appendOne = (streamId: string) =>
+      orm.em.fork().transactional((em) =>
+        store.append(em, [
+          {
+            streamId,
+            expectedVersion: 'no_stream',
+            events: [{ type: 'T', data: {}, partitionKey: 'x', occurredAt: new Date().toISOString() }],
+          },
+        ]),
+      );
+    let acked = 0;
+    const start = () =>
+      startOutboxPublisher({
+        databaseUrl: url,
+        schema: 'outbox_test',
+        logger: log,
+        // No idle poll in this test: only a wake-up, the short wait after a publish or stop() deletes.
+        idleMs: 60_000,
+        encode: (e) => ({ key: e.partitionKey, value: Buffer.from('{}'), headers: domainHeaders(e) }),
+        publish: async () => {
+          acked += 1;
+        },
+      });
+    const publisher = await start();
+    await waitFor(() => publisher.isLeader(), { what: 'leader' });
+    // Idle after its publish: the row goes within the short wait, not the 60 s poll.
+    await appendOne(`del-${id}-1`);
+    store.committed(orm);
+    await waitFor(() => acked === 1, { what: 'published' });
+    await waitFor(async () => (await outboxRows()) === 0, {
+      timeoutMs: 2_000,
+      what: 'deleted without a wake-up',
+    });
+    // Stopped right after a publish: nothing is left for a restart to publish again.
+    await appendOne(`del-${id}-2`);
+    store.committed(orm);
+    await waitFor(() => acked === 2, { intervalMs: 1, what: 'published' });
+    await publisher.stop();
+    expect(await outboxRows()).toBe(0);
+    const again = await start();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(acked).toBe(2);
+    await again.stop();
+  });
+
   it('lets only one publisher lead a schema', async () => {
     const mk = () =>
       startOutboxPublisher({

@@ -26,11 +26,12 @@ async function appendMany(n: number, streams: string): Promise<void> {
 
 /** What the publisher's read returns and the pages it touched (EXPLAIN ANALYZE, BUFFERS). */
 async function publisherRead(limit: number): Promise<{ positions: number[]; pages: number }> {
-  const query = outboxBatchQuery(schema);
-  const rows = await sql<{ position: string }>(orm.em.fork(), query.replace('$1', '?'), [limit]);
+  // Nothing published before it to delete ('{}'; sql() would expand a JS array into a list).
+  const query = outboxBatchQuery(schema).replace('$1', '?').replaceAll('$2', `'{}'`);
+  const rows = await sql<{ position: string }>(orm.em.fork(), query, [limit]);
   const [plan] = await sql<{
     'QUERY PLAN': [{ Plan: Record<string, number>; Planning?: Record<string, number> }];
-  }>(orm.em.fork(), `explain (analyze, buffers, format json) ${query.replace('$1', '?')}`, [limit]);
+  }>(orm.em.fork(), `explain (analyze, buffers, format json) ${query}`, [limit]);
   const top = plan!['QUERY PLAN'][0];
   const pages =
     (top.Plan['Shared Hit Blocks'] ?? 0) +
