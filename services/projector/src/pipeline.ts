@@ -64,8 +64,8 @@ export async function startPipeline(d: PipelineDeps): Promise<Pipeline> {
   const oanBatch = applyOan(d);
   // Live, the common batch of stage 2 goes as one statement (ADR 0059); not while a QA hold keeps the
   // batch's transaction open on purpose (the fault tests kill the projector inside it).
-  const oanAlone =
-    d.mode === 'live' && d.cfg.PROJECTOR_QA_HOLD_AT !== 'commit' ? applyOanAlone(d) : undefined;
+  const holdsInTransaction = d.cfg.PROJECTOR_QA_HOLD_MS > 0 && d.cfg.PROJECTOR_QA_HOLD_AT === 'commit';
+  const oanAlone = d.mode === 'live' && !holdsInTransaction ? applyOanAlone(d) : undefined;
 
   const domain = await runConsumer({
     kafka: d.kafka,
