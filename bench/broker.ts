@@ -9,13 +9,14 @@
  * that idle share, and the load average.
  */
 import { randomBytes } from 'node:crypto';
+import { brokersFromEnv } from '@oan/kafka';
 import { brokerCpuPerRecord, brokerCpuSeconds, loadAverage } from './cost.ts';
 
 const RATE = Number(process.argv[2] ?? 500);
 const ROUND = Number(process.argv[3] ?? 5000);
 const ROUNDS = Number(process.argv[4] ?? 4);
 const PARTITIONS = Number(process.argv[5] ?? 1);
-const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const brokers = brokersFromEnv();
 
 console.log(`load average at the start: ${loadAverage()}`);
 const idle0 = brokerCpuSeconds();

@@ -20,6 +20,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { brokersFromEnv } from '@oan/kafka';
 import { REPO_ROOT, type RunningProcess } from '@oan/testing';
 import { rawKafkaHop } from './raw.ts';
 import { paced } from './stats.ts';
@@ -372,12 +373,6 @@ export function costReport(
   return report;
 }
 
-/**
- * A script's cost meter: prints the load average at the script's start and now and, when the server does not preload
- * pg_stat_statements, says the statement counts are unknown; `phase` runs a measured phase between two
- * snapshots and prints its cost per unit; `save` writes every phase's report, with the load average at
- * the start and now, to docs/bench/<name>-cost.json.
- */
 /** The broker's CPU seconds so far (the process whose command line names the Kafka broker). */
 export const brokerCpuSeconds = () => cpuByKind({ env: {}, running: new Map() }).get('kafka') ?? 0;
 
@@ -429,17 +424,23 @@ export async function brokerCpuPerRecord(
  */
 export async function warmBroker(brokers: string[], prefix: string): Promise<number[]> {
   if (process.env.BENCH_WARM_BROKER === 'off') return [];
-  const perRecordMs = await brokerCpuPerRecord(brokers, `${prefix}warm-`, { untilSteady: true });
+  const warmUp = { round: 4000, rate: 2000, rounds: 8, untilSteady: true };
+  const perRecordMs = await brokerCpuPerRecord(brokers, `${prefix}warm-`, warmUp);
   const rounds = perRecordMs.map((m) => m.toFixed(3)).join(' → ');
   console.log(
-    `broker warm-up: ${perRecordMs.length} rounds of 4000 records alone at 2000/s; the broker's CPU per record ${rounds} ms`,
+    `broker warm-up: ${perRecordMs.length} rounds of ${warmUp.round} records alone at ${warmUp.rate}/s; the broker's CPU per record ${rounds} ms`,
   );
   return perRecordMs;
 }
 
+/**
+ * A script's cost meter: prints the load average at the script's start and now and, when the server does not preload
+ * pg_stat_statements, says the statement counts are unknown; `phase` runs a measured phase between two
+ * snapshots and prints its cost per unit; `save` writes every phase's report, with the load average at
+ * the start and now, to docs/bench/<name>-cost.json.
+ */
 export async function costMeter(scope: CostScope) {
-  const brokers = (scope.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
-  const brokerWarmUp = await warmBroker(brokers, scope.env.TOPIC_PREFIX ?? 'bench-');
+  const brokerWarmUp = await warmBroker(brokersFromEnv(scope.env), scope.env.TOPIC_PREFIX ?? 'bench-');
   const loadBeforePhases = loadAverage();
   console.log(
     `load average at the start of the run: ${loadAtStart}; before the measured phases: ${loadBeforePhases}`,
