@@ -95,17 +95,27 @@ export function applyDomain(d: StageDeps, producer: Sender | undefined): (topic:
   };
 }
 
+/** A stage-2 batch's notifications, and the records among them that do not decode. */
+function decodeNotifications(d: StageDeps, fresh: ProjectionRecord[]) {
+  const batch: Notification[] = [];
+  const undecodable: { r: ProjectionRecord; err: Error }[] = [];
+  for (const r of fresh) {
+    try {
+      batch.push(fromConsumedMessage<Notification>(d.registry, r).data);
+    } catch (err) {
+      undecodable.push({ r, err: err as Error });
+    }
+  }
+  return { batch, undecodable };
+}
+
 /** Stage 2's work for one batch, inside applyBatch's transaction: the envelopes, numbered and written. */
 export function applyOan(d: StageDeps): ApplyFn<CommittedEnvelope[]> {
   return async (em, fresh) => {
-    const batch: Notification[] = [];
-    for (const r of fresh) {
-      try {
-        batch.push(fromConsumedMessage<Notification>(d.registry, r).data);
-      } catch (err) {
-        metrics.deadLetters.inc();
-        await deadLetter(em, 'oan', r, (err as Error).message);
-      }
+    const { batch, undecodable } = decodeNotifications(d, fresh);
+    for (const { r, err } of undecodable) {
+      metrics.deadLetters.inc();
+      await deadLetter(em, 'oan', r, err.message);
     }
     return writeEnvelopes(em, batch);
   };
@@ -117,14 +127,7 @@ export function applyOan(d: StageDeps): ApplyFn<CommittedEnvelope[]> {
  */
 export function applyOanAlone(d: StageDeps): OneStatementFn<CommittedEnvelope[]> {
   return async (em, fresh, move) => {
-    const batch: Notification[] = [];
-    for (const r of fresh) {
-      try {
-        batch.push(fromConsumedMessage<Notification>(d.registry, r).data);
-      } catch {
-        return undefined;
-      }
-    }
-    return writeEnvelopesAlone(em, batch, move);
+    const { batch, undecodable } = decodeNotifications(d, fresh);
+    return undecodable.length > 0 ? undefined : writeEnvelopesAlone(em, batch, move);
   };
 }
