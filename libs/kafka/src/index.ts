@@ -20,6 +20,8 @@ export type { LogRecord, OutgoingRecord, RawMessage } from './message.ts';
 export { runConsumer } from './consumer.ts';
 export { encodeRecord, fixRecordHeaderDecoding, recordDecoders, recordReader } from './recordDecoderFix.ts';
 export type { PlainRecord, RecordDecoder } from './recordDecoderFix.ts';
+export { encoderClass, fixEncoderBuffers, withOriginalEncoder } from './encoderFix.ts';
+export type { EncoderClass } from './encoderFix.ts';
 export type {
   Assignment,
   BatchContext,

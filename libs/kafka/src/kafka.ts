@@ -5,8 +5,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Consumer, ISocketFactory, ITopicConfig, Producer } from 'kafkajs';
 import { Counter } from 'prom-client';
-import { FIXED_KAFKAJS_VERSION, fixRequestQueueIdleLoop } from './requestQueueFix.ts';
-import { fixRecordHeaderDecoding } from './recordDecoderFix.ts';
+import { fixKafkajs } from './kafkajsFixes.ts';
 import { brokerAway, retrying, waitForBroker } from './retrying.ts';
 import { openSender, type Sender } from './sender.ts';
 import { kafkajsLogCreator, stderrLogger, toKafkajsLogLevel } from './logger.ts';
@@ -127,16 +126,7 @@ export function brokersFromEnv(env: Record<string, string | undefined> = process
 
 export function createKafka(options: CreateKafkaOptions): KafkaHandle {
   const logger = options.logger ?? stderrLogger;
-  if (!fixRequestQueueIdleLoop())
-    logger.warn(
-      { expected: FIXED_KAFKAJS_VERSION },
-      'kafkajs is not the version its idle-loop fix was written for; the fix is not applied',
-    );
-  if (!fixRecordHeaderDecoding())
-    logger.warn(
-      { expected: FIXED_KAFKAJS_VERSION },
-      'kafkajs record headers decode as kafkajs does (quadratic): another kafkajs version, or a fetch decoded before createKafka',
-    );
+  fixKafkajs(logger);
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
