@@ -8,7 +8,6 @@
  * Prints records/s per round and decoder, the median of each and their ratio, and the load average;
  * writes docs/bench/kafka-decode.json and its chart docs/bench/kafka-decode.svg.
  */
-import { randomUUID } from 'node:crypto';
 import {
   encodeRecord,
   fixRecordHeaderDecoding,
@@ -17,6 +16,7 @@ import {
   recordReader,
 } from '@oan/kafka';
 import { barChart } from './chart.ts';
+import { domainRecordHeaders } from './domainRecords.ts';
 import { loadAverage } from './cost.ts';
 import { median } from './stats.ts';
 
@@ -29,15 +29,7 @@ const { fixed, original } = recordDecoders()!;
 
 const value = Buffer.alloc(600, 7);
 const records = Array.from({ length: N }, (_, i) => {
-  const headers = {
-    'oan-type': 'GoferCreated',
-    'oan-schema-version': '1',
-    'oan-event-id': randomUUID(),
-    'oan-stream-id': `gofer-${randomUUID()}`,
-    'oan-stream-version': String(1 + (i % 5)),
-    'oan-occurred-at': new Date(1_764_892_800_000 + i).toISOString(),
-    'oan-position': String(1_000_000 + i),
-  };
+  const headers = domainRecordHeaders(i);
   return encodeRecord({
     timestampDelta: i,
     offsetDelta: i,

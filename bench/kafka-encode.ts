@@ -9,10 +9,10 @@
  * Prints µs of CPU per request per round and encoder, the median of each and their ratio, and the
  * load average; writes docs/bench/kafka-encode.json and its chart docs/bench/kafka-encode.svg.
  */
-import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fixEncoderBuffers, withOriginalEncoder } from '@oan/kafka';
 import { barChart } from './chart.ts';
+import { domainRecordHeaders } from './domainRecords.ts';
 import { loadAverage } from './cost.ts';
 import { median } from './stats.ts';
 
@@ -35,15 +35,7 @@ const value = Buffer.alloc(600, 7);
 const message = (i: number) => ({
   key: `acc-${i % 24}`,
   value,
-  headers: {
-    'oan-type': 'GoferCreated',
-    'oan-schema-version': '1',
-    'oan-event-id': randomUUID(),
-    'oan-stream-id': `gofer-${randomUUID()}`,
-    'oan-stream-version': String(1 + (i % 5)),
-    'oan-occurred-at': new Date(1_764_892_800_000 + i).toISOString(),
-    'oan-position': String(1_000_000 + i),
-  },
+  headers: domainRecordHeaders(i),
 });
 const requestOf = (records: number) => ({
   acks: -1,
