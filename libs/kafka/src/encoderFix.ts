@@ -1,15 +1,15 @@
 // kafkajs 2.2.4 builds every request with Encoders, and each Encoder starts with `Buffer.alloc(512)`:
 // a buffer of its own, zero-filled, outside V8's heap. A produce request of one record with our seven
 // headers makes about a dozen of them (the request, its topic and partition arrays, the record batch,
-// the record, each header), and encoding it cost 46–119 µs here against 19–22 µs with buffers from
-// Node's pool (`bench/kafka-encode.ts`). The fix leaves kafkajs's writes as
-// they are and changes only where the bytes live: an Encoder starts empty and takes its first
-// buffer, and each larger one, from `Buffer.allocUnsafe` (Node's pool below 4 KiB), growing by powers
-// of two from 512 bytes as before. Every write method kafkajs has writes each byte it counts
-// (`offset` only moves past bytes just written), and `encoder.buffer` is a view of `[0, offset)`, so
-// the bytes it hands out are the same and nothing unwritten is ever read (ADR 0061). Applied in
-// place, on the class every kafkajs module already holds, so it works wherever kafkajs was loaded
-// first (the e2e bundles load it before any of our code); only to the version it was written against.
+// the record, each header), and encoding it cost 46–146 µs of CPU here against 19–30 µs with buffers
+// from Node's pool (`bench/kafka-encode.ts`, ADR 0061). The fix leaves kafkajs's writes as they are
+// and changes only where the bytes live: an Encoder starts empty and takes its first buffer, and each
+// larger one, from `Buffer.allocUnsafe` (Node's pool below 4 KiB), growing by powers of two from 512
+// bytes as before. Every write method kafkajs has writes each byte it counts (`offset` only moves past
+// bytes just written), and `encoder.buffer` is a view of `[0, offset)`, so the bytes it hands out are
+// the same and nothing unwritten is ever read. Applied in place, on the class every kafkajs module
+// already holds, so it works wherever kafkajs was loaded first (the e2e bundles load it before any of
+// our code); only to the version it was written against.
 import { createRequire } from 'node:module';
 import { FIXED_KAFKAJS_VERSION } from './requestQueueFix.ts';
 
