@@ -263,11 +263,20 @@ describe('a verified runtime, when a decision arrives', () => {
       [2, 2],
     ]);
     expect(pushes[1]!.at - pushes[0]!.at).toBeGreaterThanOrEqual(90); // half the base, at least
-    const health = (await read(c, body.runtimeId)).health!;
-    expect(health.recentFailures.map((f) => [f.kind, f.jobId, f.statusCode, f.error])).toEqual([
-      ['dispatch', job!.jobId, 503, 'HTTP 503'],
-      ['dispatch', job!.jobId, 503, 'HTTP 503'],
-    ]);
+    // The health is written after the job is given back (push.ts), so it may trail the job's state.
+    await expect
+      .poll(async () =>
+        (await read(c, body.runtimeId)).health!.recentFailures.map((f) => [
+          f.kind,
+          f.jobId,
+          f.statusCode,
+          f.error,
+        ]),
+      )
+      .toEqual([
+        ['dispatch', job!.jobId, 503, 'HTTP 503'],
+        ['dispatch', job!.jobId, 503, 'HTTP 503'],
+      ]);
   });
 
   it('counts a timeout, a 2xx that is no finish body and a reply it cannot carry out as failed attempts', async () => {
