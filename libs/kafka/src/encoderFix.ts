@@ -28,12 +28,33 @@ interface EncoderState {
 
 type EnsureAvailable = (this: EncoderState, length: number) => void;
 type NextPowerOfTwo = (this: void, value: number) => number;
+/** The two places kafkajs decides an Encoder's buffer sizes, which the fix replaces. */
+interface Allocation {
+  ensureAvailable: EnsureAvailable;
+  nextPowerOfTwo: NextPowerOfTwo;
+}
 
 export interface EncoderClass {
   new (initialSize?: number): EncoderState & { readonly buffer: Buffer };
   nextPowerOfTwo: NextPowerOfTwo;
   prototype: { ensureAvailable: EnsureAvailable };
-  [FIXED]?: { ensureAvailable: EnsureAvailable; nextPowerOfTwo: NextPowerOfTwo };
+  /** kafkajs's own allocation, kept once the fix is in place. */
+  [FIXED]?: Allocation;
+}
+
+const allocationOf = (Encoder: EncoderClass): Allocation => ({
+  ensureAvailable: Encoder.prototype.ensureAvailable,
+  nextPowerOfTwo: Encoder.nextPowerOfTwo,
+});
+
+function install(Encoder: EncoderClass, allocation: Allocation): void {
+  Encoder.prototype.ensureAvailable = allocation.ensureAvailable;
+  Encoder.nextPowerOfTwo = allocation.nextPowerOfTwo;
+}
+
+/** kafkajs's Encoder class (for tests and the benchmark). */
+export function encoderClass(): EncoderClass {
+  return require(ENCODER) as EncoderClass;
 }
 
 /** The smallest power of two of at least `n` bytes (and at least FIRST_SIZE). */
@@ -46,30 +67,24 @@ const capacityFor = (n: number): number => Math.max(FIRST_SIZE, 2 ** Math.ceil(M
 export function fixEncoderBuffers(): boolean {
   const { version } = require('kafkajs/package.json') as { version: string };
   if (version !== FIXED_KAFKAJS_VERSION) return false;
-  const Encoder = require(ENCODER) as EncoderClass;
+  const Encoder = encoderClass();
   if (Encoder[FIXED]) return true;
-  const original = {
-    ensureAvailable: Encoder.prototype.ensureAvailable,
-    nextPowerOfTwo: Encoder.nextPowerOfTwo,
-  };
-  Encoder.prototype.ensureAvailable = function (this: EncoderState, length: number) {
-    const needed = this.offset + length;
-    if (needed <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(capacityFor(needed));
-    this.buf.copy(next, 0, 0, this.offset);
-    this.buf = next;
-  };
-  // kafkajs calls this in two places: the constructor, for its first buffer, and ensureAvailable,
-  // replaced above. So it now sizes only the constructor's buffer, which starts empty (a zero-length
-  // Buffer has no backing store to allocate) until the first write takes one from the pool.
-  Encoder.nextPowerOfTwo = () => 0;
+  const original = allocationOf(Encoder);
+  install(Encoder, {
+    ensureAvailable(this: EncoderState, length: number) {
+      const needed = this.offset + length;
+      if (needed <= this.buf.length) return;
+      const next = Buffer.allocUnsafe(capacityFor(needed));
+      this.buf.copy(next, 0, 0, this.offset);
+      this.buf = next;
+    },
+    // kafkajs calls this in two places: the constructor, for its first buffer, and ensureAvailable,
+    // replaced here. So it now sizes only the constructor's buffer, which starts empty (a zero-length
+    // Buffer has no backing store to allocate) until the first write takes one from the pool.
+    nextPowerOfTwo: () => 0,
+  });
   Encoder[FIXED] = original;
   return true;
-}
-
-/** kafkajs's Encoder class (for tests and the benchmark). */
-export function encoderClass(): EncoderClass {
-  return require(ENCODER) as EncoderClass;
 }
 
 /**
@@ -80,16 +95,11 @@ export async function withOriginalEncoder<T>(fn: () => Promise<T>): Promise<T> {
   const Encoder = encoderClass();
   const original = Encoder[FIXED];
   if (!original) return await fn();
-  const fixed = {
-    ensureAvailable: Encoder.prototype.ensureAvailable,
-    nextPowerOfTwo: Encoder.nextPowerOfTwo,
-  };
-  Encoder.prototype.ensureAvailable = original.ensureAvailable;
-  Encoder.nextPowerOfTwo = original.nextPowerOfTwo;
+  const fixed = allocationOf(Encoder);
+  install(Encoder, original);
   try {
     return await fn();
   } finally {
-    Encoder.prototype.ensureAvailable = fixed.ensureAvailable;
-    Encoder.nextPowerOfTwo = fixed.nextPowerOfTwo;
+    install(Encoder, fixed);
   }
 }
